@@ -1,0 +1,178 @@
+/* autograd.c — the tape and the reverse pass.
+ *
+ * A pass has three steps: seed the roots' pgrad with ones, run every node's
+ * backward from newest to oldest (a node whose output got no gradient is
+ * skipped unless it must run for the collectives to line up), then fold the
+ * pass's pgrads into the accumulated grads of leaves and retained tensors.
+ * pgrads are dropped at the end of every pass, successful or not, so a failed
+ * pass leaves .grad exactly as it was. */
+#include "autograd.h"
+
+#include <string.h>
+
+cg_node *cg_record(cg_graph *g, const char *op, cg_tensor *out, cg_tensor *const *in,
+                   int nin, int (*backward)(cg_graph *, cg_node *))
+{
+    cg_node *n = cg_alloc(g, sizeof *n);
+    cg_tensor **ins = cg_alloc(g, (size_t)(nin > 0 ? nin : 1) * sizeof *ins);
+    if (!n || !ins)
+        return NULL;
+    if (nin > 0)
+        memcpy(ins, in, (size_t)nin * sizeof *ins);
+    n->op = op;
+    n->out = out;
+    n->in = ins;
+    n->nin = nin;
+    n->backward = backward;
+    cg_graph_push_tape(g, n);
+    out->node = n;
+    out->requires_grad = true;
+    return n;
+}
+
+bool cg_any_requires_grad(cg_tensor *const *in, int nin)
+{
+    for (int i = 0; i < nin; i++)
+        if (in[i]->requires_grad)
+            return true;
+    return false;
+}
+
+/* t->pgrad, made (zeros, t's dtype and shape) when this pass has none yet. */
+static cg_tensor *pgrad_of(cg_graph *g, cg_tensor *t)
+{
+    if (!t->pgrad)
+        t->pgrad = cg_tensor_like(g, t);
+    return t->pgrad;
+}
+
+int cg_accum_grad(cg_graph *g, cg_tensor *t, const cg_tensor *d)
+{
+    if (!t->requires_grad)
+        return 0;
+    if (d->numel != t->numel) {
+        cg_fail(g, "expected a gradient of %lld elements, got %lld", (long long)t->numel,
+                (long long)d->numel);
+        return -1;
+    }
+    cg_tensor *p = pgrad_of(g, t);
+    if (!p)
+        return -1;
+    for (int64_t i = 0; i < t->numel; i++)
+        cg_set(p, i, cg_get(p, i) + cg_get(d, i));
+    return 0;
+}
+
+int cg_accum_grad_at(cg_graph *g, cg_tensor *t, int64_t i, double v)
+{
+    if (!t->requires_grad)
+        return 0;
+    cg_tensor *p = pgrad_of(g, t);
+    if (!p)
+        return -1;
+    cg_set(p, i, cg_get(p, i) + v);
+    return 0;
+}
+
+/* ---- one backward pass --------------------------------------------------- */
+
+static int check_roots(cg_graph *g, cg_tensor *const *roots, int nroots)
+{
+    for (int r = 0; r < nroots; r++)
+        if (roots[r] && !roots[r]->requires_grad) {
+            cg_fail(g, "element 0 of tensors does not require grad and does not have a grad_fn");
+            return -1;
+        }
+    return 0;
+}
+
+/* d(root)/d(root) = 1 for every element; a root named twice is seeded twice.
+ * A numel-0 root still gets a pgrad, so its node runs like any other. */
+static int seed_roots(cg_graph *g, cg_tensor *const *roots, int nroots)
+{
+    for (int r = 0; r < nroots; r++) {
+        if (!roots[r])
+            continue;
+        cg_tensor *p = pgrad_of(g, roots[r]);
+        if (!p)
+            return -1;
+        for (int64_t i = 0; i < p->numel; i++)
+            cg_set(p, i, cg_get(p, i) + 1.0);
+    }
+    return 0;
+}
+
+static int run_tape(cg_graph *g)
+{
+    for (cg_node *n = cg_graph_tape(g); n; n = n->prev) {
+        if (!n->out->pgrad && !n->always_run)
+            continue;
+        if (!pgrad_of(g, n->out))
+            return -1;
+        if (n->backward(g, n) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void add_into(cg_tensor *acc, const cg_tensor *d)
+{
+    for (int64_t i = 0; i < acc->numel; i++)
+        cg_set(acc, i, cg_get(acc, i) + cg_get(d, i));
+}
+
+/* The first pass to reach a tensor hands it its pgrad as .grad; later passes
+ * add in place, which is how repeated backward calls accumulate. */
+static void fold_pgrads(cg_graph *g)
+{
+    int64_t n;
+    cg_tensor *const *all = cg_graph_tensors(g, &n);
+    for (int64_t i = 0; i < n; i++) {
+        cg_tensor *t = all[i];
+        if (!t->pgrad || !(t->is_leaf || t->retain))
+            continue;
+        if (t->grad)
+            add_into(t->grad, t->pgrad);
+        else
+            t->grad = t->pgrad;
+    }
+}
+
+/* The pgrad tensors stay in the arena until cg_graph_free(); case programs
+ * run a handful of passes, so recycling them would buy nothing. */
+static void drop_pgrads(cg_graph *g)
+{
+    int64_t n;
+    cg_tensor *const *all = cg_graph_tensors(g, &n);
+    for (int64_t i = 0; i < n; i++)
+        all[i]->pgrad = NULL;
+}
+
+int cg_backward(cg_graph *g, cg_tensor *const *roots, int nroots)
+{
+    if (check_roots(g, roots, nroots) < 0)
+        return -1;
+    int rc = seed_roots(g, roots, nroots);
+    if (rc == 0)
+        rc = run_tape(g);
+    if (rc == 0)
+        fold_pgrads(g);
+    drop_pgrads(g);
+    return rc;
+}
+
+void cg_zero_grad(cg_graph *g)
+{
+    int64_t n;
+    cg_tensor *const *all = cg_graph_tensors(g, &n);
+    for (int64_t i = 0; i < n; i++)
+        all[i]->grad = NULL;
+}
+
+int64_t cg_tape_len(const cg_graph *g)
+{
+    int64_t len = 0;
+    for (const cg_node *n = cg_graph_tape(g); n; n = n->prev)
+        len++;
+    return len;
+}

@@ -1,0 +1,60 @@
+/* autograd.h — the tape and the reverse pass.
+ *
+ * Every op that produces a tensor requiring grad appends one cg_node to its
+ * graph's tape, in execution order. cg_backward() walks the whole tape in
+ * reverse. A node whose output received no gradient in this pass is skipped,
+ * unless it is a communication node (always_run): those run with a zero
+ * gradient so that every rank issues the same backward collectives in the
+ * same order (DESIGN section 3, last paragraph).
+ *
+ * Two gradient slots per tensor: pgrad carries the gradient of the current
+ * pass between nodes; at the end of the pass it is added into grad for leaves
+ * and retained tensors and then dropped. Several passes (repeated backward
+ * calls) therefore accumulate exactly like PyTorch with retain_graph=True. */
+#ifndef CG_AUTOGRAD_H
+#define CG_AUTOGRAD_H
+
+#include "tensor.h"
+
+struct cg_node {
+    const char *op;          /* "mul", "all_reduce", ... (static string) */
+    cg_tensor *out;
+    cg_tensor **in;          /* nin inputs, owned by the graph */
+    int nin;
+    double sarg[4];          /* op parameters: scalar exponent, ... */
+    int64_t iarg[8];         /* op parameters: axis, slice bounds, ... */
+    void *ctx;               /* op-private saved state, owned by the graph */
+    bool always_run;         /* communication: run even with zero gradient */
+    /* Read n->out->pgrad (never NULL when called), add into the inputs'
+     * gradients with cg_accum_grad(). Returns 0, or -1 with cg_fail(). */
+    int (*backward)(cg_graph *g, cg_node *n);
+    cg_node *prev;           /* tape link, newest first */
+};
+
+/* Record a node producing out from in[0..nin-1]. Copies the in array. Sets
+ * out->node and out->requires_grad. Returns the node (for op arguments), or
+ * NULL on OOM. Ops call it only when cg_any_requires_grad(in, nin). */
+cg_node *cg_record(cg_graph *g, const char *op, cg_tensor *out, cg_tensor *const *in,
+                   int nin, int (*backward)(cg_graph *, cg_node *));
+bool cg_any_requires_grad(cg_tensor *const *in, int nin);
+
+/* t->pgrad += d (elementwise, same numel). Allocates pgrad on first use.
+ * No-op when t does not require grad. Returns 0 or -1 (OOM). */
+int cg_accum_grad(cg_graph *g, cg_tensor *t, const cg_tensor *d);
+/* t->pgrad[i] += v, allocating pgrad on first use; no-op without requires_grad. */
+int cg_accum_grad_at(cg_graph *g, cg_tensor *t, int64_t i, double v);
+
+/* One backward pass: seed each root's pgrad with ones (roots may be NULL when
+ * a rank has none), run the tape in reverse, fold pgrad into grad for leaves
+ * and retained tensors. Returns 0, or -1 with the graph's error set (a root
+ * that does not require grad fails like PyTorch: "element 0 of tensors does
+ * not require grad and does not have a grad_fn"). */
+int cg_backward(cg_graph *g, cg_tensor *const *roots, int nroots);
+
+/* Drop every accumulated .grad (zero_grad()). */
+void cg_zero_grad(cg_graph *g);
+
+/* Number of nodes on the tape (tests and reports). */
+int64_t cg_tape_len(const cg_graph *g);
+
+#endif

@@ -1,0 +1,124 @@
+/* case_set.c — see case_set.h. */
+#include "case_set.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+typedef struct path_list {
+    char **p;
+    int n, cap;
+} path_list;
+
+static int push_path(path_list *l, const char *path)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        char **p = realloc(l->p, (size_t)cap * sizeof *p);
+        if (!p)
+            return -1;
+        l->p = p;
+        l->cap = cap;
+    }
+    if (!(l->p[l->n] = strdup(path)))
+        return -1;
+    l->n++;
+    return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Every *.case file under dir, recursively. 0, or 3 with a message printed. */
+static int walk(path_list *l, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "collgrad-check: %s: cannot open directory: %s\n", dir, strerror(errno));
+        return CG_EXIT_INFRA;
+    }
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode))
+            rc = walk(l, path);
+        else if (ends_with(e->d_name, ".case") && push_path(l, path) != 0)
+            rc = CG_EXIT_INFRA;
+    }
+    closedir(d);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int collect(path_list *l, char *const *paths, int npaths)
+{
+    static char builtin[] = CG_CASES_DIR;
+    char *const dflt[] = {builtin};
+    if (npaths == 0) {
+        paths = dflt;
+        npaths = 1;
+    }
+    for (int i = 0; i < npaths; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) != 0) {
+            fprintf(stderr, "collgrad-check: %s: cannot read: %s\n", paths[i], strerror(errno));
+            return CG_EXIT_USAGE;
+        }
+        size_t before = (size_t)l->n;
+        int rc = S_ISDIR(st.st_mode) ? walk(l, paths[i]) : push_path(l, paths[i]) ? CG_EXIT_INFRA : 0;
+        if (rc != 0)
+            return rc;
+        qsort(l->p + before, (size_t)l->n - before, sizeof *l->p, cmp_str);
+    }
+    return 0;
+}
+
+int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths)
+{
+    memset(set, 0, sizeof *set);
+    path_list l = {0};
+    int rc = collect(&l, paths, npaths);
+    if (rc == 0 && !(set->cases = calloc((size_t)l.n + 1, sizeof *set->cases)))
+        rc = CG_EXIT_INFRA;
+    for (int i = 0; rc != CG_EXIT_INFRA && set->cases && i < l.n; i++) {
+        char err[CG_ERR_LEN];
+        cg_case *c = cg_load_case(l.p[i], err, sizeof err);
+        if (c) {
+            set->cases[set->n++] = c;
+        } else {
+            fprintf(stderr, "%s\n", err);
+            rc = CG_EXIT_USAGE;
+        }
+    }
+    for (int i = 0; i < l.n; i++)
+        free(l.p[i]);
+    free(l.p);
+    return rc;
+}
+
+void cg_case_set_free(cg_case_set *set)
+{
+    for (int i = 0; i < set->n; i++)
+        cg_case_free(set->cases[i]);
+    free(set->cases);
+    memset(set, 0, sizeof *set);
+}

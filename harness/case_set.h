@@ -1,0 +1,20 @@
+/* case_set.h — finding and loading case files: each path is a *.case file or
+ * a directory searched recursively; files are sorted by path so every run
+ * visits the cases in the same order. */
+#ifndef CG_CASE_SET_H
+#define CG_CASE_SET_H
+
+#include "ir.h"
+
+typedef struct cg_case_set {
+    int n, cap;
+    cg_case **cases;
+} cg_case_set;
+
+/* Load every case under paths (npaths 0: the built-in cases directory).
+ * Returns 0; 2 after printing each bad file's "file:line:col: expected ..."
+ * to stderr (the good ones stay loaded); 3 on I/O or memory failure. */
+int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths);
+void cg_case_set_free(cg_case_set *set);
+
+#endif

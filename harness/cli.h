@@ -1,0 +1,31 @@
+/* cli.h — the command line, one flag set for every mode (like nccl-tests).
+ *
+ *   collgrad-check [OPTIONS] [CASE_FILE|DIR]...
+ *
+ * Exit status, a contract CI relies on: 0 all pass; 1 a check failed; 2 bad
+ * usage or a bad case file; 3 an infrastructure error (MPI, a lost rank, I/O). */
+#ifndef CG_CLI_H
+#define CG_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+enum { CG_EXIT_OK = 0, CG_EXIT_FAIL = 1, CG_EXIT_USAGE = 2, CG_EXIT_INFRA = 3 };
+
+typedef struct cg_options {
+    bool oracle_only;
+    bool list;
+    bool verbose;
+    bool no_fd;          /* skip the finite-difference check */
+    const char *json;    /* --json FILE */
+    int world;           /* --world N: only this world size (0 = each case's own) */
+    int npaths;
+    char **paths;        /* case files or directories; none = the built-in cases */
+} cg_options;
+
+/* Parse argv. Returns -1 to continue, or an exit status (after --help,
+ * --version, or a usage error printed to stderr). */
+int cg_parse_options(int argc, char **argv, cg_options *o);
+void cg_print_usage(FILE *f);
+
+#endif

@@ -1,0 +1,355 @@
+/* interp_call.c — function calls: tensor constructors, param(), local ops,
+ * collectives and recv. Statement-only calls (backward, zero_grad, send) are
+ * in interp.c. */
+#include "interp_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "rng.h"
+
+/* Index into e->args of positional argument `pos` or keyword `kw`; -1 if absent. */
+static int arg_at(const cg_expr *e, int pos, const char *kw)
+{
+    int positional = 0;
+    for (int i = 0; i < e->nargs; i++) {
+        if (e->kwnames && e->kwnames[i]) {
+            if (kw && strcmp(e->kwnames[i], kw) == 0)
+                return i;
+        } else if (positional++ == pos) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static int npositional(const cg_expr *e)
+{
+    int n = 0;
+    for (int i = 0; i < e->nargs; i++)
+        n += !(e->kwnames && e->kwnames[i]);
+    return n;
+}
+
+/* Per-call scratch: the evaluated arguments, args[i * nslots + slot]. */
+typedef struct call_ctx {
+    cg_interp *I;
+    const cg_expr *e;
+    cg_val *args;
+} call_ctx;
+
+static cg_val *arg(const call_ctx *c, int i, int slot) { return &c->args[(size_t)i * c->I->nslots + slot]; }
+
+static int int_arg(const call_ctx *c, int i, int slot, const char *what, int64_t *out)
+{
+    return cg_val_int(c->I, arg(c, i, slot), c->e->args[i]->pos, slot, what, out);
+}
+
+static cg_tensor *tensor_arg(const call_ctx *c, int i, int slot)
+{
+    cg_tensor *t = cg_val_tensor(c->I, arg(c, i, slot));
+    if (!t)
+        cg_fail_op(c->I, c->e->args[i]->pos, slot);
+    return t;
+}
+
+/* Dimensions from positional arguments first..npositional-1. */
+static int dims_from(const call_ctx *c, int first, int slot, int *ndim, int64_t *shape)
+{
+    int n = npositional(c->e) - first;
+    if (n > CG_MAX_DIMS)
+        return cg_fail_at(c->I, c->e->pos, slot, "expected at most %d dimensions, got %d", CG_MAX_DIMS, n);
+    for (int k = 0; k < n; k++) {
+        int i = arg_at(c->e, first + k, NULL);
+        if (int_arg(c, i, slot, "a dimension", &shape[k]) != 0)
+            return -1;
+        if (shape[k] < 0)
+            return cg_fail_at(c->I, c->e->args[i]->pos, slot, "expected a dimension >= 0, got %lld",
+                              (long long)shape[k]);
+    }
+    *ndim = n;
+    return 0;
+}
+
+/* ones, zeros, full, rand, randn, arange, eye: values in the case dtype. */
+static cg_tensor *construct(const call_ctx *c, int slot)
+{
+    cg_interp *I = c->I;
+    const char *f = c->e->name;
+    int ndim = 0;
+    int64_t shape[CG_MAX_DIMS] = {0}, a = 0;
+    bool is_full = strcmp(f, "full") == 0, is_eye = strcmp(f, "eye") == 0;
+    bool is_arange = strcmp(f, "arange") == 0;
+    if (is_arange || is_eye) {
+        int64_t v[3] = {0, -1, 0};
+        for (int k = 0; k < npositional(c->e); k++)
+            if (int_arg(c, arg_at(c->e, k, NULL), slot, "a size", &v[k]) != 0)
+                return NULL;
+        ndim = is_arange ? 1 : 2;
+        shape[0] = v[0];
+        shape[1] = v[1] < 0 ? v[0] : v[1];
+        a = v[2];
+    } else if (dims_from(c, is_full ? 1 : 0, slot, &ndim, shape) != 0) {
+        return NULL;
+    }
+    cg_tensor *t = cg_tensor_new(I->g, I->dtype, ndim, shape);
+    if (!t) {
+        cg_fail_op(I, c->e->pos, slot);
+        return NULL;
+    }
+    char key_name[160];
+    snprintf(key_name, sizeof key_name, "%s#%d", I->bind_name[0] ? I->bind_name : "stmt", I->draws);
+    uint64_t key = cg_rng_key(I->cs->seed, I->ranks[slot], key_name);
+    double fill = 0.0;
+    if (is_full) {
+        const cg_val *v = arg(c, arg_at(c->e, 0, NULL), slot);
+        if (v->is_tensor) {
+            cg_fail_at(I, c->e->args[0]->pos, slot, "expected a number to fill with, got a tensor");
+            return NULL;
+        }
+        fill = v->s;
+    }
+    for (int64_t i = 0; i < t->numel; i++) {
+        double v = f[0] == 'o' ? 1.0 : f[0] == 'z' ? 0.0 : is_full ? fill
+                 : is_arange ? (double)i
+                 : is_eye ? (double)(i % shape[1] == i / shape[1] + a)
+                 : strcmp(f, "rand") == 0 ? cg_rng_uniform(key, i, I->cs->dtype)
+                                          : cg_rng_normal(key, i, I->cs->dtype);
+        cg_set(t, i, cg_round_to(I->cs->dtype, v));
+    }
+    if (strncmp(f, "rand", 4) == 0)
+        I->draws++;
+    return t;
+}
+
+/* param(t): a leaf that requires grad, holding t's values. */
+static cg_tensor *make_param(const call_ctx *c, int slot)
+{
+    cg_tensor *src = tensor_arg(c, 0, slot);
+    cg_tensor *t = src ? cg_tensor_cast(c->I->g, src, c->I->dtype) : NULL;
+    if (!t && src)
+        cg_fail_op(c->I, c->e->pos, slot);
+    if (t) {
+        t->is_leaf = true;
+        t->requires_grad = true;
+    }
+    return t;
+}
+
+/* The axis argument, Python-style negatives allowed; `dflt` when absent
+ * (-1 = over all elements, for sum/mean/logsumexp). */
+static int axis_arg(const call_ctx *c, int slot, cg_tensor *t, int pos, int dflt, int *axis)
+{
+    int i = arg_at(c->e, pos, "axis");
+    if (i < 0) {
+        *axis = dflt;
+        return 0;
+    }
+    int64_t a;
+    if (int_arg(c, i, slot, "an axis", &a) != 0)
+        return -1;
+    if (a < 0)
+        a += t->ndim;
+    if (a < 0 || a >= (t->ndim > 0 ? t->ndim : 1))
+        return cg_fail_at(c->I, c->e->args[i]->pos, slot, "expected an axis in [0, %d), got %lld",
+                          t->ndim, (long long)a);
+    *axis = (int)a;
+    return 0;
+}
+
+static cg_tensor *local_op(const call_ctx *c, int slot)
+{
+    cg_graph *g = c->I->g;
+    const char *f = c->e->name;
+    static const struct { const char *name; cg_tensor *(*fn)(cg_graph *, cg_tensor *); } unary[] = {
+        {"exp", cg_exp}, {"log", cg_log}, {"tanh", cg_tanh}, {"relu", cg_relu}, {"abs", cg_abs},
+        {"neg", cg_neg}, {"transpose", cg_transpose}, {"clone", cg_clone}, {"detach", cg_detach},
+    };
+    if (strcmp(f, "cat") == 0) {
+        int n = npositional(c->e), axis = 0;
+        cg_tensor *xs[64];
+        for (int k = 0; k < n; k++)
+            if (!(xs[k] = tensor_arg(c, arg_at(c->e, k, NULL), slot)))
+                return NULL;
+        if (axis_arg(c, slot, xs[0], n, 0, &axis) != 0)
+            return NULL;
+        return cg_cat(g, xs, n, axis);
+    }
+    cg_tensor *t = tensor_arg(c, 0, slot);
+    if (!t)
+        return NULL;
+    if (strcmp(f, "detach") == 0) /* values and gradients part ways on purpose */
+        cg_note_nondiff(g, "detach() stops the gradient on purpose");
+    for (size_t k = 0; k < sizeof unary / sizeof unary[0]; k++)
+        if (strcmp(f, unary[k].name) == 0)
+            return unary[k].fn(g, t);
+    if (strcmp(f, "pow") == 0 || strcmp(f, "matmul") == 0) {
+        cg_tensor *b = tensor_arg(c, 1, slot);
+        return !b ? NULL : f[0] == 'p' ? cg_pow(g, t, b) : cg_matmul(g, t, b);
+    }
+    int axis;
+    bool is_lsm = strcmp(f, "log_softmax") == 0;
+    if (strcmp(f, "sum") == 0 || strcmp(f, "mean") == 0 || strcmp(f, "logsumexp") == 0 || is_lsm) {
+        if (axis_arg(c, slot, t, 1, is_lsm ? (t->ndim > 0 ? t->ndim - 1 : 0) : -1, &axis) != 0)
+            return NULL;
+        return f[0] == 's' ? cg_sum(g, t, axis) : f[0] == 'm' ? cg_mean(g, t, axis)
+             : is_lsm ? cg_log_softmax(g, t, axis) : cg_logsumexp(g, t, axis);
+    }
+    if (strcmp(f, "reshape") == 0) {
+        int nd = npositional(c->e) - 1;
+        int64_t shape[CG_MAX_DIMS];
+        for (int k = 0; k < nd && k < CG_MAX_DIMS; k++)
+            if (int_arg(c, arg_at(c->e, k + 1, NULL), slot, "a dimension", &shape[k]) != 0)
+                return NULL;
+        return cg_reshape(g, t, nd, shape);
+    }
+    if (strcmp(f, "slice") == 0) {
+        int64_t v[3];
+        for (int k = 0; k < 3; k++)
+            if (int_arg(c, k + 1, slot, k == 0 ? "an axis" : "an index", &v[k]) != 0)
+                return NULL;
+        return cg_slice(g, t, (int)v[0], v[1], v[2]);
+    }
+    cg_fail_at(c->I, c->e->pos, slot, "expected a tensor function, got '%s'", f);
+    return NULL;
+}
+
+/* ---- collectives and recv ------------------------------------------------ */
+
+static int coll_kind_of(const char *f)
+{
+    int k = cg_coll_from_name(f);
+    return (k >= 0 && k != CG_C_SEND) ? k : -1;
+}
+
+/* The reduction op of a collective call: a bare word (sum, prod, ...) as the
+ * positional argument `pos` or keyword op=. Default sum. */
+static int redop_arg(const call_ctx *c, int pos, cg_redop *op)
+{
+    int i = arg_at(c->e, pos, "op");
+    *op = CG_RED_SUM;
+    if (i < 0)
+        return 0;
+    const cg_expr *w = c->e->args[i];
+    int r = w->kind == CG_E_WORD ? cg_redop_from_name(w->name) : -1;
+    if (r < 0)
+        return cg_fail_at(c->I, w->pos, -1, "expected a reduction op (sum, avg, prod, max, min), got %s",
+                          w->kind == CG_E_WORD || w->kind == CG_E_NAME ? w->name : "an expression");
+    *op = (cg_redop)r;
+    return 0;
+}
+
+/* An integer argument that must be the same rank number on every slot. */
+static int rank_arg(const call_ctx *c, int pos, const char *kw, const char *what, int *out)
+{
+    int i = arg_at(c->e, pos, kw), seen = -1;
+    *out = 0;
+    if (i < 0)
+        return 0;
+    for (int s = 0; s < c->I->nslots; s++) {
+        int64_t r;
+        if (!c->I->active[s])
+            continue;
+        if (int_arg(c, i, s, what, &r) != 0)
+            return -1;
+        if (r < 0 || r >= c->I->world)
+            return cg_fail_at(c->I, c->e->args[i]->pos, s, "expected %s in 0..%d, got %lld", what,
+                              c->I->world - 1, (long long)r);
+        if (seen >= 0 && r != seen)
+            return cg_fail_at(c->I, c->e->args[i]->pos, s, "expected the same %s on every rank, got "
+                              "%d and %lld", what, seen, (long long)r);
+        seen = (int)r;
+    }
+    *out = seen < 0 ? 0 : seen;
+    return 0;
+}
+
+static int eval_comm(const call_ctx *c, cg_val *out)
+{
+    cg_interp *I = c->I;
+    const cg_expr *e = c->e;
+    cg_coll cc = {.kind = (cg_coll_kind)coll_kind_of(e->name), .pos = e->pos};
+    bool is_recv = cc.kind == CG_C_RECV;
+    int rc = 0;
+    if (cc.kind == CG_C_ALL_REDUCE || cc.kind == CG_C_REDUCE_SCATTER)
+        rc = redop_arg(c, 1, &cc.op);
+    else if (cc.kind == CG_C_REDUCE)
+        rc = redop_arg(c, 2, &cc.op);
+    if (rc == 0 && cc.kind >= CG_C_BROADCAST && cc.kind <= CG_C_SCATTER)
+        rc = rank_arg(c, 1, "root", "root rank", &cc.root);
+    if (rc != 0)
+        return -1;
+    cc.seq = I->seq++;
+    if (!is_recv) /* a collective: every rank must reach it */
+        for (int s = 0; s < I->nslots; s++)
+            if (!I->active[s])
+                return cg_fail_at(I, e->pos, -1, "expected every rank to take part in %s, got an "
+                                  "on-block without rank %d", e->name, I->ranks[s]);
+    cg_tensor **in = calloc((size_t)I->nslots * 2, sizeof *in);
+    if (!in)
+        return cg_fail_at(I, e->pos, -1, "expected memory, got out of memory");
+    cg_tensor **res = in + I->nslots;
+    for (int s = 0; rc == 0 && s < I->nslots; s++) {
+        if (!I->active[s])
+            continue;
+        if (is_recv) {
+            int64_t src;
+            rc = int_arg(c, 0, s, "a source rank", &src);
+            if (rc == 0 && (src < 0 || src >= I->world || src == I->ranks[s]))
+                rc = cg_fail_at(I, e->args[0]->pos, s, "expected a source rank in 0..%d other than %d, "
+                                "got %lld", I->world - 1, I->ranks[s], (long long)src);
+            cc.peer = (int)src;
+            if (rc == 0 && !(res[s] = I->comm->recv(I->comm->self, I->g, &cc, s)))
+                rc = cg_fail_op(I, e->pos, s);
+        } else if (!(in[s] = tensor_arg(c, 0, s))) {
+            rc = -1;
+        }
+    }
+    if (rc == 0 && !is_recv && I->comm->collective(I->comm->self, I->g, &cc, in, res) != 0)
+        rc = cg_fail_op(I, e->pos, -1);
+    for (int s = 0; rc == 0 && s < I->nslots; s++)
+        if (I->active[s])
+            out[s] = (cg_val){.is_tensor = true, .t = res[s]};
+    free(in);
+    return rc;
+}
+
+int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out)
+{
+    if (strcmp(e->name, "backward") == 0 || strcmp(e->name, "zero_grad") == 0 ||
+        strcmp(e->name, "send") == 0)
+        return cg_fail_at(I, e->pos, -1, "expected an expression, got statement %s()", e->name);
+    call_ctx c = {I, e, calloc((size_t)(e->nargs + 1) * (size_t)I->nslots, sizeof(cg_val))};
+    if (!c.args)
+        return cg_fail_at(I, e->pos, -1, "expected memory, got out of memory");
+    int rc = 0;
+    for (int i = 0; i < e->nargs && rc == 0; i++)
+        if (e->args[i]->kind != CG_E_WORD)
+            rc = cg_eval(I, e->args[i], c.args + (size_t)i * I->nslots);
+    if (rc == 0 && coll_kind_of(e->name) >= 0) {
+        rc = eval_comm(&c, out);
+        free(c.args);
+        return rc;
+    }
+    bool ctor = strchr("oz", e->name[0]) ? (strcmp(e->name, "ones") == 0 || strcmp(e->name, "zeros") == 0)
+              : (strcmp(e->name, "full") == 0 || strcmp(e->name, "rand") == 0 ||
+                 strcmp(e->name, "randn") == 0 || strcmp(e->name, "arange") == 0 ||
+                 strcmp(e->name, "eye") == 0);
+    for (int s = 0; rc == 0 && s < I->nslots; s++) {
+        if (!I->active[s])
+            continue;
+        cg_clear_error(I->g);
+        cg_tensor *t = ctor ? construct(&c, s)
+                     : strcmp(e->name, "param") == 0 ? make_param(&c, s) : local_op(&c, s);
+        if (!t) {
+            if (!I->err[0] || cg_graph_error(I->g)[0])
+                cg_fail_op(I, e->pos, s);
+            rc = -1;
+        }
+        out[s] = (cg_val){.is_tensor = true, .t = t};
+    }
+    free(c.args);
+    return rc;
+}

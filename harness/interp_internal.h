@@ -1,0 +1,56 @@
+/* interp_internal.h — state shared by interp.c (statements, bindings) and
+ * interp_expr.c / interp_call.c (expressions). Not a public interface. */
+#ifndef CG_INTERP_INTERNAL_H
+#define CG_INTERP_INTERNAL_H
+
+#include "interp.h"
+
+typedef struct cg_env {
+    cg_binding *b;
+    int n, cap;
+} cg_env;
+
+struct cg_interp {
+    const cg_case *cs;
+    int world, nslots;
+    int *ranks;          /* rank of each slot */
+    cg_dtype dtype;      /* storage dtype of every tensor */
+    cg_graph *g;
+    cg_comm *comm;
+    cg_env *env;         /* per slot */
+    bool *active;        /* slots taking part in the statement being run */
+    int stmt;            /* index of the statement being run */
+    const char *bind_name; /* first name it assigns ("" for calls): keys random inputs */
+    int draws;           /* rand/randn calls so far in this statement */
+    int seq;             /* communication calls so far */
+    bool has_perturb;
+    cg_perturb perturb;
+    char err[CG_ERR_LEN];
+};
+
+/* A value in one slot: a number or a tensor. */
+typedef struct cg_val {
+    bool is_tensor;
+    double s;
+    cg_tensor *t;
+} cg_val;
+
+/* Evaluate e for every active slot into out[0..nslots-1]. 0 or -1 (error set). */
+int cg_eval(cg_interp *I, const cg_expr *e, cg_val *out);
+/* Evaluate a call (tensor function, collective, recv). */
+int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out);
+
+/* Set the error "file:line:col: <message> (rank R, world W)"; slot < 0 omits
+ * the rank. Always returns -1 so callers can `return cg_fail_at(...)`. */
+int cg_fail_at(cg_interp *I, cg_srcpos pos, int slot, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The graph's last op error, placed at pos. Returns -1. */
+int cg_fail_op(cg_interp *I, cg_srcpos pos, int slot);
+
+/* v as a tensor (a number becomes a 0-d constant rounded to the case dtype). */
+cg_tensor *cg_val_tensor(cg_interp *I, const cg_val *v);
+/* v as an integer; -1 with an error when v is a tensor or not integral. */
+int cg_val_int(cg_interp *I, const cg_val *v, cg_srcpos pos, int slot, const char *what,
+               int64_t *out);
+
+#endif

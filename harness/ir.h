@@ -1,0 +1,148 @@
+/* ir.h — a parsed case: header, program (statements over expressions) and
+ * expectations. Produced by cg_parse_case() (parser.c), consumed by the
+ * interpreter (interp.c) and by the oracle and the diff.
+ *
+ * Ownership: one cg_case owns everything reachable from it (all strings,
+ * expressions, statements) and cg_case_free() releases it. */
+#ifndef CG_IR_H
+#define CG_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "tensor.h"
+
+#define CG_MAX_WORLD 64
+#define CG_ERR_LEN 512
+
+typedef struct cg_srcpos {
+    const char *file; /* owned by the case */
+    int line, col;    /* 1-based */
+} cg_srcpos;
+
+/* ---- expressions ---------------------------------------------------------
+ * Expressions are untyped in the tree; the interpreter decides, per rank,
+ * whether a node yields a scalar (a double: rank, world, 2 * rank + 1, ...)
+ * or a tensor. A scalar used where a tensor is needed becomes a 0-d tensor. */
+typedef enum {
+    CG_E_NUM,     /* num */
+    CG_E_RANK,    /* rank */
+    CG_E_WORLD,   /* world */
+    CG_E_NAME,    /* name: a tensor bound by an earlier assignment */
+    CG_E_LIST,    /* [a, b, ...]: a literal tensor; nested lists make 2-D.. */
+    CG_E_UNARY,   /* op args[0]: '-' or '!' */
+    CG_E_BINARY,  /* args[0] op args[1] */
+    CG_E_TERNARY, /* args[0] ? args[1] : args[2] */
+    CG_E_CALL,    /* name(args..., kw=args...) */
+    CG_E_INDEX,   /* args[0][args[1]] or args[0][args[1]:args[2]] (either may be NULL) */
+    CG_E_WORD,    /* a bare keyword argument value: sum, prod, max, ... (name) */
+} cg_expr_kind;
+
+typedef enum {
+    CG_OP_ADD = 1, CG_OP_SUB, CG_OP_MUL, CG_OP_DIV, CG_OP_POW, CG_OP_MATMUL, /* + - * / ** @ */
+    CG_OP_EQ, CG_OP_NE, CG_OP_LT, CG_OP_LE, CG_OP_GT, CG_OP_GE,           /* == != < <= > >= */
+    CG_OP_AND, CG_OP_OR, CG_OP_MOD,                                      /* && || % */
+    CG_OP_NEG, CG_OP_NOT,                                                /* unary - ! */
+} cg_opcode;
+
+typedef struct cg_expr {
+    cg_expr_kind kind;
+    cg_srcpos pos;        /* where the expression starts */
+    double num;           /* CG_E_NUM */
+    char *name;           /* CG_E_NAME, CG_E_CALL (function), CG_E_WORD */
+    cg_opcode op;         /* CG_E_UNARY, CG_E_BINARY */
+    bool is_slice;        /* CG_E_INDEX: a[b:c] rather than a[b] */
+    int nargs;
+    struct cg_expr **args;  /* operands, call arguments (positional then keyword), list items */
+    char **kwnames;       /* CG_E_CALL: kwnames[i] is NULL for positional args, else "axis", ... */
+} cg_expr;
+
+/* ---- statements ---------------------------------------------------------- */
+typedef enum {
+    CG_S_ASSIGN,   /* names[0..nnames-1] = expr; several names split axis 0 evenly */
+    CG_S_CALL,     /* backward(t), zero_grad(), send(t, dst): expr is the CG_E_CALL */
+    CG_S_ON,       /* on ranks { body }: ranks is a list of scalar expressions */
+} cg_stmt_kind;
+
+typedef struct cg_stmt {
+    cg_stmt_kind kind;
+    cg_srcpos pos;
+    int nnames;
+    char **names;             /* CG_S_ASSIGN */
+    cg_expr *expr;            /* CG_S_ASSIGN, CG_S_CALL */
+    int nranks;
+    cg_expr **ranks;          /* CG_S_ON */
+    int nbody;
+    struct cg_stmt **body;    /* CG_S_ON */
+    int index;                /* position in a pre-order walk of the program, 0-based */
+} cg_stmt;
+
+/* ---- expectations -------------------------------------------------------- */
+typedef enum {
+    CG_X_GRAD,    /* expect grad(name) ... */
+    CG_X_VALUE,   /* expect value(name) ... */
+    CG_X_ERROR,   /* expect error "substring" */
+} cg_expect_kind;
+
+typedef enum {
+    CG_SEM_PER_RANK = 0, /* default */
+    CG_SEM_REPLICATED,
+    CG_SEM_OWN_LOSS,     /* dL_r/dx_r */
+} cg_semantics;
+
+const char *cg_semantics_name(cg_semantics s); /* "per_rank", "replicated", "own_loss" */
+
+typedef struct cg_expect {
+    cg_expect_kind kind;
+    cg_srcpos pos;
+    char *tensor;             /* GRAD, VALUE: the name */
+    cg_semantics semantics;   /* GRAD */
+    char *rules;              /* "rules=NAME": checked only when that rule set runs; NULL = the truth */
+    int nranks;               /* "on 0, 1": restrict to those ranks; 0 = all ranks */
+    int *ranks;
+    /* exactly one of the three value forms: */
+    bool undefined;           /* "undefined": replicated is undefined (roots differ) */
+    int nlists;               /* per-rank lists "[1, 2] [3, 4]": nlists == world it applies to */
+    int *list_len;            /* number of values in each list */
+    double **lists;           /* flattened values; one value broadcasts to every element */
+    cg_expr *expr;            /* "= EXPR": evaluated per rank (rank, world, names' values) */
+    char *message;            /* ERROR: expected substring of the error message */
+} cg_expect;
+
+/* ---- the case ------------------------------------------------------------ */
+typedef struct cg_case {
+    char *name;               /* "case NAME" */
+    char *file;               /* path it was read from */
+    char *source;             /* "source TEXT" (rest of the line), may be NULL */
+    int nworlds;
+    int worlds[CG_MAX_WORLD]; /* "world 2" or "worlds 1..8" or "worlds 2, 4"; sorted, unique */
+    cg_dtype dtype;           /* "dtype f64"; default f64 */
+    double rtol, atol;        /* "tolerance rtol=.. atol=.."; 0 = the dtype's default */
+    unsigned long long seed;  /* "seed N"; default: a hash of the case name */
+    bool has_seed;
+    int nstmts;
+    cg_stmt **stmts;          /* top-level program */
+    int nexpects;
+    cg_expect **expects;
+} cg_case;
+
+/* Parse the text of a case file. `file` is used in messages and stored.
+ * Returns the case, or NULL with err holding "file:line:col: expected ..."
+ * (never longer than errlen). Never crashes on any input bytes. */
+cg_case *cg_parse_case(const char *file, const char *text, size_t len, char *err, size_t errlen);
+
+/* Read and parse a file. NULL with err "file: cannot read: <strerror>" or a
+ * parse error. */
+cg_case *cg_load_case(const char *path, char *err, size_t errlen);
+
+void cg_case_free(cg_case *c);
+
+/* The built-in names of the language, for the parser's "unknown op" check and
+ * for documentation: tensor functions, collectives and statements. */
+bool cg_is_known_function(const char *name);
+
+/* Print a case back as case-language text (used by --explain and tests). */
+void cg_case_print(FILE *f, const cg_case *c);
+
+#endif

@@ -1,0 +1,230 @@
+/* ops_elementwise.c — binary and unary elementwise ops, forward and backward.
+ *
+ * Each op is a value function plus its partial derivatives, handed to one
+ * shared forward and one shared backward. Values and derivatives are taken in
+ * double and rounded once into the output's dtype. A numel-1 operand
+ * broadcasts against the other; its gradient is the sum over the output. */
+#include "ops.h"
+
+#include <math.h>
+
+typedef double (*binary_fn)(double a, double b);
+typedef double (*unary_fn)(double x);
+
+/* Element of t that pairs with output element i (numel-1 operands broadcast). */
+static int64_t operand_index(const cg_tensor *t, int64_t i)
+{
+    return t->numel == 1 ? 0 : i;
+}
+
+/* The operand whose shape the output takes, or NULL (and an error) when the
+ * shapes neither match nor broadcast. Two numel-1 operands give the one with
+ * more dimensions, as numpy does. */
+static const cg_tensor *output_shape_of(cg_graph *g, const char *op, const cg_tensor *a,
+                                        const cg_tensor *b)
+{
+    if (a->dtype != b->dtype) {
+        cg_fail(g, "expected matching dtypes for %s, got %s and %s", op,
+                cg_dtype_name(a->dtype), cg_dtype_name(b->dtype));
+        return NULL;
+    }
+    if (cg_same_shape(a, b))
+        return a;
+    if (a->numel == 1 && b->numel == 1)
+        return a->ndim >= b->ndim ? a : b;
+    if (b->numel == 1)
+        return a;
+    if (a->numel == 1)
+        return b;
+    char sa[64], sb[64];
+    cg_fail(g, "expected matching shapes for %s, got %s and %s", op,
+            cg_shape_str(a, sa, sizeof sa), cg_shape_str(b, sb, sizeof sb));
+    return NULL;
+}
+
+/* ---- binary scaffolding -------------------------------------------------- */
+
+/* out = f(a, b) elementwise with broadcasting. Fails on a dtype or shape
+ * mismatch, or out of memory. */
+static cg_tensor *binary_forward(cg_graph *g, const char *op, cg_tensor *a, cg_tensor *b,
+                                 binary_fn f, int (*backward)(cg_graph *, cg_node *))
+{
+    const cg_tensor *like = output_shape_of(g, op, a, b);
+    cg_tensor *out = like ? cg_tensor_like(g, like) : NULL;
+    if (!out)
+        return NULL;
+    for (int64_t i = 0; i < out->numel; i++)
+        cg_set(out, i, f(cg_get(a, operand_index(a, i)), cg_get(b, operand_index(b, i))));
+    cg_tensor *in[2] = {a, b};
+    if (cg_any_requires_grad(in, 2) && !cg_record(g, op, out, in, 2, backward))
+        return NULL;
+    return out;
+}
+
+/* Adds dL/dt = dL/dout * df(a, b) into t, one of the node's two inputs. A
+ * broadcast operand sums in double and rounds once into its gradient. */
+static int push_partial(cg_graph *g, const cg_node *n, cg_tensor *t, binary_fn df)
+{
+    const cg_tensor *a = n->in[0], *b = n->in[1], *gout = n->out->pgrad;
+    bool broadcast = t->numel == 1 && gout->numel != 1;
+    double total = 0.0;
+    for (int64_t i = 0; i < gout->numel; i++) {
+        double d = cg_get(gout, i) *
+                   df(cg_get(a, operand_index(a, i)), cg_get(b, operand_index(b, i)));
+        if (broadcast)
+            total += d;
+        else if (cg_accum_grad_at(g, t, i, d) < 0)
+            return -1;
+    }
+    return broadcast ? cg_accum_grad_at(g, t, 0, total) : 0;
+}
+
+static int binary_backward(cg_graph *g, cg_node *n, binary_fn dfda, binary_fn dfdb)
+{
+    if (n->in[0]->requires_grad && push_partial(g, n, n->in[0], dfda) < 0)
+        return -1;
+    if (n->in[1]->requires_grad && push_partial(g, n, n->in[1], dfdb) < 0)
+        return -1;
+    return 0;
+}
+
+/* ---- add, sub, mul, div, pow --------------------------------------------- */
+
+static double one(double a, double b) { (void)a; (void)b; return 1.0; }
+static double minus_one(double a, double b) { (void)a; (void)b; return -1.0; }
+static double first(double a, double b) { (void)b; return a; }
+static double second(double a, double b) { (void)a; return b; }
+
+/* add: a + b. */
+static double add_f(double a, double b) { return a + b; }
+static int add_backward(cg_graph *g, cg_node *n) { return binary_backward(g, n, one, one); }
+cg_tensor *cg_add(cg_graph *g, cg_tensor *a, cg_tensor *b)
+{
+    return binary_forward(g, "add", a, b, add_f, add_backward);
+}
+
+/* sub: a - b. */
+static double sub_f(double a, double b) { return a - b; }
+static int sub_backward(cg_graph *g, cg_node *n) { return binary_backward(g, n, one, minus_one); }
+cg_tensor *cg_sub(cg_graph *g, cg_tensor *a, cg_tensor *b)
+{
+    return binary_forward(g, "sub", a, b, sub_f, sub_backward);
+}
+
+/* mul: a * b; d/da = b, d/db = a. */
+static double mul_f(double a, double b) { return a * b; }
+static int mul_backward(cg_graph *g, cg_node *n) { return binary_backward(g, n, second, first); }
+cg_tensor *cg_mul(cg_graph *g, cg_tensor *a, cg_tensor *b)
+{
+    return binary_forward(g, "mul", a, b, mul_f, mul_backward);
+}
+
+/* div: a / b; d/da = 1/b, d/db = -a/b^2 (IEEE inf/nan at b == 0, like torch). */
+static double div_f(double a, double b) { return a / b; }
+static double div_da(double a, double b) { (void)a; return 1.0 / b; }
+static double div_db(double a, double b) { return -a / (b * b); }
+static int div_backward(cg_graph *g, cg_node *n) { return binary_backward(g, n, div_da, div_db); }
+cg_tensor *cg_div(cg_graph *g, cg_tensor *a, cg_tensor *b)
+{
+    return binary_forward(g, "div", a, b, div_f, div_backward);
+}
+
+/* pow: a^b. d/da = b a^(b-1), taken as 0 where b == 0 so that 0^0 does not
+ * give 0 * inf; d/db = a^b log(a), taken as 0 where a == 0 (torch's rule). */
+static double pow_da(double a, double b) { return b == 0.0 ? 0.0 : b * pow(a, b - 1.0); }
+static double pow_db(double a, double b) { return a == 0.0 ? 0.0 : pow(a, b) * log(a); }
+static int pow_backward(cg_graph *g, cg_node *n) { return binary_backward(g, n, pow_da, pow_db); }
+cg_tensor *cg_pow(cg_graph *g, cg_tensor *a, cg_tensor *b)
+{
+    return binary_forward(g, "pow", a, b, pow, pow_backward);
+}
+
+/* ---- unary scaffolding --------------------------------------------------- */
+
+/* out = f(a) elementwise; fails only out of memory. */
+static cg_tensor *unary_forward(cg_graph *g, const char *op, cg_tensor *a, unary_fn f,
+                                int (*backward)(cg_graph *, cg_node *))
+{
+    cg_tensor *out = cg_tensor_like(g, a);
+    if (!out)
+        return NULL;
+    for (int64_t i = 0; i < a->numel; i++)
+        cg_set(out, i, f(cg_get(a, i)));
+    if (a->requires_grad && !cg_record(g, op, out, &a, 1, backward))
+        return NULL;
+    return out;
+}
+
+/* dL/da = dL/dout * f'(a). */
+static int unary_backward(cg_graph *g, cg_node *n, unary_fn dfdx)
+{
+    cg_tensor *a = n->in[0];
+    const cg_tensor *gout = n->out->pgrad;
+    for (int64_t i = 0; i < a->numel; i++)
+        if (cg_accum_grad_at(g, a, i, cg_get(gout, i) * dfdx(cg_get(a, i))) < 0)
+            return -1;
+    return 0;
+}
+
+/* relu and abs have a kink at 0: the finite-difference check must skip it. */
+static void note_zeros(cg_graph *g, const cg_tensor *a, const char *reason)
+{
+    for (int64_t i = 0; i < a->numel; i++)
+        if (cg_get(a, i) == 0.0) {
+            cg_note_nondiff(g, reason);
+            return;
+        }
+}
+
+/* ---- neg, exp, log, tanh, relu, abs -------------------------------------- */
+
+/* neg: -a. */
+static double neg_f(double x) { return -x; }
+static double neg_d(double x) { (void)x; return -1.0; }
+static int neg_backward(cg_graph *g, cg_node *n) { return unary_backward(g, n, neg_d); }
+cg_tensor *cg_neg(cg_graph *g, cg_tensor *a)
+{
+    return unary_forward(g, "neg", a, neg_f, neg_backward);
+}
+
+/* exp: e^a; the derivative is e^a again, recomputed in double. */
+static int exp_backward(cg_graph *g, cg_node *n) { return unary_backward(g, n, exp); }
+cg_tensor *cg_exp(cg_graph *g, cg_tensor *a)
+{
+    return unary_forward(g, "exp", a, exp, exp_backward);
+}
+
+/* log: natural log (nan below 0, -inf at 0, like torch); d/da = 1/a. */
+static double log_d(double x) { return 1.0 / x; }
+static int log_backward(cg_graph *g, cg_node *n) { return unary_backward(g, n, log_d); }
+cg_tensor *cg_log(cg_graph *g, cg_tensor *a)
+{
+    return unary_forward(g, "log", a, log, log_backward);
+}
+
+/* tanh: d/da = 1 - tanh(a)^2. */
+static double tanh_d(double x) { double t = tanh(x); return 1.0 - t * t; }
+static int tanh_backward(cg_graph *g, cg_node *n) { return unary_backward(g, n, tanh_d); }
+cg_tensor *cg_tanh(cg_graph *g, cg_tensor *a)
+{
+    return unary_forward(g, "tanh", a, tanh, tanh_backward);
+}
+
+/* relu: max(a, 0), nan passing through; gradient 1 above 0, else 0. */
+static double relu_f(double x) { return isnan(x) || x > 0.0 ? x : 0.0; }
+static double relu_d(double x) { return x > 0.0 ? 1.0 : 0.0; }
+static int relu_backward(cg_graph *g, cg_node *n) { return unary_backward(g, n, relu_d); }
+cg_tensor *cg_relu(cg_graph *g, cg_tensor *a)
+{
+    note_zeros(g, a, "relu at 0");
+    return unary_forward(g, "relu", a, relu_f, relu_backward);
+}
+
+/* abs: |a|; gradient sign(a), 0 at 0. */
+static double abs_d(double x) { return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : 0.0; }
+static int abs_backward(cg_graph *g, cg_node *n) { return unary_backward(g, n, abs_d); }
+cg_tensor *cg_abs(cg_graph *g, cg_tensor *a)
+{
+    note_zeros(g, a, "abs at 0");
+    return unary_forward(g, "abs", a, fabs, abs_backward);
+}

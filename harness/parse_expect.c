@@ -1,0 +1,450 @@
+/* parse_expect.c — the lines that describe a case rather than run it: header
+ * lines (case, source, world(s), dtype, tolerance, seed), expectations, and
+ * the checks that can only run at the end of the file (required headers,
+ * names assigned later, list counts against the world sizes). Grammar in
+ * parser.c. */
+#include "parse_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- header lines -------------------------------------------------------- */
+
+static const char *const header_words[] = {"case", "source", "world", "worlds", "dtype", "tolerance", "seed"};
+static const int header_slots[] = {CG_HDR_CASE,  CG_HDR_SOURCE,    CG_HDR_WORLD, CG_HDR_WORLD,
+                                   CG_HDR_DTYPE, CG_HDR_TOLERANCE, CG_HDR_SEED};
+#define NHEADER_WORDS ((int)(sizeof header_words / sizeof header_words[0]))
+
+static int header_index(const cg_token *t)
+{
+    for (int i = 0; i < NHEADER_WORDS; i++)
+        if (cg_tok_is_name(t, header_words[i]))
+            return i;
+    return -1;
+}
+
+bool cg_is_header_word(const cg_token *t) { return header_index(t) >= 0; }
+
+/* The current token as a world size; the caller advances past it. */
+static bool world_size(cg_parser *p, int *out)
+{
+    unsigned long long v;
+    if (!cg_p_tok_uint(&p->tok, CG_MAX_WORLD, &v) || v < 1) {
+        cg_p_expected(p, "a world size in 1..64");
+        return false;
+    }
+    *out = (int)v;
+    return true;
+}
+
+static bool parse_world_spec(cg_parser *p, bool several)
+{
+    bool in[CG_MAX_WORLD + 1] = {false};
+    do {
+        cg_p_advance(p); /* 'worlds', 'world' or ',' */
+        cg_token first = p->tok;
+        int a, b;
+        if (!world_size(p, &a))
+            return false;
+        cg_p_advance(p);
+        b = a;
+        if (several && cg_p_is(p, "..")) {
+            cg_p_advance(p);
+            if (!world_size(p, &b))
+                return false;
+            cg_p_advance(p);
+            if (b < a) {
+                cg_p_fail(p, first.line, first.col, "expected a world range A..B with A <= B, got %d..%d", a, b);
+                return false;
+            }
+        }
+        for (int w = a; w <= b; w++)
+            in[w] = true;
+    } while (several && cg_p_is(p, ","));
+    for (int w = 1; w <= CG_MAX_WORLD; w++)
+        if (in[w])
+            p->c->worlds[p->c->nworlds++] = w;
+    return !p->failed;
+}
+
+static bool parse_case_name(cg_parser *p)
+{
+    cg_p_advance_mode(p, CG_LEX_CASE_NAME);
+    if (p->tok.kind != CG_TOK_WORD) {
+        cg_p_expected(p, "a case name");
+        return false;
+    }
+    p->c->name = cg_p_strndup(p, p->tok.text, p->tok.len);
+    cg_p_advance(p);
+    return !p->failed;
+}
+
+static bool parse_source(cg_parser *p)
+{
+    cg_p_advance_mode(p, CG_LEX_REST_OF_LINE);
+    if (p->tok.kind != CG_TOK_TEXT) {
+        cg_p_expected(p, "source text");
+        return false;
+    }
+    p->c->source = cg_p_strndup(p, p->tok.text, p->tok.len);
+    cg_p_advance(p);
+    return !p->failed;
+}
+
+static bool parse_dtype(cg_parser *p)
+{
+    cg_p_advance(p);
+    char name[8] = "";
+    if (p->tok.kind == CG_TOK_NAME && p->tok.len < sizeof name)
+        memcpy(name, p->tok.text, p->tok.len);
+    if (cg_dtype_parse(name, &p->c->dtype) != 0) {
+        cg_p_expected(p, "a dtype (f32, f64, bf16 or f16)");
+        return false;
+    }
+    cg_p_advance(p);
+    return !p->failed;
+}
+
+static bool tolerance_number(cg_parser *p, double *out)
+{
+    if (!cg_p_number(p, "a tolerance number", out))
+        return false;
+    cg_p_advance(p);
+    return !p->failed;
+}
+
+static bool parse_tolerance(cg_parser *p)
+{
+    cg_case *c = p->c;
+    cg_p_advance(p);
+    if (p->tok.kind == CG_TOK_NUM) {
+        if (!tolerance_number(p, &c->rtol))
+            return false;
+        c->atol = c->rtol;
+        return true;
+    }
+    if (!cg_p_is_name(p, "rtol") && !cg_p_is_name(p, "atol")) {
+        cg_p_expected(p, "a tolerance (NUM, or rtol=NUM and/or atol=NUM)");
+        return false;
+    }
+    bool seen[2] = {false, false};
+    while (cg_p_is_name(p, "rtol") || cg_p_is_name(p, "atol")) {
+        int which = cg_p_is_name(p, "atol");
+        if (seen[which]) {
+            cg_p_fail(p, p->tok.line, p->tok.col, "expected '%s' once, got it twice", which ? "atol" : "rtol");
+            return false;
+        }
+        seen[which] = true;
+        cg_p_advance(p);
+        if (!cg_p_is(p, "=")) {
+            cg_p_expected(p, "'='");
+            return false;
+        }
+        cg_p_advance(p);
+        if (!tolerance_number(p, which ? &c->atol : &c->rtol))
+            return false;
+    }
+    return true;
+}
+
+static bool parse_seed(cg_parser *p)
+{
+    cg_p_advance(p);
+    if (!cg_p_tok_uint(&p->tok, ~0ULL, &p->c->seed)) {
+        cg_p_expected(p, "a seed in 0..18446744073709551615");
+        return false;
+    }
+    p->c->has_seed = true;
+    cg_p_advance(p);
+    return !p->failed;
+}
+
+bool cg_parse_header(cg_parser *p)
+{
+    int i = header_index(&p->tok), slot = header_slots[i];
+    if (p->hdr_line[slot]) {
+        cg_p_fail(p, p->tok.line, p->tok.col, "expected a single '%s' line, got a second one (first at %d:%d)",
+                  slot == CG_HDR_WORLD ? "world' or 'worlds" : header_words[i], p->hdr_line[slot],
+                  p->hdr_col[slot]);
+        return false;
+    }
+    p->hdr_line[slot] = p->tok.line;
+    p->hdr_col[slot] = p->tok.col;
+    switch (slot) {
+    case CG_HDR_CASE: return parse_case_name(p);
+    case CG_HDR_SOURCE: return parse_source(p);
+    case CG_HDR_WORLD: return parse_world_spec(p, cg_p_is_name(p, "worlds"));
+    case CG_HDR_DTYPE: return parse_dtype(p);
+    case CG_HDR_TOLERANCE: return parse_tolerance(p);
+    default: return parse_seed(p);
+    }
+}
+
+/* ---- expectations -------------------------------------------------------- */
+
+static bool parse_expect_ranks(cg_parser *p, cg_expect *x)
+{
+    int cap = 0;
+    do {
+        cg_p_advance(p); /* 'on' or ',' */
+        unsigned long long r;
+        if (!cg_p_tok_uint(&p->tok, 1u << 20, &r)) {
+            cg_p_expected(p, "a rank number");
+            return false;
+        }
+        cg_check check = {CG_CHECK_RANK, p->tok.line, p->tok.col, NULL, (int)r};
+        if (!cg_p_defer(p, check) || !cg_p_grow(p, &x->ranks, x->nranks, &cap, sizeof *x->ranks))
+            return false;
+        x->ranks[x->nranks++] = (int)r;
+        cg_p_advance(p);
+    } while (cg_p_is(p, ","));
+    return !p->failed;
+}
+
+static bool parse_semantics(cg_parser *p, cg_expect *x)
+{
+    static const char *const words[] = {"per_rank", "replicated", "own_loss"};
+    for (int i = 0; i < 3; i++)
+        if (cg_p_is_name(p, words[i])) {
+            x->semantics = (cg_semantics)i;
+            cg_p_advance(p);
+            return !p->failed;
+        }
+    cg_p_expected(p, "a semantics word (per_rank, replicated or own_loss)");
+    return false;
+}
+
+static bool parse_rules(cg_parser *p, cg_expect *x)
+{
+    cg_p_advance(p); /* 'rules' */
+    if (!cg_p_is(p, "=")) {
+        cg_p_expected(p, "'=' after 'rules'");
+        return false;
+    }
+    cg_p_advance_mode(p, CG_LEX_RULES_WORD);
+    if (p->tok.kind != CG_TOK_WORD) {
+        cg_p_expected(p, "a rule-set name");
+        return false;
+    }
+    if (!(x->rules = cg_p_strndup(p, p->tok.text, p->tok.len)))
+        return false;
+    cg_p_advance(p);
+    return !p->failed;
+}
+
+typedef struct number_list {
+    double *v;
+    int n, cap;
+} number_list;
+
+/* '[' ... ']' with nested lists flattened into *out. */
+static bool parse_number_list(cg_parser *p, number_list *out)
+{
+    int line = p->tok.line, col = p->tok.col;
+    if (!cg_p_enter(p))
+        return false;
+    bool ok = true;
+    do {
+        cg_p_advance(p); /* '[' or ',' */
+        if (cg_p_is(p, "[")) {
+            ok = parse_number_list(p, out);
+            continue;
+        }
+        bool neg = cg_p_is(p, "-");
+        if (neg)
+            cg_p_advance(p);
+        double v;
+        ok = cg_p_number(p, "a number", &v) && cg_p_grow(p, &out->v, out->n, &out->cap, sizeof *out->v);
+        if (ok) {
+            out->v[out->n++] = neg ? -v : v;
+            cg_p_advance(p);
+        }
+    } while (ok && cg_p_is(p, ","));
+    p->depth--;
+    return ok && cg_p_expect_close(p, "]", "[", line, col);
+}
+
+static bool parse_value_lists(cg_parser *p, cg_expect *x)
+{
+    cg_check check = {CG_CHECK_LISTS, p->tok.line, p->tok.col, NULL, 0};
+    int cap_len = 0, cap_lists = 0;
+    while (cg_p_is(p, "[")) {
+        number_list list = {NULL, 0, 0};
+        if (!parse_number_list(p, &list) || !cg_p_grow(p, &x->lists, x->nlists, &cap_lists, sizeof *x->lists) ||
+            !cg_p_grow(p, &x->list_len, x->nlists, &cap_len, sizeof *x->list_len)) {
+            free(list.v);
+            return false;
+        }
+        x->lists[x->nlists] = list.v;
+        x->list_len[x->nlists++] = list.n;
+    }
+    check.value = x->nlists;
+    return cg_p_defer(p, check);
+}
+
+static bool parse_values(cg_parser *p, cg_expect *x)
+{
+    if (cg_p_is(p, "["))
+        return parse_value_lists(p, x);
+    if (cg_p_is(p, "=")) {
+        cg_p_advance(p);
+        p->defer_names = true;
+        x->expr = cg_parse_expr(p);
+        p->defer_names = false;
+        return x->expr != NULL;
+    }
+    if (cg_p_is_name(p, "undefined") && x->kind == CG_X_GRAD && x->semantics == CG_SEM_REPLICATED) {
+        x->undefined = true;
+        cg_p_advance(p);
+        return !p->failed;
+    }
+    if (cg_p_is_name(p, "undefined"))
+        cg_p_expected(p, "values ([...] or = EXPR; undefined needs replicated)");
+    else
+        cg_p_expected(p, "values ([...], = EXPR or undefined)");
+    return false;
+}
+
+/* grad(NAME) / value(NAME) and what follows. */
+static bool parse_tensor_expect(cg_parser *p, cg_expect *x)
+{
+    x->kind = cg_p_is_name(p, "grad") ? CG_X_GRAD : CG_X_VALUE;
+    cg_p_advance(p);
+    if (!cg_p_is(p, "(")) {
+        cg_p_expected(p, x->kind == CG_X_GRAD ? "'(' after 'grad'" : "'(' after 'value'");
+        return false;
+    }
+    int line = p->tok.line, col = p->tok.col;
+    cg_p_advance(p);
+    if (p->tok.kind != CG_TOK_NAME) {
+        cg_p_expected(p, "a tensor name");
+        return false;
+    }
+    cg_check check = {CG_CHECK_NAME, p->tok.line, p->tok.col, NULL, 0};
+    if (!(x->tensor = cg_p_strndup(p, p->tok.text, p->tok.len)))
+        return false;
+    check.name = x->tensor;
+    cg_p_advance(p);
+    if (!cg_p_expect_close(p, ")", "(", line, col) || !cg_p_defer(p, check) || (cg_p_is_name(p, "on") && !parse_expect_ranks(p, x)))
+        return false;
+    bool options = cg_p_is_name(p, "rules") || cg_p_is_name(p, "undefined");
+    if (x->kind == CG_X_GRAD && p->tok.kind == CG_TOK_NAME && !options && !parse_semantics(p, x))
+        return false;
+    if (cg_p_is_name(p, "rules") && !parse_rules(p, x))
+        return false;
+    return parse_values(p, x);
+}
+
+/* The text of a string token without quotes, escapes resolved. */
+static char *string_value(cg_parser *p, const cg_token *t)
+{
+    char *s = cg_p_alloc(p, t->len);
+    size_t n = 0;
+    for (size_t i = 1; s && i + 1 < t->len; i++) {
+        if (t->text[i] == '\\')
+            i++;
+        s[n++] = t->text[i];
+    }
+    return s;
+}
+
+static bool parse_error_expect(cg_parser *p, cg_expect *x)
+{
+    x->kind = CG_X_ERROR;
+    cg_p_advance(p); /* 'error' */
+    if (cg_p_is_name(p, "rules") && !parse_rules(p, x))
+        return false;
+    if (p->tok.kind != CG_TOK_STRING) {
+        cg_p_expected(p, "a quoted message");
+        return false;
+    }
+    if (!(x->message = string_value(p, &p->tok)))
+        return false;
+    cg_p_advance(p);
+    return !p->failed;
+}
+
+bool cg_parse_expect(cg_parser *p)
+{
+    cg_expect *x = cg_p_alloc(p, sizeof *x);
+    if (!x)
+        return false;
+    x->pos = cg_p_pos(p, p->tok.line, p->tok.col);
+    cg_p_advance(p); /* 'expect' */
+    bool ok;
+    if (cg_p_is_name(p, "grad") || cg_p_is_name(p, "value")) {
+        ok = parse_tensor_expect(p, x);
+    } else if (cg_p_is_name(p, "error")) {
+        ok = parse_error_expect(p, x);
+    } else {
+        cg_p_expected(p, "grad(NAME), value(NAME) or error");
+        ok = false;
+    }
+    cg_case *c = p->c;
+    if (ok && cg_p_grow(p, &c->expects, c->nexpects, &p->cap_expects, sizeof *c->expects)) {
+        c->expects[c->nexpects++] = x;
+        return true;
+    }
+    cg_expect_free(x);
+    return false;
+}
+
+/* ---- checks at the end of the file -------------------------------------- */
+
+static bool is_world(const cg_case *c, int n)
+{
+    for (int i = 0; i < c->nworlds; i++)
+        if (c->worlds[i] == n)
+            return true;
+    return false;
+}
+
+static void fail_list_count(cg_parser *p, const cg_check *k)
+{
+    char counts[256], worlds[256];
+    const cg_case *c = p->c;
+    cg_format_worlds(c, " or ", counts, sizeof counts);
+    cg_format_worlds(c, ", ", worlds, sizeof worlds);
+    bool one = c->nworlds == 1 && c->worlds[0] == 1;
+    cg_p_fail(p, k->line, k->col, "expected %s value list%s (one per rank) for world%s %s, got %d", counts,
+              one ? "" : "s", c->nworlds == 1 ? "" : "s", worlds, k->value);
+}
+
+static bool run_check(cg_parser *p, const cg_check *k)
+{
+    const cg_case *c = p->c;
+    int largest = c->worlds[c->nworlds - 1];
+    switch (k->kind) {
+    case CG_CHECK_NAME:
+        if (!cg_p_is_defined(p, k->name, strlen(k->name)))
+            cg_p_fail(p, k->line, k->col, "expected a defined tensor name, got '%s'", k->name);
+        break;
+    case CG_CHECK_RANK:
+        if (k->value >= largest)
+            cg_p_fail(p, k->line, k->col, "expected a rank below %d (the largest world), got %d", largest,
+                      k->value);
+        break;
+    case CG_CHECK_LISTS:
+        if (!is_world(c, k->value))
+            fail_list_count(p, k);
+        break;
+    }
+    return !p->failed;
+}
+
+bool cg_run_checks(cg_parser *p)
+{
+    if (!p->c->name) {
+        cg_p_fail(p, 1, 1, "expected 'case NAME', got end of file");
+        return false;
+    }
+    if (p->c->nworlds == 0) {
+        cg_p_fail(p, 1, 1, "expected 'world N' or 'worlds ...', got end of file");
+        return false;
+    }
+    for (int i = 0; i < p->nchecks; i++)
+        if (!run_check(p, &p->checks[i]))
+            return false;
+    return true;
+}

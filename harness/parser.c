@@ -1,0 +1,484 @@
+/* parser.c — the case language: a hand-written recursive-descent parser.
+ * This file holds the program and statement levels and the parser's
+ * plumbing; expressions are in parse_expr.c, header lines, expectations and
+ * the end-of-file checks in parse_expect.c.
+ *
+ * Grammar (NL = newline; ';' may stand for NL; `#` starts a comment except in
+ * source text; NL inside ( ) or [ ] continues the line, see lexer.h):
+ *
+ *   file      := { line? (';' | NL) } EOF
+ *   line      := header | expect | on_block | stmt
+ *   header    := 'case' CASENAME | 'source' TEXT | 'world' INT
+ *              | 'worlds' witem {',' witem} | 'dtype' NAME
+ *              | 'tolerance' (NUM | ('rtol' '=' NUM | 'atol' '=' NUM)+)
+ *              | 'seed' INT                          (each at most once)
+ *   witem     := INT ['..' INT]                      (sizes 1..64)
+ *   on_block  := 'on' expr {',' expr} '{' { [stmt] (';' | NL) } '}'
+ *   stmt      := NAME {',' NAME} '=' expr
+ *              | ('backward' | 'zero_grad' | 'send') '(' args ')'
+ *   expect    := 'expect' ('grad' | 'value') '(' NAME ')' ['on' INT {',' INT}]
+ *                  [('per_rank' | 'replicated' | 'own_loss')]    (grad only)
+ *                  ['rules' '=' RULEWORD] values
+ *              | 'expect' 'error' ['rules' '=' RULEWORD] STRING
+ *   values    := nlist {nlist} | '=' expr | 'undefined'  (undefined: replicated)
+ *   nlist     := '[' (nlist | ['-'] NUM) {',' (nlist | ['-'] NUM)} ']'
+ *
+ *   expr      := or ['?' expr ':' expr]               (right associative)
+ *   or        := and {'||' and}
+ *   and       := cmp {'&&' cmp}
+ *   cmp       := add [('==' | '!=' | '<' | '<=' | '>' | '>=') add]   (no chains)
+ *   add       := mul {('+' | '-') mul}
+ *   mul       := unary {('*' | '/' | '%' | '@') unary}
+ *   unary     := ('-' | '!') unary | power
+ *   power     := postfix ['**' unary]                 (so -2**2 = -(2**2))
+ *   postfix   := primary {'[' (expr | [expr] ':' [expr]) ']'}
+ *   primary   := NUM | 'rank' | 'world' | NAME | REDOP | call | list | '(' expr ')'
+ *   call      := FUNC '(' [args] ')'
+ *   args      := expr {',' expr} {',' KEYWORD '=' expr} | KEYWORD '=' expr {...}
+ *   list      := '[' expr {',' expr} ']'
+ *   REDOP     := sum | avg | prod | max | min         (not followed by '(')
+ *
+ * The first error stops the parse: "FILE:LINE:COL: expected WHAT, got WHAT".
+ * After it the current token reads as end of file, so every loop unwinds and
+ * each function frees what it built. */
+#include "parse_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- errors ------------------------------------------------------------- */
+
+void cg_p_fail(cg_parser *p, int line, int col, const char *fmt, ...)
+{
+    if (p->failed)
+        return;
+    p->failed = true;
+    p->tok.kind = CG_TOK_EOF;
+    if (!p->err || p->errlen == 0)
+        return;
+    int n = snprintf(p->err, p->errlen, "%s:%d:%d: ", p->c->file, line, col);
+    if (n < 0 || (size_t)n >= p->errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+void cg_p_expected(cg_parser *p, const char *what)
+{
+    char got[96];
+    cg_tok_describe(&p->tok, got, sizeof got);
+    cg_p_fail(p, p->tok.line, p->tok.col, "expected %s, got %s", what, got);
+}
+
+bool cg_p_oom(cg_parser *p)
+{
+    cg_p_fail(p, p->tok.line, p->tok.col, "expected memory, got out of memory");
+    return false;
+}
+
+/* ---- tokens ------------------------------------------------------------- */
+
+void cg_p_advance_mode(cg_parser *p, cg_lex_mode mode)
+{
+    if (p->failed)
+        return;
+    p->tok = cg_lex_next(&p->lx, mode);
+    if (p->tok.kind == CG_TOK_ERROR)
+        cg_p_fail(p, p->tok.line, p->tok.col, "%s", p->lx.msg);
+}
+
+void cg_p_advance(cg_parser *p) { cg_p_advance_mode(p, CG_LEX_CODE); }
+
+cg_token cg_p_peek(const cg_parser *p)
+{
+    cg_lexer copy = p->lx;
+    return cg_lex_next(&copy, CG_LEX_CODE);
+}
+
+bool cg_p_is(const cg_parser *p, const char *punct) { return cg_tok_is(&p->tok, punct); }
+bool cg_p_is_name(const cg_parser *p, const char *name) { return cg_tok_is_name(&p->tok, name); }
+
+bool cg_p_at_statement_end(const cg_parser *p)
+{
+    return p->tok.kind == CG_TOK_NEWLINE || p->tok.kind == CG_TOK_EOF || cg_p_is(p, ";");
+}
+
+bool cg_p_tok_uint(const cg_token *t, unsigned long long max, unsigned long long *out)
+{
+    if (t->kind != CG_TOK_NUM)
+        return false;
+    unsigned long long v = 0;
+    for (size_t i = 0; i < t->len; i++) {
+        unsigned d = (unsigned)(t->text[i] - '0');
+        if (d > 9 || v > (max - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
+bool cg_p_is_reserved(const char *name, size_t len)
+{
+    static const char *const words[] = {"rank", "world", "on", "expect", "case", "source", "worlds", "dtype",
+                                        "tolerance", "seed", "sum", "avg", "prod", "max", "min"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strlen(words[i]) == len && memcmp(words[i], name, len) == 0)
+            return true;
+    return cg_find_function(name, len) != NULL;
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+void *cg_p_alloc(cg_parser *p, size_t n)
+{
+    void *m = calloc(1, n);
+    if (!m)
+        cg_p_oom(p);
+    return m;
+}
+
+char *cg_p_strndup(cg_parser *p, const char *s, size_t n)
+{
+    char *d = cg_p_alloc(p, n + 1);
+    if (d && n)
+        memcpy(d, s, n);
+    return d;
+}
+
+bool cg_p_grow(cg_parser *p, void *arr, int n, int *cap, size_t elsize)
+{
+    if (n < *cap)
+        return true;
+    if (*cap > (1 << 28))
+        return cg_p_oom(p);
+    void *old;
+    memcpy(&old, arr, sizeof old);
+    int ncap = *cap ? *cap * 2 : 4;
+    void *grown = realloc(old, (size_t)ncap * elsize);
+    if (!grown)
+        return cg_p_oom(p);
+    memcpy(arr, &grown, sizeof grown);
+    *cap = ncap;
+    return true;
+}
+
+cg_srcpos cg_p_pos(const cg_parser *p, int line, int col)
+{
+    cg_srcpos pos = {p->c->file, line, col};
+    return pos;
+}
+
+bool cg_p_defer(cg_parser *p, cg_check check)
+{
+    if (!cg_p_grow(p, &p->checks, p->nchecks, &p->cap_checks, sizeof *p->checks))
+        return false;
+    p->checks[p->nchecks++] = check;
+    return true;
+}
+
+/* ---- the set of assigned names (sorted, for binary search) --------------- */
+
+static int compare_name(const char *a, const char *s, size_t len)
+{
+    int r = strncmp(a, s, len);
+    return r ? r : (a[len] != '\0');
+}
+
+/* Index of name in p->defined, or -(insertion point) - 1. */
+static int find_defined(const cg_parser *p, const char *name, size_t len)
+{
+    int lo = 0, hi = p->ndefined;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2, r = compare_name(p->defined[mid], name, len);
+        if (r == 0)
+            return mid;
+        if (r < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -lo - 1;
+}
+
+bool cg_p_is_defined(const cg_parser *p, const char *name, size_t len)
+{
+    return find_defined(p, name, len) >= 0;
+}
+
+bool cg_p_define(cg_parser *p, char *name)
+{
+    int at = find_defined(p, name, strlen(name));
+    if (at >= 0)
+        return true;
+    at = -at - 1;
+    if (!cg_p_grow(p, &p->defined, p->ndefined, &p->cap_defined, sizeof *p->defined))
+        return false;
+    memmove(p->defined + at + 1, p->defined + at, (size_t)(p->ndefined - at) * sizeof *p->defined);
+    p->defined[at] = name;
+    p->ndefined++;
+    return true;
+}
+
+/* ---- statements --------------------------------------------------------- */
+
+static cg_stmt *new_stmt(cg_parser *p, cg_stmt_kind kind)
+{
+    cg_stmt *s = cg_p_alloc(p, sizeof *s);
+    if (s) {
+        s->kind = kind;
+        s->pos = cg_p_pos(p, p->tok.line, p->tok.col);
+        s->index = p->nstmts_made++;
+    }
+    return s;
+}
+
+static bool push_stmt(cg_parser *p, cg_stmt ***list, int *n, int *cap, cg_stmt *s)
+{
+    if (!cg_p_grow(p, list, *n, cap, sizeof **list)) {
+        cg_stmt_free(s);
+        return false;
+    }
+    (*list)[(*n)++] = s;
+    return true;
+}
+
+static bool end_statement(cg_parser *p)
+{
+    if (!cg_p_at_statement_end(p)) {
+        cg_p_expected(p, "end of line");
+        return false;
+    }
+    if (p->tok.kind != CG_TOK_EOF)
+        cg_p_advance(p);
+    return !p->failed;
+}
+
+static void skip_separators(cg_parser *p)
+{
+    while (p->tok.kind == CG_TOK_NEWLINE || cg_p_is(p, ";"))
+        cg_p_advance(p);
+}
+
+/* One target of an assignment: a fresh, unreserved name. */
+static bool parse_target(cg_parser *p, cg_stmt *s, int *cap)
+{
+    const cg_token *t = &p->tok;
+    if (t->kind != CG_TOK_NAME) {
+        cg_p_expected(p, "a tensor name");
+        return false;
+    }
+    if (cg_p_is_reserved(t->text, t->len)) {
+        cg_p_fail(p, t->line, t->col, "expected a tensor name, got the reserved word '%.*s'", (int)t->len,
+                  t->text);
+        return false;
+    }
+    for (int i = 0; i < s->nnames; i++)
+        if (compare_name(s->names[i], t->text, t->len) == 0) {
+            cg_p_fail(p, t->line, t->col, "expected distinct names, got '%s' twice", s->names[i]);
+            return false;
+        }
+    if (!cg_p_grow(p, &s->names, s->nnames, cap, sizeof *s->names))
+        return false;
+    if (!(s->names[s->nnames] = cg_p_strndup(p, t->text, t->len)))
+        return false;
+    s->nnames++;
+    cg_p_advance(p);
+    return true;
+}
+
+static cg_stmt *parse_assignment(cg_parser *p)
+{
+    cg_stmt *s = new_stmt(p, CG_S_ASSIGN);
+    int cap = 0;
+    bool ok = s != NULL;
+    while (ok && (ok = parse_target(p, s, &cap)) && cg_p_is(p, ","))
+        cg_p_advance(p);
+    if (ok && !cg_p_is(p, "=")) {
+        cg_p_expected(p, s->nnames == 1 ? "'=' or ','" : "'='");
+        ok = false;
+    }
+    if (ok) {
+        cg_p_advance(p);
+        ok = (s->expr = cg_parse_expr(p)) != NULL;
+    }
+    /* Defined only now, so `x = x + 1` needs an earlier x. */
+    for (int i = 0; ok && i < s->nnames; i++)
+        ok = cg_p_define(p, s->names[i]);
+    if (!ok) {
+        cg_stmt_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static cg_stmt *parse_call_statement(cg_parser *p)
+{
+    const cg_token *t = &p->tok;
+    const cg_function *f = cg_find_function(t->text, t->len);
+    if (!f) {
+        cg_p_expected(p, "a known function");
+        return NULL;
+    }
+    if (!f->statement) {
+        cg_p_expected(p, "a statement call (backward, zero_grad or send)");
+        return NULL;
+    }
+    cg_stmt *s = new_stmt(p, CG_S_CALL);
+    if (s && !(s->expr = cg_parse_call(p, true))) {
+        cg_stmt_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static cg_stmt *parse_statement(cg_parser *p)
+{
+    const cg_token *t = &p->tok;
+    if (t->kind != CG_TOK_NAME) {
+        cg_p_expected(p, "a statement");
+        return NULL;
+    }
+    if (p->in_block && cg_tok_is_name(t, "on")) {
+        cg_p_expected(p, "a statement inside an on-block (they do not nest)");
+        return NULL;
+    }
+    if (p->in_block && (cg_is_header_word(t) || cg_tok_is_name(t, "expect"))) {
+        cg_p_expected(p, "a statement inside an on-block");
+        return NULL;
+    }
+    cg_token next = cg_p_peek(p);
+    return cg_tok_is(&next, "(") ? parse_call_statement(p) : parse_assignment(p);
+}
+
+static bool parse_block_body(cg_parser *p, cg_stmt *s)
+{
+    int line = p->tok.line, col = p->tok.col, cap = 0;
+    cg_p_advance(p); /* '{' */
+    p->in_block = true;
+    for (;;) {
+        skip_separators(p);
+        if (cg_p_is(p, "}") || p->failed)
+            break;
+        if (p->tok.kind == CG_TOK_EOF) {
+            char what[64];
+            snprintf(what, sizeof what, "'}' to close '{' at %d:%d", line, col);
+            cg_p_expected(p, what);
+            break;
+        }
+        cg_stmt *body = parse_statement(p);
+        if (!body || !push_stmt(p, &s->body, &s->nbody, &cap, body) || !end_statement(p))
+            break;
+    }
+    p->in_block = false;
+    if (p->failed)
+        return false;
+    cg_p_advance(p); /* '}' */
+    return !p->failed;
+}
+
+static cg_stmt *parse_on_block(cg_parser *p)
+{
+    cg_stmt *s = new_stmt(p, CG_S_ON);
+    int cap = 0;
+    bool ok = s != NULL;
+    if (ok)
+        cg_p_advance(p); /* 'on' */
+    for (bool more = ok; more;) {
+        cg_expr *r = cg_parse_expr(p);
+        ok = r && cg_p_grow(p, &s->ranks, s->nranks, &cap, sizeof *s->ranks);
+        if (!ok) {
+            cg_expr_free(r);
+            break;
+        }
+        s->ranks[s->nranks++] = r;
+        if ((more = cg_p_is(p, ",")))
+            cg_p_advance(p);
+    }
+    if (ok && !cg_p_is(p, "{")) {
+        cg_p_expected(p, "',' or '{'");
+        ok = false;
+    }
+    if (!ok || !parse_block_body(p, s)) {
+        cg_stmt_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* ---- the program -------------------------------------------------------- */
+
+static bool parse_line(cg_parser *p)
+{
+    cg_case *c = p->c;
+    cg_stmt *s;
+    if (cg_is_header_word(&p->tok))
+        return cg_parse_header(p);
+    if (cg_p_is_name(p, "expect"))
+        return cg_parse_expect(p);
+    s = cg_p_is_name(p, "on") ? parse_on_block(p) : parse_statement(p);
+    return s && push_stmt(p, &c->stmts, &c->nstmts, &p->cap_stmts, s);
+}
+
+static void parse_program(cg_parser *p)
+{
+    while (!p->failed) {
+        skip_separators(p);
+        if (p->tok.kind == CG_TOK_EOF || !parse_line(p) || !end_statement(p))
+            return;
+    }
+}
+
+/* FNV-1a, 64 bits: the default seed, stable across platforms. */
+static unsigned long long fnv1a64(const char *s)
+{
+    unsigned long long h = 14695981039346656037ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static cg_case *new_case(const char *file, char *err, size_t errlen)
+{
+    cg_case *c = calloc(1, sizeof *c);
+    if (c && (c->file = strdup(file))) {
+        c->dtype = CG_F64;
+        return c;
+    }
+    free(c);
+    if (err && errlen)
+        snprintf(err, errlen, "%s: expected memory, got out of memory", file);
+    return NULL;
+}
+
+cg_case *cg_parse_case(const char *file, const char *text, size_t len, char *err, size_t errlen)
+{
+    if (err && errlen)
+        err[0] = '\0';
+    cg_parser p;
+    memset(&p, 0, sizeof p);
+    if (!(p.c = new_case(file ? file : "<input>", err, errlen)))
+        return NULL;
+    p.err = err;
+    p.errlen = errlen;
+    cg_lex_init(&p.lx, text, len);
+    cg_p_advance(&p);
+    parse_program(&p);
+    if (!p.failed)
+        cg_run_checks(&p);
+    free(p.defined);
+    free(p.checks);
+    if (p.failed) {
+        cg_case_free(p.c);
+        return NULL;
+    }
+    if (!p.c->has_seed)
+        p.c->seed = fnv1a64(p.c->name);
+    return p.c;
+}

@@ -1,0 +1,312 @@
+/* tensor.c — the graph arena, its error slot, and tensor construction.
+ *
+ * The arena is a list of zeroed chunks with a bump pointer: everything a run
+ * makes (tensors, their data, tape nodes, scratch) lives until
+ * cg_graph_free(), so no op ever frees anything and no error path can leak.
+ * Requests too large to share a chunk get a chunk of their own. */
+#include "autograd.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_CHUNK_BYTES ((size_t)64 * 1024)
+#define ERR_LEN 512
+#define NONDIFF_LEN 128
+
+typedef struct arena_chunk {
+    struct arena_chunk *next;
+    size_t used, cap;
+    max_align_t mem[]; /* cap bytes, aligned for any object */
+} arena_chunk;
+
+struct cg_graph {
+    arena_chunk *chunks;  /* head has the free space; the rest are full or dedicated */
+    cg_tensor **tensors;  /* every tensor made in the graph (malloc'd array) */
+    int64_t ntensors, cap_tensors;
+    int64_t next_id;
+    cg_node *tape;        /* newest node first */
+    char err[ERR_LEN];
+    char nondiff[NONDIFF_LEN]; /* first non-differentiable point met; "" = none */
+};
+
+/* ---- the arena ----------------------------------------------------------- */
+
+cg_graph *cg_graph_new(void)
+{
+    return calloc(1, sizeof(cg_graph));
+}
+
+void cg_graph_free(cg_graph *g)
+{
+    if (!g)
+        return;
+    for (arena_chunk *c = g->chunks, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    free(g->tensors);
+    free(g);
+}
+
+static arena_chunk *chunk_new(size_t cap)
+{
+    arena_chunk *c = calloc(1, sizeof(arena_chunk) + cap);
+    if (c)
+        c->cap = cap;
+    return c;
+}
+
+/* A big request gets its own chunk, linked behind the head so the head's
+ * free space stays usable for the small requests that follow. */
+static void *alloc_dedicated(cg_graph *g, size_t n)
+{
+    arena_chunk *c = chunk_new(n);
+    if (!c)
+        return NULL;
+    c->used = n;
+    if (g->chunks) {
+        c->next = g->chunks->next;
+        g->chunks->next = c;
+    } else {
+        g->chunks = c;
+    }
+    return c->mem;
+}
+
+void *cg_alloc(cg_graph *g, size_t n)
+{
+    const size_t align = _Alignof(max_align_t);
+    if (n > SIZE_MAX - sizeof(arena_chunk) - align) {
+        cg_fail(g, "out of memory (asked for %zu bytes)", n);
+        return NULL;
+    }
+    if (n == 0)
+        n = 1; /* every request gets its own address */
+    n = (n + align - 1) / align * align;
+    if (n > ARENA_CHUNK_BYTES / 4) {
+        void *p = alloc_dedicated(g, n);
+        if (!p)
+            cg_fail(g, "out of memory (asked for %zu bytes)", n);
+        return p;
+    }
+    arena_chunk *c = g->chunks;
+    if (!c || c->cap - c->used < n) {
+        c = chunk_new(ARENA_CHUNK_BYTES);
+        if (!c) {
+            cg_fail(g, "out of memory (asked for %zu bytes)", n);
+            return NULL;
+        }
+        c->next = g->chunks;
+        g->chunks = c;
+    }
+    void *p = (char *)c->mem + c->used;
+    c->used += n;
+    return p;
+}
+
+char *cg_strdup(cg_graph *g, const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *d = cg_alloc(g, len);
+    if (d)
+        memcpy(d, s, len);
+    return d;
+}
+
+/* ---- errors and non-differentiable points -------------------------------- */
+
+const char *cg_graph_error(const cg_graph *g)
+{
+    return g->err;
+}
+
+/* Formats through a local buffer: callers may pass cg_graph_error(g) as an
+ * argument to prefix a source position, and vsnprintf must not overlap. */
+void cg_fail(cg_graph *g, const char *fmt, ...)
+{
+    char msg[ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    memcpy(g->err, msg, sizeof msg);
+}
+
+void cg_clear_error(cg_graph *g)
+{
+    g->err[0] = '\0';
+}
+
+/* The first reason is kept: it names the earliest op that broke smoothness. */
+void cg_note_nondiff(cg_graph *g, const char *reason)
+{
+    if (g->nondiff[0] == '\0')
+        snprintf(g->nondiff, sizeof g->nondiff, "%s", reason[0] ? reason : "non-differentiable point");
+}
+
+const char *cg_graph_nondiff(const cg_graph *g)
+{
+    return g->nondiff[0] ? g->nondiff : NULL;
+}
+
+/* ---- bookkeeping for autograd.c ------------------------------------------ */
+
+cg_tensor *const *cg_graph_tensors(const cg_graph *g, int64_t *n)
+{
+    *n = g->ntensors;
+    return g->tensors;
+}
+
+cg_node *cg_graph_tape(const cg_graph *g)
+{
+    return g->tape;
+}
+
+void cg_graph_push_tape(cg_graph *g, cg_node *n)
+{
+    n->prev = g->tape;
+    g->tape = n;
+}
+
+static int remember_tensor(cg_graph *g, cg_tensor *t)
+{
+    if (g->ntensors == g->cap_tensors) {
+        int64_t cap = g->cap_tensors ? 2 * g->cap_tensors : 64;
+        cg_tensor **grown = realloc(g->tensors, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            cg_fail(g, "out of memory (tensor list of %lld)", (long long)cap);
+            return -1;
+        }
+        g->tensors = grown;
+        g->cap_tensors = cap;
+    }
+    g->tensors[g->ntensors++] = t;
+    return 0;
+}
+
+/* ---- construction -------------------------------------------------------- */
+
+static int check_new_shape(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape, int64_t *numel)
+{
+    if (cg_dtype_size(dt) == 0) {
+        cg_fail(g, "expected dtype f32, f64, bf16 or f16, got code %d", (int)dt);
+        return -1;
+    }
+    if (ndim < 0 || ndim > CG_MAX_DIMS) {
+        cg_fail(g, "expected 0 to %d dimensions, got %d", CG_MAX_DIMS, ndim);
+        return -1;
+    }
+    int64_t n = 1;
+    int64_t limit = INT64_MAX / (int64_t)cg_dtype_size(dt);
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] < 0) {
+            cg_fail(g, "expected non-negative dimensions, got %lld in dimension %d",
+                    (long long)shape[d], d);
+            return -1;
+        }
+        if (shape[d] != 0 && n > limit / shape[d]) {
+            cg_fail(g, "out of memory (tensor dimension %d of %lld overflows)", d,
+                    (long long)shape[d]);
+            return -1;
+        }
+        n *= shape[d];
+    }
+    *numel = n;
+    return 0;
+}
+
+cg_tensor *cg_tensor_new(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape)
+{
+    int64_t numel;
+    if (check_new_shape(g, dt, ndim, shape, &numel) < 0)
+        return NULL;
+    cg_tensor *t = cg_alloc(g, sizeof *t);
+    if (!t)
+        return NULL;
+    t->data = cg_alloc(g, (size_t)numel * cg_dtype_size(dt));
+    if (!t->data || remember_tensor(g, t) < 0)
+        return NULL;
+    t->ndim = ndim;
+    for (int d = 0; d < ndim; d++)
+        t->shape[d] = shape[d];
+    t->numel = numel;
+    t->dtype = dt;
+    t->id = g->next_id++;
+    return t;
+}
+
+cg_tensor *cg_tensor_like(cg_graph *g, const cg_tensor *t)
+{
+    return cg_tensor_new(g, t->dtype, t->ndim, t->shape);
+}
+
+cg_tensor *cg_full(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape, double v)
+{
+    cg_tensor *t = cg_tensor_new(g, dt, ndim, shape);
+    if (t)
+        for (int64_t i = 0; i < t->numel; i++)
+            cg_set(t, i, v);
+    return t;
+}
+
+cg_tensor *cg_scalar(cg_graph *g, cg_dtype dt, double v)
+{
+    return cg_full(g, dt, 0, NULL, v);
+}
+
+cg_tensor *cg_tensor_cast(cg_graph *g, const cg_tensor *t, cg_dtype dt)
+{
+    cg_tensor *c = cg_tensor_new(g, dt, t->ndim, t->shape);
+    if (c)
+        for (int64_t i = 0; i < t->numel; i++)
+            cg_set(c, i, cg_get(t, i));
+    return c;
+}
+
+/* ---- shapes -------------------------------------------------------------- */
+
+bool cg_same_shape(const cg_tensor *a, const cg_tensor *b)
+{
+    if (a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
+}
+
+/* Appends text at buf + *used, keeping *used inside buf when it truncates. */
+static void append(char *buf, size_t len, size_t *used, const char *text)
+{
+    int w = snprintf(buf + *used, len - *used, "%s", text);
+    if (w > 0)
+        *used += (size_t)w < len - *used ? (size_t)w : len - *used - 1;
+}
+
+/* "[2,3]", "[]" for a scalar; truncated (still NUL-terminated) if len is short. */
+char *cg_shape_str(const cg_tensor *t, char *buf, size_t len)
+{
+    if (len == 0)
+        return buf;
+    size_t used = 0;
+    buf[0] = '\0';
+    append(buf, len, &used, "[");
+    for (int d = 0; d < t->ndim; d++) {
+        char dim[24];
+        snprintf(dim, sizeof dim, d ? ",%lld" : "%lld", (long long)t->shape[d]);
+        append(buf, len, &used, dim);
+    }
+    append(buf, len, &used, "]");
+    return buf;
+}
+
+void cg_strides(int ndim, const int64_t *shape, int64_t *st)
+{
+    int64_t s = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        st[d] = s;
+        s *= shape[d];
+    }
+}

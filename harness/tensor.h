@@ -1,0 +1,121 @@
+/* tensor.h — dense host tensors (up to 4-D) owned by a graph arena.
+ *
+ * Ownership: every tensor, every autograd node and every scratch buffer made
+ * while running a program belongs to one cg_graph and is released, all at
+ * once, by cg_graph_free(). Nothing here is reference counted: a tensor stays
+ * valid exactly as long as its graph does.
+ *
+ * Storage is in the tensor's dtype (so an f32 run really rounds to f32), but
+ * every CPU kernel reads and writes elements through cg_get()/cg_set() as
+ * double. Computing an f32 +,-,*,/ in double and rounding once gives the same
+ * correctly rounded f32 result, so this costs accuracy nowhere and keeps one
+ * kernel per op instead of one per dtype.
+ *
+ * Failure: constructors and ops return NULL and leave a message in the graph
+ * (cg_graph_error); they never abort. */
+#ifndef CG_TENSOR_H
+#define CG_TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CG_MAX_DIMS 4
+
+typedef enum { CG_F32 = 0, CG_F64 = 1, CG_BF16 = 2, CG_F16 = 3 } cg_dtype;
+
+const char *cg_dtype_name(cg_dtype dt);
+int cg_dtype_parse(const char *s, cg_dtype *out); /* 0 ok, -1 unknown */
+size_t cg_dtype_size(cg_dtype dt);
+double cg_round_to(cg_dtype dt, double v); /* v rounded to dt, as double */
+double cg_dtype_eps(cg_dtype dt);          /* machine epsilon of dt */
+
+typedef struct cg_graph cg_graph;
+typedef struct cg_node cg_node;
+
+typedef struct cg_tensor {
+    int ndim;
+    int64_t shape[CG_MAX_DIMS];
+    int64_t numel;
+    cg_dtype dtype;
+    void *data;            /* numel elements of dtype; owned by the graph */
+    bool requires_grad;    /* a leaf param, or computed from one (or a comm output) */
+    bool is_leaf;          /* made by param(): gradients accumulate here */
+    bool retain;           /* keep .grad even if not a leaf (named by the program) */
+    cg_node *node;         /* the op that produced it; NULL for leaves and constants */
+    struct cg_tensor *grad;  /* accumulated over backward passes; NULL until one reaches it */
+    struct cg_tensor *pgrad; /* gradient flowing in the current pass; NULL = zero */
+    int64_t id;            /* creation order in the graph, for stable printing */
+} cg_tensor;
+
+/* ---- the arena ---------------------------------------------------------- */
+
+cg_graph *cg_graph_new(void);            /* NULL only when out of memory */
+void cg_graph_free(cg_graph *g);         /* frees everything made in g; NULL is fine */
+void *cg_alloc(cg_graph *g, size_t n);   /* zeroed scratch memory owned by g, NULL + error on OOM */
+char *cg_strdup(cg_graph *g, const char *s);
+
+/* The last error message ("" if none). Ops set it with cg_fail(). */
+const char *cg_graph_error(const cg_graph *g);
+void cg_fail(cg_graph *g, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void cg_clear_error(cg_graph *g);
+
+/* Non-differentiable points met by the forward pass (MAX at ties, relu(0),
+ * abs(0)). The oracle's finite-difference check is skipped with this reason. */
+void cg_note_nondiff(cg_graph *g, const char *reason);
+const char *cg_graph_nondiff(const cg_graph *g); /* NULL when none met */
+
+/* Bookkeeping the graph keeps for autograd.c (the struct is private to
+ * tensor.c). The tensor array is valid until the next tensor is made. */
+cg_tensor *const *cg_graph_tensors(const cg_graph *g, int64_t *n); /* creation order */
+cg_node *cg_graph_tape(const cg_graph *g);        /* newest node; NULL when empty */
+void cg_graph_push_tape(cg_graph *g, cg_node *n); /* n->prev = newest; n becomes newest */
+
+/* ---- construction -------------------------------------------------------- */
+
+/* A new zero-filled tensor. ndim 0 is a scalar (numel 1). Any dim may be 0. */
+cg_tensor *cg_tensor_new(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape);
+cg_tensor *cg_tensor_like(cg_graph *g, const cg_tensor *t); /* same dtype/shape, zeros */
+cg_tensor *cg_scalar(cg_graph *g, cg_dtype dt, double v);
+cg_tensor *cg_full(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape, double v);
+/* Copy of t's values in dtype dt (rounded), no autograd history. */
+cg_tensor *cg_tensor_cast(cg_graph *g, const cg_tensor *t, cg_dtype dt);
+
+static inline double cg_get(const cg_tensor *t, int64_t i);
+static inline void cg_set(cg_tensor *t, int64_t i, double v);
+
+bool cg_same_shape(const cg_tensor *a, const cg_tensor *b);
+/* "[2,3]" into buf; returns buf. */
+char *cg_shape_str(const cg_tensor *t, char *buf, size_t len);
+/* Row-major strides of shape into st[]. */
+void cg_strides(int ndim, const int64_t *shape, int64_t *st);
+
+/* ---- half-precision conversions (round to nearest even) ------------------ */
+uint16_t cg_f32_to_bf16(float f);
+float cg_bf16_to_f32(uint16_t h);
+uint16_t cg_f32_to_f16(float f);
+float cg_f16_to_f32(uint16_t h);
+
+static inline double cg_get(const cg_tensor *t, int64_t i)
+{
+    switch (t->dtype) {
+    case CG_F32: return ((const float *)t->data)[i];
+    case CG_F64: return ((const double *)t->data)[i];
+    case CG_BF16: return cg_bf16_to_f32(((const uint16_t *)t->data)[i]);
+    case CG_F16: return cg_f16_to_f32(((const uint16_t *)t->data)[i]);
+    }
+    return 0.0;
+}
+
+static inline void cg_set(cg_tensor *t, int64_t i, double v)
+{
+    switch (t->dtype) {
+    case CG_F32: ((float *)t->data)[i] = (float)v; break;
+    case CG_F64: ((double *)t->data)[i] = v; break;
+    case CG_BF16: ((uint16_t *)t->data)[i] = cg_f32_to_bf16((float)v); break;
+    case CG_F16: ((uint16_t *)t->data)[i] = cg_f32_to_f16((float)v); break;
+    }
+}
+
+#endif

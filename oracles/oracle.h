@@ -1,0 +1,85 @@
+/* oracle.h — the single-process oracle: all W ranks of a case simulated in
+ * one autograd graph in f64, collectives as plain differentiable ops.
+ *
+ * Its gradients come from ordinary autograd over the simulated global
+ * function, never from a rule set, which is what makes it the reference.
+ * From one forward run and one backward pass per rank that has roots it
+ * derives, for every named tensor on every rank (DESIGN section 2):
+ *   per_rank   d(sum_k L_k)/dx_r        (PyTorch's meaning; the default)
+ *   own_loss   dL_r/dx_r
+ *   replicated dL_k/dx_r, defined only when every rank k with roots yields the
+ *              same per-root gradients; otherwise "undefined" with the reason
+ * and a central finite difference of per_rank (fdcheck.c).
+ *
+ * Ownership: cg_oracle_run returns a result the caller frees with
+ * cg_oracle_free; it keeps no pointer into the case. */
+#ifndef CG_ORACLE_H
+#define CG_ORACLE_H
+
+#include "comm.h"
+#include "ir.h"
+
+typedef struct cg_otensor {
+    char *name;
+    int rank;
+    int ndim;
+    int64_t shape[CG_MAX_DIMS];
+    int64_t numel;
+    bool is_param;       /* made by param() */
+    int stmt;            /* statement index of its final binding (for perturbation) */
+    double *value;       /* forward value */
+    double *per_rank;
+    double *own_loss;
+    double *replicated;  /* NULL when replicated is undefined */
+    double *fd;          /* central difference of per_rank; NULL when not checked */
+    int64_t fd_checked;  /* elements checked (a sample for large tensors) */
+} cg_otensor;
+
+/* One communication call as the oracle saw it: what a worker needs to know
+ * about the other ranks (their shapes), without talking to them. */
+typedef struct cg_plan_event {
+    cg_coll coll;                       /* kind, op, root, peer, seq */
+    int rank;                           /* issuing rank for send/recv; -1 for collectives */
+    int ndim[CG_MAX_WORLD];             /* input shape on each rank (send/recv: the message) */
+    int64_t shape[CG_MAX_WORLD][CG_MAX_DIMS];
+} cg_plan_event;
+
+typedef struct cg_oracle {
+    int world;
+    int status;              /* 0 ok; 2 the case is wrong (bad program); 3 infrastructure */
+    char error[CG_ERR_LEN];  /* "file:line:col: expected ..." when status != 0 */
+    int ntensors;
+    cg_otensor *tensors;     /* ordered by rank, then first binding */
+    int nroot_ranks;         /* ranks with at least one root after the last zero_grad */
+    int nbackward;           /* backward statements executed */
+    bool replicated_defined;
+    char replicated_reason[256]; /* why undefined, or "one root" / "all roots agree" */
+    /* finite differences */
+    bool fd_ran;
+    char fd_skip_reason[256];
+    double fd_max_rel_err;
+    double fd_tolerance;
+    int nevents;
+    cg_plan_event *events;   /* every communication call, in program order */
+} cg_oracle;
+
+/* Run the case at world size `world`. Always returns a result (NULL only when
+ * out of memory); on a bad program, status is 2 and error says where. With
+ * fd false the finite-difference check is skipped ("not requested"). */
+cg_oracle *cg_oracle_run(const cg_case *cs, int world, bool fd);
+void cg_oracle_free(cg_oracle *o);
+
+const cg_otensor *cg_oracle_find(const cg_oracle *o, const char *name, int rank);
+
+/* Evaluate an expectation's "= EXPR" on rank `rank` against the oracle's
+ * forward values: returns a malloc'd array of n values, or NULL with err. */
+double *cg_oracle_eval_expr(const cg_case *cs, int world, int rank, const cg_expr *e,
+                            int64_t *n, char *err, size_t errlen);
+
+/* internal, shared with fdcheck.c: the global function sum_k L_k at a
+ * perturbed input (see interp.h), or NAN with err on failure. */
+double cg_oracle_objective(const cg_case *cs, int world, const void *perturb, char *err,
+                           size_t errlen);
+int cg_oracle_fdcheck(const cg_case *cs, cg_oracle *o);
+
+#endif

@@ -1,0 +1,313 @@
+/* sim_comm.c — collectives as plain ops over the simulated ranks (sim_comm.h).
+ *
+ * Each collective is written as the local computation it stands for: an
+ * all_reduce SUM is y_r = x_0 + ... + x_{W-1} for every r, an all_gather is
+ * y_r = cat(x_0..x_{W-1}), a send/recv pair is y = clone(x_src). Ordinary
+ * autograd then differentiates them, so no backward rule is ever written
+ * here: that independence is the point of the oracle. */
+#include "sim_comm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+typedef struct msg {
+    int src, dst;
+    cg_tensor *t;
+    cg_srcpos pos;
+    bool taken;
+} msg;
+
+typedef struct root_list {
+    cg_tensor **t;
+    int n, cap;
+} root_list;
+
+struct cg_sim {
+    int world;
+    msg *msgs;
+    int nmsgs, capmsgs;
+    root_list *roots; /* per rank */
+    int nbackward;
+    cg_plan_event *plan;
+    int nplan, capplan;
+};
+
+cg_sim *cg_sim_new(int world)
+{
+    cg_sim *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->world = world;
+    s->roots = calloc((size_t)world, sizeof *s->roots);
+    if (!s->roots) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void cg_plan_free(cg_plan_event *ev, int n)
+{
+    (void)n;
+    free(ev);
+}
+
+void cg_sim_free(cg_sim *s)
+{
+    if (!s)
+        return;
+    for (int r = 0; r < s->world; r++)
+        free(s->roots[r].t);
+    free(s->roots);
+    free(s->msgs);
+    cg_plan_free(s->plan, s->nplan);
+    free(s);
+}
+
+/* Grow *buf (of *cap elements of size sz) to hold n+1. 0 or -1 (OOM). */
+static int grow(void **buf, int *cap, int n, size_t sz)
+{
+    if (n < *cap)
+        return 0;
+    int nc = *cap ? 2 * *cap : 16;
+    void *b = realloc(*buf, (size_t)nc * sz);
+    if (!b)
+        return -1;
+    *buf = b;
+    *cap = nc;
+    return 0;
+}
+
+static int plan_add(cg_sim *s, cg_graph *g, const cg_coll *c, int rank, cg_tensor *const *per_rank)
+{
+    if (grow((void **)&s->plan, &s->capplan, s->nplan, sizeof *s->plan) != 0) {
+        cg_fail(g, "expected memory for the plan, got out of memory");
+        return -1;
+    }
+    cg_plan_event *ev = &s->plan[s->nplan++];
+    memset(ev, 0, sizeof *ev);
+    ev->coll = *c;
+    ev->rank = rank;
+    for (int r = 0; r < s->world; r++)
+        if (per_rank[r]) {
+            ev->ndim[r] = per_rank[r]->ndim;
+            memcpy(ev->shape[r], per_rank[r]->shape, sizeof ev->shape[r]);
+        }
+    return 0;
+}
+
+/* ---- collectives --------------------------------------------------------- */
+
+static cg_tensor *reduce_all(cg_graph *g, cg_redop op, cg_tensor *const *xs, int w)
+{
+    if (op == CG_RED_MAX)
+        return cg_maxn(g, xs, w);
+    if (op == CG_RED_MIN)
+        return cg_minn(g, xs, w);
+    cg_tensor *acc = xs[0];
+    for (int k = 1; k < w && acc; k++)
+        acc = op == CG_RED_PROD ? cg_mul(g, acc, xs[k]) : cg_add(g, acc, xs[k]);
+    if (acc && w == 1) /* a distinct node even for one rank */
+        acc = cg_clone(g, acc);
+    if (acc && op == CG_RED_AVG)
+        acc = cg_div(g, acc, cg_scalar(g, CG_F64, (double)w));
+    return acc;
+}
+
+static int same_shapes(cg_graph *g, const cg_coll *c, cg_tensor *const *xs, int w)
+{
+    for (int r = 1; r < w; r++)
+        if (!cg_same_shape(xs[0], xs[r])) {
+            char a[64], b[64];
+            cg_fail(g, "expected the same shape on every rank for %s, got %s on rank 0 and %s on rank %d",
+                    cg_coll_name(c->kind), cg_shape_str(xs[0], a, sizeof a),
+                    cg_shape_str(xs[r], b, sizeof b), r);
+            return -1;
+        }
+    return 0;
+}
+
+/* Gather-type ops concatenate along axis 0; a 0-d operand counts as [1]. */
+static cg_tensor *as_rows(cg_graph *g, cg_tensor *x)
+{
+    int64_t one = 1;
+    return x->ndim > 0 ? x : cg_reshape(g, x, 1, &one);
+}
+
+static cg_tensor *empty_rows(cg_graph *g, const cg_tensor *like)
+{
+    int64_t shape[CG_MAX_DIMS];
+    memcpy(shape, like->shape, sizeof shape);
+    shape[0] = 0;
+    return cg_tensor_new(g, CG_F64, like->ndim > 0 ? like->ndim : 1, shape);
+}
+
+static cg_tensor *rows_of(cg_graph *g, cg_tensor *x, int w, int r)
+{
+    int64_t n = x->shape[0];
+    return cg_slice(g, x, 0, cg_chunk_lo(n, w, r), cg_chunk_lo(n, w, r + 1));
+}
+
+static int sim_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **in, cg_tensor **out)
+{
+    cg_sim *s = self;
+    int w = s->world;
+    if (plan_add(s, g, c, -1, in) != 0)
+        return -1;
+    for (int r = 0; r < w; r++)
+        if (c->kind != CG_C_ALL_REDUCE && c->kind != CG_C_BROADCAST && c->kind != CG_C_REDUCE &&
+            !(in[r] = as_rows(g, in[r])))
+            return -1;
+    bool need_same = c->kind == CG_C_ALL_REDUCE || c->kind == CG_C_REDUCE_SCATTER ||
+                     c->kind == CG_C_BROADCAST || c->kind == CG_C_REDUCE;
+    if (need_same && same_shapes(g, c, in, w) != 0)
+        return -1;
+    cg_tensor *y = NULL;
+    switch (c->kind) {
+    case CG_C_ALL_REDUCE:
+    case CG_C_REDUCE_SCATTER:
+    case CG_C_REDUCE:
+        if (!(y = reduce_all(g, c->op, in, w)))
+            return -1;
+        break;
+    case CG_C_ALL_GATHER:
+    case CG_C_GATHER:
+        if (!(y = cg_cat(g, in, w, 0)))
+            return -1;
+        break;
+    default:
+        break;
+    }
+    for (int r = 0; r < w; r++) {
+        switch (c->kind) {
+        case CG_C_ALL_REDUCE:
+        case CG_C_ALL_GATHER: out[r] = cg_clone(g, y); break;
+        case CG_C_REDUCE_SCATTER: out[r] = rows_of(g, y, w, r); break;
+        case CG_C_BROADCAST: out[r] = cg_clone(g, in[c->root]); break;
+        case CG_C_REDUCE: out[r] = r == c->root ? cg_clone(g, y) : cg_tensor_like(g, in[r]); break;
+        case CG_C_GATHER: out[r] = r == c->root ? cg_clone(g, y) : empty_rows(g, in[r]); break;
+        case CG_C_SCATTER: out[r] = rows_of(g, in[c->root], w, r); break;
+        case CG_C_ALL_TO_ALL: {
+            cg_tensor *parts[CG_MAX_WORLD];
+            for (int j = 0; j < w; j++)
+                if (!(parts[j] = rows_of(g, in[j], w, r)))
+                    return -1;
+            out[r] = cg_cat(g, parts, w, 0);
+            break;
+        }
+        default:
+            cg_fail(g, "expected a collective, got %s", cg_coll_name(c->kind));
+            return -1;
+        }
+        if (!out[r])
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- point to point ------------------------------------------------------- */
+
+static int sim_send(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tensor *t)
+{
+    cg_sim *s = self;
+    cg_tensor *per_rank[CG_MAX_WORLD] = {0};
+    per_rank[slot] = t;
+    if (grow((void **)&s->msgs, &s->capmsgs, s->nmsgs, sizeof *s->msgs) != 0 ||
+        plan_add(s, g, c, slot, per_rank) != 0) {
+        cg_fail(g, "expected memory for a message, got out of memory");
+        return -1;
+    }
+    s->msgs[s->nmsgs++] = (msg){slot, c->peer, t, c->pos, false};
+    return 0;
+}
+
+/* The oldest message from c->peer to this rank not yet taken: program order
+ * is the matching order, as with MPI's non-overtaking rule. */
+static cg_tensor *sim_recv(void *self, cg_graph *g, const cg_coll *c, int slot)
+{
+    cg_sim *s = self;
+    for (int i = 0; i < s->nmsgs; i++) {
+        msg *m = &s->msgs[i];
+        if (!m->taken && m->src == c->peer && m->dst == slot) {
+            cg_tensor *per_rank[CG_MAX_WORLD] = {0};
+            per_rank[m->src] = m->t;
+            m->taken = true;
+            if (plan_add(s, g, c, slot, per_rank) != 0)
+                return NULL;
+            return cg_clone(g, m->t);
+        }
+    }
+    cg_fail(g, "expected a send from rank %d to rank %d earlier in the program, got none", c->peer, slot);
+    return NULL;
+}
+
+int cg_sim_check_mailbox(const cg_sim *s, char *err, size_t errlen)
+{
+    for (int i = 0; i < s->nmsgs; i++) {
+        const msg *m = &s->msgs[i];
+        if (!m->taken) {
+            snprintf(err, errlen, "%s:%d:%d: expected rank %d to recv this send from rank %d, got no "
+                     "matching recv", m->pos.file, m->pos.line, m->pos.col, m->dst, m->src);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- backward: the oracle only records roots; oracle.c differentiates ---- */
+
+static int sim_backward(void *self, cg_graph *g, const cg_srcpos *pos, cg_tensor **roots)
+{
+    cg_sim *s = self;
+    (void)pos;
+    s->nbackward++;
+    for (int r = 0; r < s->world; r++) {
+        if (!roots[r])
+            continue;
+        if (!roots[r]->requires_grad) {
+            cg_fail(g, "element 0 of tensors does not require grad and does not have a grad_fn");
+            return -1;
+        }
+        root_list *l = &s->roots[r];
+        if (grow((void **)&l->t, &l->cap, l->n, sizeof *l->t) != 0) {
+            cg_fail(g, "expected memory for a root, got out of memory");
+            return -1;
+        }
+        l->t[l->n++] = roots[r];
+    }
+    return 0;
+}
+
+static int sim_zero_grad(void *self, cg_graph *g)
+{
+    cg_sim *s = self;
+    (void)g;
+    for (int r = 0; r < s->world; r++)
+        s->roots[r].n = 0;
+    return 0;
+}
+
+int cg_sim_roots(const cg_sim *s, int rank, cg_tensor *const **roots)
+{
+    *roots = s->roots[rank].t;
+    return s->roots[rank].n;
+}
+
+int cg_sim_nbackward(const cg_sim *s) { return s->nbackward; }
+
+cg_plan_event *cg_sim_take_plan(cg_sim *s, int *nevents)
+{
+    cg_plan_event *p = s->plan;
+    *nevents = s->nplan;
+    s->plan = NULL;
+    s->nplan = s->capplan = 0;
+    return p;
+}
+
+cg_comm cg_sim_comm(cg_sim *s)
+{
+    return (cg_comm){s, sim_collective, sim_send, sim_recv, sim_backward, sim_zero_grad};
+}

@@ -1,0 +1,26 @@
+/* sim_comm.h — the oracle's cg_comm: collectives become plain differentiable
+ * ops across the simulated ranks, send/recv a mailbox, backward a list of
+ * roots per rank. Ownership: the sim owns its lists and plan; tensors belong
+ * to the graph passed in. */
+#ifndef CG_SIM_COMM_H
+#define CG_SIM_COMM_H
+
+#include "comm.h"
+#include "oracle.h"
+
+typedef struct cg_sim cg_sim;
+
+cg_sim *cg_sim_new(int world);
+void cg_sim_free(cg_sim *s);
+cg_comm cg_sim_comm(cg_sim *s);
+
+/* After a run: 0, or -1 with err naming a send nobody received. */
+int cg_sim_check_mailbox(const cg_sim *s, char *err, size_t errlen);
+/* Roots of rank r since the last zero_grad; returns their count. */
+int cg_sim_roots(const cg_sim *s, int rank, cg_tensor *const **roots);
+int cg_sim_nbackward(const cg_sim *s);
+/* Hand the recorded plan to the caller (who frees it with cg_plan_free). */
+cg_plan_event *cg_sim_take_plan(cg_sim *s, int *nevents);
+void cg_plan_free(cg_plan_event *ev, int n);
+
+#endif

@@ -1,0 +1,86 @@
+/* result.h — what a run found: checks per case, cases per report.
+ *
+ * Ownership: a cg_report owns its cases, a case owns its checks, a check owns
+ * its value arrays; cg_report_free releases everything. Builders copy what
+ * they are given. */
+#ifndef CG_RESULT_H
+#define CG_RESULT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tensor.h"
+
+typedef enum { CG_PASS = 0, CG_FAIL, CG_ERROR, CG_SKIP } cg_status;
+const char *cg_status_name(cg_status s); /* "pass", "fail", "error", "skip" */
+
+/* How close is close enough: |obs - exp| <= atol + rtol * |exp|, elementwise. */
+typedef struct cg_tol {
+    double rtol, atol;
+    cg_dtype dtype; /* for the ULP distance */
+} cg_tol;
+
+/* The default tolerances of a dtype (used when a case gives none). */
+cg_tol cg_tol_for(cg_dtype dt);
+
+typedef struct cg_check {
+    char *tensor;        /* "x"; "" for case-level checks */
+    int rank;            /* -1 for case-level checks */
+    char *semantics;     /* per_rank, replicated, own_loss, value, finite_difference, error */
+    char *rules;         /* NULL: checked against the truth */
+    char *against;       /* where expected comes from: "case", "oracle" */
+    int64_t numel;
+    double *expected;
+    double *observed;
+    double max_abs_err, max_rel_err, max_ulp;
+    int64_t first_bad;   /* -1 when all elements pass */
+    cg_status status;
+    char *note;          /* why it failed or was skipped; may be NULL */
+} cg_check;
+
+typedef struct cg_case_result {
+    char *name, *file, *source;
+    int world;
+    cg_status status;
+    double duration_s;
+    char *message;       /* the error of an erroring case, NULL otherwise */
+    bool replicated_defined;
+    char *replicated_reason;
+    cg_status fd_status;
+    double fd_max_rel_err, fd_tolerance;
+    char *fd_note;       /* why skipped */
+    int nchecks, capchecks;
+    cg_check *checks;
+} cg_case_result;
+
+typedef struct cg_report {
+    char *mode;          /* "oracle-only" or "distributed" */
+    char *transport, *rules, *device;
+    int ncases, capcases;
+    cg_case_result *cases;
+    int passed, failed, errors, skipped;
+} cg_report;
+
+cg_report *cg_report_new(const char *mode, const char *transport, const char *rules,
+                         const char *device);
+void cg_report_free(cg_report *r);
+/* A new zeroed case appended to r (NULL on OOM). The pointer is valid until
+ * the next call. */
+cg_case_result *cg_report_add_case(cg_report *r, const char *name, const char *file,
+                                   const char *source, int world);
+/* Compare and append a check; returns it, or NULL on OOM. n may be 0. */
+cg_check *cg_case_add_check(cg_case_result *c, const char *tensor, int rank,
+                            const char *semantics, const char *rules, const char *against,
+                            const double *expected, const double *observed, int64_t n, cg_tol tol);
+/* Append a check with a fixed status and note and no values. */
+cg_check *cg_case_add_note(cg_case_result *c, const char *tensor, int rank, const char *semantics,
+                           const char *rules, cg_status st, const char *note);
+/* The case's status from its checks (fail beats pass; error is set by hand). */
+void cg_case_finish(cg_case_result *c);
+void cg_report_count(cg_report *r);
+
+/* Elementwise comparison used by checks; fills the error fields. */
+cg_status cg_compare(const double *expected, const double *observed, int64_t n, cg_tol tol,
+                     double *max_abs, double *max_rel, double *max_ulp, int64_t *first_bad);
+
+#endif

@@ -1,0 +1,67 @@
+/* terminal.c — see terminal.h. */
+#include "terminal.h"
+
+#include <string.h>
+
+static const char *status_word(cg_status s)
+{
+    switch (s) {
+    case CG_PASS: return "Passed";
+    case CG_FAIL: return "***Failed";
+    case CG_ERROR: return "***Error";
+    case CG_SKIP: return "Skipped";
+    }
+    return "?";
+}
+
+static void print_values(FILE *f, const char *label, const double *v, int64_t n)
+{
+    fprintf(f, "%s[", label);
+    for (int64_t i = 0; i < n && i < 8; i++)
+        fprintf(f, "%s%.10g", i ? ", " : "", v[i]);
+    fprintf(f, "%s]", n > 8 ? ", ..." : "");
+}
+
+static void print_check(FILE *f, const cg_check *k)
+{
+    fprintf(f, "        %s %s(%s)", cg_status_name(k->status), k->semantics, k->tensor);
+    if (k->rank >= 0)
+        fprintf(f, " rank %d", k->rank);
+    if (k->rules)
+        fprintf(f, " rules=%s", k->rules);
+    if (k->numel > 0) {
+        print_values(f, ": expected ", k->expected, k->numel);
+        print_values(f, " observed ", k->observed, k->numel);
+        fprintf(f, " (max abs err %.3g, first bad index %lld)", k->max_abs_err, (long long)k->first_bad);
+    }
+    if (k->note)
+        fprintf(f, ": %s", k->note);
+    fputc('\n', f);
+}
+
+void cg_term_case(FILE *f, const cg_case_result *c, int index, int total, bool verbose)
+{
+    char label[160];
+    snprintf(label, sizeof label, "%s (W=%d) ", c->name, c->world);
+    int width = total >= 100 ? 3 : total >= 10 ? 2 : 1;
+    fprintf(f, "%*d/%d %s", width, index, total, label);
+    for (size_t i = strlen(label); i < 56; i++)
+        fputc('.', f);
+    fprintf(f, " %-10s %7.3f s\n", status_word(c->status), c->duration_s);
+    if (c->status == CG_ERROR && c->message)
+        fprintf(f, "        %s\n", c->message);
+    for (int i = 0; i < c->nchecks; i++)
+        if (verbose || c->checks[i].status == CG_FAIL || c->checks[i].status == CG_ERROR)
+            print_check(f, &c->checks[i]);
+    fflush(f);
+}
+
+void cg_term_summary(FILE *f, const cg_report *r, double seconds)
+{
+    int total = r->passed + r->failed + r->errors + r->skipped;
+    int pct = total ? (100 * r->passed + total / 2) / total : 100;
+    fprintf(f, "\n%d%% cases passed (%d of %d); %d failed, %d errors, %d skipped; %.2f s\n", pct,
+            r->passed, total, r->failed, r->errors, r->skipped, seconds);
+    fprintf(f, "%d passed, %d failed, %d skipped\n", r->passed, r->failed + r->errors, r->skipped);
+    fflush(f);
+}
