@@ -18,6 +18,13 @@ void cg_print_usage(FILE *f)
             "  --oracle-only     run only the oracle (all ranks simulated in one process)\n"
             "  --world N         run each case at world size N only (cases that do not\n"
             "                    list N are skipped)\n"
+            "  --rules NAME      run every case under rule set NAME alone and compare it\n"
+            "                    with the oracle (reference, c10d, torch-nn, gatherlayer,\n"
+            "                    diffdist); default: reference plus the emulations the\n"
+            "                    cases' rules= expectations name\n"
+            "  --transport NAME  mpi (default) or a plugin ./libx.so\n"
+            "  --timeout SEC     per-job deadline; a hung or dead rank is reported (default 60)\n"
+            "  --junit FILE      write JUnit XML\n"
             "  --json FILE       write the JSON report (schema collgrad-check/report/1)\n"
             "  --no-fd           skip the finite-difference check of the oracle\n"
             "  --list            list the cases and their world sizes, run nothing\n"
@@ -51,6 +58,8 @@ static int parse_world(const char *s, int *out)
 int cg_parse_options(int argc, char **argv, cg_options *o)
 {
     memset(o, 0, sizeof *o);
+    o->transport = "mpi";
+    o->timeout = 60.0;
     o->paths = calloc((size_t)argc + 1, sizeof *o->paths);
     if (!o->paths) {
         fprintf(stderr, "collgrad-check: out of memory\n");
@@ -59,7 +68,11 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
-        bool takes_value = strcmp(a, "--json") == 0 || strcmp(a, "--world") == 0;
+        static const char *const valued[] = {"--json", "--world", "--junit", "--rules", "--transport",
+                                             "--timeout", "--inject", "--jobs", "--board", "--results"};
+        bool takes_value = false;
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+            takes_value |= strcmp(a, valued[k]) == 0;
         if (takes_value) {
             if (i + 1 >= argc)
                 return usage_error("expected a value after %s", a);
@@ -81,6 +94,27 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
             o->no_fd = true;
         } else if (strcmp(a, "--json") == 0) {
             o->json = val;
+        } else if (strcmp(a, "--junit") == 0) {
+            o->junit = val;
+        } else if (strcmp(a, "--rules") == 0) {
+            o->rules = val;
+        } else if (strcmp(a, "--transport") == 0) {
+            o->transport = val;
+        } else if (strcmp(a, "--inject") == 0) {
+            o->inject = val;
+        } else if (strcmp(a, "--jobs") == 0) {
+            o->jobs_file = val;
+        } else if (strcmp(a, "--board") == 0) {
+            o->board_file = val;
+        } else if (strcmp(a, "--results") == 0) {
+            o->results_file = val;
+        } else if (strcmp(a, "--worker") == 0) {
+            o->worker = true;
+        } else if (strcmp(a, "--timeout") == 0) {
+            char *end;
+            o->timeout = strtod(val, &end);
+            if (*end || !(o->timeout > 0) || o->timeout > 86400)
+                return usage_error("expected seconds in (0, 86400] after --timeout, got '%s'", val);
         } else if (strcmp(a, "--world") == 0) {
             if (parse_world(val, &o->world) != 0)
                 return usage_error("expected a world size in 1..64 after --world, got '%s'", val);

@@ -18,7 +18,15 @@ typedef struct cg_options {
     bool verbose;
     bool no_fd;          /* skip the finite-difference check */
     const char *json;    /* --json FILE */
+    const char *junit;   /* --junit FILE */
+    const char *rules;   /* --rules NAME: every case under NAME alone (NULL: the default run) */
+    const char *transport; /* --transport NAME|PATH.so (default "mpi") */
+    double timeout;      /* --timeout SEC: per-job deadline */
     int world;           /* --world N: only this world size (0 = each case's own) */
+    const char *inject;  /* --inject hang:R|exit:R[:CASE] (the tool's own tests) */
+    /* set by the launcher for the processes it starts under mpiexec */
+    bool worker;
+    const char *jobs_file, *board_file, *results_file;
     int npaths;
     char **paths;        /* case files or directories; none = the built-in cases */
 } cg_options;

@@ -1,13 +1,17 @@
-/* main.c — collgrad-check: load the cases, run them in the chosen mode,
- * write the reports, exit with the contract's status (cli.h). */
+/* main.c — collgrad-check: load the cases, run them in the chosen mode
+ * (oracle only; as one rank inside mpiexec; or launching mpiexec per world
+ * size), write the reports, exit with the contract's status (cli.h). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "case_set.h"
 #include "cli.h"
+#include "junit.h"
+#include "launcher.h"
 #include "report_json.h"
 #include "runner.h"
 #include "terminal.h"
+#include "worker.h"
 
 static void list_cases(const cg_options *o, const cg_case_set *set)
 {
@@ -43,16 +47,28 @@ int main(int argc, char **argv)
         free(o.paths);
         return rc;
     }
-    cg_report *rep = cg_report_new("oracle-only", NULL, NULL, "cpu");
+    if (!o.oracle_only && (o.worker || cg_launched_by_mpi())) {
+        rc = cg_worker_main(&o, &set); /* inside mpiexec: this process is one rank */
+        cg_case_set_free(&set);
+        free(o.paths);
+        return rc;
+    }
+    cg_report *rep = o.oracle_only ? cg_report_new("oracle-only", NULL, NULL, "cpu")
+                                   : cg_report_new("distributed", o.transport,
+                                                   o.rules ? o.rules : "reference", "cpu");
     if (!rep) {
         fprintf(stderr, "collgrad-check: out of memory\n");
         rc = CG_EXIT_INFRA;
     } else {
         double t0 = cg_now();
-        rc = cg_run_oracle_only(&o, &set, rep);
+        rc = o.oracle_only ? cg_run_oracle_only(&o, &set, rep) : cg_run_launcher(&o, &set, rep);
         cg_term_summary(stdout, rep, cg_now() - t0);
         char err[1024];
         if (o.json && cg_report_write_json(rep, o.json, err, sizeof err) != 0) {
+            fprintf(stderr, "collgrad-check: %s\n", err);
+            rc = CG_EXIT_INFRA;
+        }
+        if (o.junit && cg_report_write_junit(rep, o.junit, err, sizeof err) != 0) {
             fprintf(stderr, "collgrad-check: %s\n", err);
             rc = CG_EXIT_INFRA;
         }

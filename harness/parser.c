@@ -114,7 +114,7 @@ bool cg_p_tok_uint(const cg_token *t, unsigned long long max, unsigned long long
     unsigned long long v = 0;
     for (size_t i = 0; i < t->len; i++) {
         unsigned d = (unsigned)(t->text[i] - '0');
-        if (d > 9 || v > (max - d) / 10)
+        if (d > 9 || v > max / 10 || (v == max / 10 && d > max % 10))
             return false;
         v = v * 10 + d;
     }

@@ -75,8 +75,11 @@ int cg_run_oracle_only(const cg_options *o, const cg_case_set *set, cg_report *r
             }
             cg_check_oracle(cs, orc, res);
             cg_case_finish(res);
-            if (res->status == CG_ERROR && orc->status > worst)
-                worst = orc->status;
+            if (res->status == CG_ERROR) {
+                res->error_class = orc->status;
+                if (orc->status > worst)
+                    worst = orc->status;
+            }
             res->duration_s = cg_now() - t0;
             cg_oracle_free(orc);
             cg_term_case(stdout, res, ++index, total, o->verbose);

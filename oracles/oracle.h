@@ -40,6 +40,7 @@ typedef struct cg_otensor {
 typedef struct cg_plan_event {
     cg_coll coll;                       /* kind, op, root, peer, seq */
     int rank;                           /* issuing rank for send/recv; -1 for collectives */
+    int tag;                            /* send/recv: the seq of the send (matches the pair) */
     int ndim[CG_MAX_WORLD];             /* input shape on each rank (send/recv: the message) */
     int64_t shape[CG_MAX_WORLD][CG_MAX_DIMS];
 } cg_plan_event;

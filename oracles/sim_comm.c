@@ -14,7 +14,7 @@
 #include "ops.h"
 
 typedef struct msg {
-    int src, dst;
+    int src, dst, seq;
     cg_tensor *t;
     cg_srcpos pos;
     bool taken;
@@ -81,7 +81,8 @@ static int grow(void **buf, int *cap, int n, size_t sz)
     return 0;
 }
 
-static int plan_add(cg_sim *s, cg_graph *g, const cg_coll *c, int rank, cg_tensor *const *per_rank)
+static int plan_add(cg_sim *s, cg_graph *g, const cg_coll *c, int rank, int tag,
+                    cg_tensor *const *per_rank)
 {
     if (grow((void **)&s->plan, &s->capplan, s->nplan, sizeof *s->plan) != 0) {
         cg_fail(g, "expected memory for the plan, got out of memory");
@@ -91,6 +92,7 @@ static int plan_add(cg_sim *s, cg_graph *g, const cg_coll *c, int rank, cg_tenso
     memset(ev, 0, sizeof *ev);
     ev->coll = *c;
     ev->rank = rank;
+    ev->tag = tag;
     for (int r = 0; r < s->world; r++)
         if (per_rank[r]) {
             ev->ndim[r] = per_rank[r]->ndim;
@@ -155,7 +157,7 @@ static int sim_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor *
 {
     cg_sim *s = self;
     int w = s->world;
-    if (plan_add(s, g, c, -1, in) != 0)
+    if (plan_add(s, g, c, -1, -1, in) != 0)
         return -1;
     for (int r = 0; r < w; r++)
         if (c->kind != CG_C_ALL_REDUCE && c->kind != CG_C_BROADCAST && c->kind != CG_C_REDUCE &&
@@ -216,11 +218,11 @@ static int sim_send(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tens
     cg_tensor *per_rank[CG_MAX_WORLD] = {0};
     per_rank[slot] = t;
     if (grow((void **)&s->msgs, &s->capmsgs, s->nmsgs, sizeof *s->msgs) != 0 ||
-        plan_add(s, g, c, slot, per_rank) != 0) {
+        plan_add(s, g, c, slot, c->seq, per_rank) != 0) {
         cg_fail(g, "expected memory for a message, got out of memory");
         return -1;
     }
-    s->msgs[s->nmsgs++] = (msg){slot, c->peer, t, c->pos, false};
+    s->msgs[s->nmsgs++] = (msg){slot, c->peer, c->seq, t, c->pos, false};
     return 0;
 }
 
@@ -235,7 +237,7 @@ static cg_tensor *sim_recv(void *self, cg_graph *g, const cg_coll *c, int slot)
             cg_tensor *per_rank[CG_MAX_WORLD] = {0};
             per_rank[m->src] = m->t;
             m->taken = true;
-            if (plan_add(s, g, c, slot, per_rank) != 0)
+            if (plan_add(s, g, c, slot, m->seq, per_rank) != 0)
                 return NULL;
             return cg_clone(g, m->t);
         }

@@ -64,10 +64,13 @@ static cJSON *case_json(const cg_case_result *c)
     add_string_or_null(o, "file", c->file);
     add_string_or_null(o, "source", c->source);
     cJSON_AddNumberToObject(o, "world", c->world);
+    add_string_or_null(o, "rules", c->rules);
     cJSON_AddStringToObject(o, "status", cg_status_name(c->status));
     cJSON_AddNumberToObject(o, "duration_s", c->duration_s);
     if (c->message)
         cJSON_AddStringToObject(o, "message", c->message);
+    if (c->status == CG_ERROR)
+        cJSON_AddNumberToObject(o, "error_class", c->error_class);
     cJSON *rep = cJSON_AddObjectToObject(o, "replicated");
     if (rep) {
         cJSON_AddBoolToObject(rep, "defined", c->replicated_defined);
@@ -123,6 +126,14 @@ static cJSON *report_json(const cg_report *r)
         cJSON_AddNumberToObject(sum, "skipped", r->skipped);
     }
     return o;
+}
+
+char *cg_case_json_line(const cg_case_result *c)
+{
+    cJSON *o = case_json(c);
+    char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    return text;
 }
 
 int cg_write_file_atomic(const char *path, const char *text, char *err, size_t errlen)

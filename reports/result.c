@@ -26,6 +26,12 @@ cg_tol cg_tol_for(cg_dtype dt)
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
+void cg_case_set_rules(cg_case_result *c, const char *rules)
+{
+    free(c->rules);
+    c->rules = dup_or_null(rules);
+}
+
 cg_report *cg_report_new(const char *mode, const char *transport, const char *rules,
                          const char *device)
 {
@@ -56,6 +62,7 @@ static void case_free(cg_case_result *c)
         check_free(&c->checks[i]);
     free(c->checks);
     free(c->name);
+    free(c->rules);
     free(c->file);
     free(c->source);
     free(c->message);

@@ -40,10 +40,12 @@ typedef struct cg_check {
 
 typedef struct cg_case_result {
     char *name, *file, *source;
+    char *rules;         /* the rule set of a distributed job; NULL in the oracle */
     int world;
     cg_status status;
     double duration_s;
     char *message;       /* the error of an erroring case, NULL otherwise */
+    int error_class;     /* an erroring case: 2 the case is bad, 3 infrastructure */
     bool replicated_defined;
     char *replicated_reason;
     cg_status fd_status;
@@ -68,6 +70,8 @@ void cg_report_free(cg_report *r);
  * the next call. */
 cg_case_result *cg_report_add_case(cg_report *r, const char *name, const char *file,
                                    const char *source, int world);
+/* Set the rule set a job ran under (copied). */
+void cg_case_set_rules(cg_case_result *c, const char *rules);
 /* Compare and append a check; returns it, or NULL on OOM. n may be 0. */
 cg_check *cg_case_add_check(cg_case_result *c, const char *tensor, int rank,
                             const char *semantics, const char *rules, const char *against,

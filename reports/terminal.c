@@ -42,7 +42,10 @@ static void print_check(FILE *f, const cg_check *k)
 void cg_term_case(FILE *f, const cg_case_result *c, int index, int total, bool verbose)
 {
     char label[160];
-    snprintf(label, sizeof label, "%s (W=%d) ", c->name, c->world);
+    if (c->rules && strcmp(c->rules, "reference") != 0)
+        snprintf(label, sizeof label, "%s (W=%d, rules=%s) ", c->name, c->world, c->rules);
+    else
+        snprintf(label, sizeof label, "%s (W=%d) ", c->name, c->world);
     int width = total >= 100 ? 3 : total >= 10 ? 2 : 1;
     fprintf(f, "%*d/%d %s", width, index, total, label);
     for (size_t i = strlen(label); i < 56; i++)

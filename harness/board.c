@@ -1,0 +1,206 @@
+/* board.c — see board.h. */
+#include "board.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "transport.h"
+
+static cg_board_slot *my_slot; /* this rank's slot, NULL outside a job */
+
+static struct {
+    int kind; /* 0 none, 1 hang, 2 exit */
+    int rank;
+    char filter[96];
+} inject;
+
+static int map(cg_board *b, const char *path, int world, int flags, char *err, size_t errlen)
+{
+    b->world = world;
+    b->bytes = sizeof(cg_board_slot) * (size_t)world;
+    int fd = open(path, flags, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open the status board: %s", path, strerror(errno));
+        return -1;
+    }
+    if ((flags & O_CREAT) && ftruncate(fd, (off_t)b->bytes) != 0) {
+        snprintf(err, errlen, "%s: cannot size the status board: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    void *p = mmap(NULL, b->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        snprintf(err, errlen, "%s: cannot map the status board: %s", path, strerror(errno));
+        return -1;
+    }
+    b->slots = p;
+    return 0;
+}
+
+int cg_board_create(cg_board *b, const char *path, int world, char *err, size_t errlen)
+{
+    if (map(b, path, world, O_RDWR | O_CREAT | O_TRUNC, err, errlen) != 0)
+        return -1;
+    memset(b->slots, 0, b->bytes);
+    return 0;
+}
+
+int cg_board_attach(cg_board *b, const char *path, int world, char *err, size_t errlen)
+{
+    return map(b, path, world, O_RDWR, err, errlen);
+}
+
+void cg_board_close(cg_board *b)
+{
+    if (b->slots)
+        munmap(b->slots, b->bytes);
+    b->slots = NULL;
+    my_slot = NULL;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void on_transport_call(const cg_tp *tp, cg_tp_entry e, int entering)
+{
+    if (!my_slot)
+        return;
+    if (entering && inject.kind && inject.rank == tp->rank &&
+        (!inject.filter[0] || strstr(my_slot->case_name, inject.filter))) {
+        if (inject.kind == 2)
+            exit(7); /* recorded by the atexit handler below */
+        snprintf(my_slot->entry, sizeof my_slot->entry, "%s", cg_tp_entry_name(e));
+        my_slot->in_call = 1;
+        my_slot->seq = tp->seq;
+        my_slot->backward = tp->backward;
+        my_slot->since = now();
+        for (;;)
+            pause(); /* an injected hang: only a signal ends it */
+    }
+    my_slot->in_call = entering;
+    if (entering) {
+        snprintf(my_slot->entry, sizeof my_slot->entry, "%s", cg_tp_entry_name(e));
+        my_slot->seq = tp->seq;
+        my_slot->backward = tp->backward;
+        my_slot->since = now();
+    }
+}
+
+static void on_exit_record(void)
+{
+    if (my_slot && my_slot->state == CG_RANK_RUNNING)
+        my_slot->state = CG_RANK_EXITED;
+}
+
+static void on_fatal_signal(int sig)
+{
+    if (my_slot && my_slot->state == CG_RANK_RUNNING) {
+        my_slot->state = CG_RANK_SIGNALED;
+        my_slot->signal_no = sig;
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void cg_board_start_rank(cg_board *b, int rank)
+{
+    my_slot = &b->slots[rank];
+    my_slot->pid = (int32_t)getpid();
+    my_slot->state = CG_RANK_RUNNING;
+    cg_tp_set_hook(on_transport_call);
+    atexit(on_exit_record);
+    int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGTERM, SIGINT};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], on_fatal_signal);
+}
+
+void cg_board_job(int job, const char *case_name)
+{
+    if (!my_slot)
+        return;
+    my_slot->job = job;
+    my_slot->in_call = 0;
+    snprintf(my_slot->case_name, sizeof my_slot->case_name, "%s", case_name);
+}
+
+void cg_board_done(void)
+{
+    if (my_slot)
+        my_slot->state = CG_RANK_DONE;
+}
+
+int cg_board_inject(const char *spec, char *err, size_t errlen)
+{
+    char kind[16] = "";
+    int rank = -1, n = 0;
+    memset(&inject, 0, sizeof inject);
+    if (sscanf(spec, "%15[a-z]:%d%n", kind, &rank, &n) < 2 || rank < 0 ||
+        (strcmp(kind, "hang") != 0 && strcmp(kind, "exit") != 0)) {
+        snprintf(err, errlen, "expected --inject hang:RANK[:CASE] or exit:RANK[:CASE], got '%s'", spec);
+        return -1;
+    }
+    inject.kind = kind[0] == 'h' ? 1 : 2;
+    inject.rank = rank;
+    if (spec[n] == ':')
+        snprintf(inject.filter, sizeof inject.filter, "%s", spec + n + 1);
+    return 0;
+}
+
+static int append(char *buf, size_t len, size_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int append(char *buf, size_t len, size_t *at, const char *fmt, ...)
+{
+    if (*at >= len)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *at, len - *at, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *at += (size_t)n < len - *at ? (size_t)n : len - *at - 1;
+    return 0;
+}
+
+void cg_board_describe(const cg_board *b, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    double t = now();
+    for (int r = 0; r < b->world; r++) {
+        const cg_board_slot *s = &b->slots[r];
+        const char *sep = at ? "; " : "";
+        char where[96] = "outside any communication call";
+        if (s->in_call)
+            snprintf(where, sizeof where, "in %s #%d (%s)", s->entry, s->seq,
+                     s->backward ? "backward" : "forward");
+        switch (s->state) {
+        case CG_RANK_IDLE: append(buf, len, &at, "%srank %d never started", sep, r); break;
+        case CG_RANK_EXITED: append(buf, len, &at, "%srank %d exited early %s", sep, r, where); break;
+        case CG_RANK_SIGNALED:
+            append(buf, len, &at, "%srank %d died of signal %d (%s) %s", sep, r, s->signal_no,
+                   strsignal(s->signal_no), where);
+            break;
+        case CG_RANK_RUNNING:
+            if (s->in_call)
+                append(buf, len, &at, "%srank %d was waiting %s for %.1f s", sep, r, where, t - s->since);
+            else
+                append(buf, len, &at, "%srank %d was running %s", sep, r, where);
+            break;
+        default: break;
+        }
+    }
+}

@@ -1,0 +1,51 @@
+/* board.h — the status board: a small shared file (mmap) where every rank of
+ * a job publishes what it is doing, so that when a rank hangs or dies the
+ * launcher can say "rank 1 exited (status 7) in all_reduce #2 (forward);
+ * rank 0 was waiting in all_reduce #2 (forward)".
+ *
+ * Writers are the ranks (their own slot only, including from signal
+ * handlers: plain stores to mapped memory are async-signal-safe); the reader
+ * is the launcher after the job ended or was killed. */
+#ifndef CG_BOARD_H
+#define CG_BOARD_H
+
+#include <stdint.h>
+
+#include "ir.h"
+
+enum { CG_RANK_IDLE, CG_RANK_RUNNING, CG_RANK_DONE, CG_RANK_EXITED, CG_RANK_SIGNALED };
+
+typedef struct cg_board_slot {
+    int32_t pid, state, job, exit_code, signal_no;
+    int32_t in_call, seq, backward;
+    char entry[24];
+    char case_name[96];
+    double since;            /* CLOCK_MONOTONIC seconds when in_call began */
+} cg_board_slot;
+
+typedef struct cg_board {
+    int world;
+    cg_board_slot *slots;    /* mapped */
+    size_t bytes;
+} cg_board;
+
+/* Create (launcher: zeroed, sized for world) or attach (rank) to the board
+ * file. 0, or -1 with err. */
+int cg_board_create(cg_board *b, const char *path, int world, char *err, size_t errlen);
+int cg_board_attach(cg_board *b, const char *path, int world, char *err, size_t errlen);
+void cg_board_close(cg_board *b);
+
+/* Rank side: publish into slot `rank`, hook the transport and install the
+ * exit/signal recorders. */
+void cg_board_start_rank(cg_board *b, int rank);
+void cg_board_job(int job, const char *case_name); /* a new job starts on this rank */
+void cg_board_done(void);                           /* this rank finished its jobs */
+
+/* Fault injection for the tool's own tests: `hang` or `exit` on one rank at
+ * its first communication call of a job whose case name contains `filter`. */
+int cg_board_inject(const char *spec, char *err, size_t errlen); /* "hang:1", "exit:0:name" */
+
+/* Launcher side: describe every rank that did not finish, one sentence. */
+void cg_board_describe(const cg_board *b, char *buf, size_t len);
+
+#endif

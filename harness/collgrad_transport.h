@@ -1,0 +1,83 @@
+/* collgrad_transport.h — the transport ABI of collgrad-check (installed for
+ * plugins). A transport moves bytes: a table of plain collectives over
+ * contiguous buffers. Rule sets (the backward formulas) are written against
+ * this table only, so any rule set runs over any transport.
+ *
+ * A plugin is a shared object exporting one symbol:
+ *     const cg_transport_ops *collgrad_transport(void);
+ * The tool checks ops->abi_version == CG_TRANSPORT_ABI_VERSION before use.
+ *
+ * Conventions for every entry:
+ *  - counts are numbers of elements of `dtype`, not bytes;
+ *  - "per-rank counts" arrays have `world` entries (ragged gathers/scatters);
+ *  - send == recv is allowed where noted (in place);
+ *  - returns 0, or -1 after recording a message readable with last_error();
+ *  - calls are collective over all ranks unless noted (send/recv are not),
+ *    and must be issued in the same order on every rank. */
+#ifndef COLLGRAD_TRANSPORT_H
+#define COLLGRAD_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CG_TRANSPORT_ABI_VERSION 1
+
+typedef enum { CGT_F32 = 0, CGT_F64 = 1, CGT_BF16 = 2, CGT_F16 = 3 } cgt_dtype;
+typedef enum { CGT_SUM = 0, CGT_AVG = 1, CGT_PROD = 2, CGT_MAX = 3, CGT_MIN = 4 } cgt_redop;
+
+/* capability flags */
+#define CGT_CAP_HOST 0x1u   /* buffers in host memory */
+#define CGT_CAP_CUDA 0x2u   /* buffers in CUDA device memory */
+#define CGT_CAP_HALF 0x4u   /* bf16 and f16 */
+
+typedef struct cg_transport cg_transport; /* an initialized instance (opaque) */
+
+typedef struct cg_transport_ops {
+    int abi_version;                      /* CG_TRANSPORT_ABI_VERSION */
+    const char *name;                     /* "mpi", "nccl", ... */
+    const char *version;                  /* the library's version, for reports */
+    unsigned caps;                        /* CGT_CAP_* */
+
+    /* Create an instance over the ranks of the current MPI world (MPI is
+     * initialized by the tool before). NULL with *err (static text) on failure. */
+    cg_transport *(*create)(const char **err);
+    void (*destroy)(cg_transport *t);
+    int (*rank)(const cg_transport *t);
+    int (*world)(const cg_transport *t);
+    const char *(*last_error)(const cg_transport *t);
+
+    /* recv[i] = op_k send_k[i]; in place when send == recv */
+    int (*all_reduce)(cg_transport *t, const void *send, void *recv, size_t count, cgt_dtype dt,
+                      cgt_redop op);
+    /* recv = cat_k send_k, send_k has counts[k] elements */
+    int (*all_gather)(cg_transport *t, const void *send, void *recv, const size_t *counts,
+                      cgt_dtype dt);
+    /* recv = (op_k send_k)[offset of rank r : + counts[r]]; send has sum(counts) */
+    int (*reduce_scatter)(cg_transport *t, const void *send, void *recv, const size_t *counts,
+                          cgt_dtype dt, cgt_redop op);
+    /* buf = buf_root (in place) */
+    int (*broadcast)(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int root);
+    /* recv (significant at root only) = op_k send_k */
+    int (*reduce)(cg_transport *t, const void *send, void *recv, size_t count, cgt_dtype dt,
+                  cgt_redop op, int root);
+    /* recv at root = cat_k send_k (counts[k] elements each); recv ignored elsewhere */
+    int (*gather)(cg_transport *t, const void *send, void *recv, const size_t *counts, cgt_dtype dt,
+                  int root);
+    /* recv_r = send_root[offset r : + counts[r]]; send significant at root only */
+    int (*scatter)(cg_transport *t, const void *send, void *recv, const size_t *counts,
+                   cgt_dtype dt, int root);
+    /* recv = cat_j (send_j's block for me); sendcounts[j] elements go to rank j,
+     * recvcounts[j] elements come from rank j */
+    int (*all_to_all)(cg_transport *t, const void *send, const size_t *sendcounts, void *recv,
+                      const size_t *recvcounts, cgt_dtype dt);
+    /* point to point, matched by (peer, tag); tag < 32768 */
+    int (*send)(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag);
+    int (*recv)(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag);
+    int (*barrier)(cg_transport *t);
+} cg_transport_ops;
+
+/* The one symbol a transport plugin exports. */
+typedef const cg_transport_ops *(*cg_transport_entry_fn)(void);
+#define CG_TRANSPORT_ENTRY "collgrad_transport"
+
+#endif

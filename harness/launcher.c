@@ -1,0 +1,285 @@
+/* launcher.c — outside MPI, start one `mpiexec -n W` job per world size (all
+ * of that world's cases in one job: MPICH start-up and busy-polling make a
+ * job per case far too slow), follow its progress through the results file,
+ * and enforce the per-job deadline.
+ *
+ * When a job hangs or a rank dies, the status board says who was where; the
+ * launcher records that as the failing job's error, and starts a new job for
+ * the jobs that had not run yet, so one bad case costs one case. */
+#include "launcher.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "board.h"
+#include "jobs.h"
+#include "report_json.h"
+#include "runner.h"
+#include "terminal.h"
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig) { interrupted = sig; }
+
+typedef struct launch {
+    const cg_options *o;
+    const cg_case_set *set;
+    cg_report *rep;
+    char dir[64];            /* private temporary directory */
+    char jobs[96], board[96], results[96], log[96];
+    int index, total, worst;
+} launch;
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static const char *mpiexec_path(void)
+{
+    const char *env = getenv("CG_MPIEXEC");
+    return env && *env ? env : CG_MPIEXEC;
+}
+
+static int write_jobs(const launch *L, const cg_job *jobs, int n)
+{
+    FILE *f = fopen(L->jobs, "w");
+    if (!f)
+        return -1;
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%d %s %d\n", jobs[i].case_index, jobs[i].rules, jobs[i].expect_only);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* argv for: mpiexec -n W <self> --worker --jobs J --board B --results R <options> <paths> */
+static pid_t start_job(const launch *L, int world)
+{
+    char self[PATH_MAX], wbuf[16], tbuf[32];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return -1;
+    self[n] = '\0';
+    snprintf(wbuf, sizeof wbuf, "%d", world);
+    snprintf(tbuf, sizeof tbuf, "%g", L->o->timeout);
+    const char *argv[64 + 256];
+    int a = 0;
+    const char *fixed[] = {mpiexec_path(), "-n", wbuf, self, "--worker", "--jobs", L->jobs, "--board",
+                           L->board, "--results", L->results, "--transport", L->o->transport,
+                           "--timeout", tbuf};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        argv[a++] = fixed[i];
+    if (L->o->no_fd)
+        argv[a++] = "--no-fd";
+    if (L->o->inject) {
+        argv[a++] = "--inject";
+        argv[a++] = L->o->inject;
+    }
+    if (L->o->world) {
+        argv[a++] = "--world";
+        argv[a++] = wbuf;
+    }
+    for (int i = 0; i < L->o->npaths && a < 64 + 250; i++)
+        argv[a++] = L->o->paths[i];
+    argv[a] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0); /* one group: a timeout kills mpiexec and every rank */
+        int log = open(L->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (log >= 0) {
+            dup2(log, STDOUT_FILENO);
+            dup2(log, STDERR_FILENO);
+        }
+        if (devnull >= 0)
+            dup2(devnull, STDIN_FILENO);
+        execv(argv[0], (char *const *)argv);
+        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    if (pid > 0)
+        setpgid(pid, pid);
+    return pid;
+}
+
+/* Read complete new lines of the results file from *offset; each is a job. */
+static int take_results(launch *L, long *offset, int *done)
+{
+    FILE *f = fopen(L->results, "r");
+    if (!f)
+        return 0;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int rc = 0;
+    fseek(f, *offset, SEEK_SET);
+    while ((len = getline(&line, &cap, f)) > 0 && line[len - 1] == '\n') {
+        *offset += len;
+        if (cg_case_from_json_line(L->rep, line) != 0) {
+            rc = -1;
+            break;
+        }
+        cg_case_result *c = &L->rep->cases[L->rep->ncases - 1];
+        cg_term_case(stdout, c, ++L->index, L->total, L->o->verbose);
+        (*done)++;
+    }
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+static void last_log_line(const launch *L, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(L->log, "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f))
+        if (line[0] != '\n' && strspn(line, " =\n") != strlen(line))
+            snprintf(buf, len, "%s", line);
+    fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* The job at jobs[failed] did not finish: record why, as an error. */
+static void record_lost_job(launch *L, const cg_job *job, int world, const char *why)
+{
+    const cg_case *cs = L->set->cases[job->case_index];
+    cg_case_result *c = cg_report_add_case(L->rep, cs->name, cs->file, cs->source, world);
+    if (!c)
+        return;
+    cg_case_set_rules(c, job->rules);
+    c->status = CG_ERROR;
+    c->error_class = CG_EXIT_INFRA;
+    c->message = strdup(why);
+    cg_term_case(stdout, c, ++L->index, L->total, L->o->verbose);
+}
+
+static void kill_group(pid_t pid)
+{
+    kill(-pid, SIGTERM);
+    for (int i = 0; i < 40 && waitpid(pid, NULL, WNOHANG) == 0; i++)
+        sleep_ms(50);
+    kill(-pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* Run jobs[0..n) at world w in as many mpiexec launches as failures need. */
+static int run_world(launch *L, const cg_job *jobs, int n, int w)
+{
+    int start = 0;
+    while (start < n && !interrupted) {
+        char err[1024], why[2048], log_line[512];
+        long offset = 0;
+        int done = 0, status = 0;
+        cg_board board = {0};
+        if (write_jobs(L, jobs + start, n - start) != 0 ||
+            cg_board_create(&board, L->board, w, err, sizeof err) != 0)
+            return -1;
+        unlink(L->results);
+        pid_t pid = start_job(L, w);
+        if (pid < 0) {
+            cg_board_close(&board);
+            return -1;
+        }
+        /* mpiexec start-up gets a grace period on top of the first deadline */
+        double last = cg_now() + 5.0;
+        bool exited = false;
+        while (!exited && !interrupted) {
+            sleep_ms(20);
+            exited = waitpid(pid, &status, WNOHANG) == pid;
+            int before = done;
+            if (take_results(L, &offset, &done) != 0)
+                break;
+            if (done > before)
+                last = cg_now();
+            if (!exited && cg_now() - last > L->o->timeout)
+                break;
+        }
+        if (!exited) {
+            cg_board_describe(&board, why, sizeof why);
+            char msg[2048];
+            snprintf(msg, sizeof msg, "%s after the %g s deadline: %s",
+                     interrupted ? "interrupted" : "killed", L->o->timeout, why[0] ? why : "no rank reported");
+            kill_group(pid);
+            take_results(L, &offset, &done);
+            snprintf(why, sizeof why, "%s", msg);
+        } else {
+            take_results(L, &offset, &done);
+            char ranks[1400];
+            cg_board_describe(&board, ranks, sizeof ranks);
+            last_log_line(L, log_line, sizeof log_line);
+            snprintf(why, sizeof why, "the job ended early (mpiexec exit status %d): %s%s%s",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                     ranks[0] ? ranks : "no rank reported", log_line[0] ? "; last output: " : "", log_line);
+        }
+        cg_board_close(&board);
+        start += done;
+        if (start < n) {
+            record_lost_job(L, &jobs[start], w, why);
+            start++;
+        }
+    }
+    return 0;
+}
+
+static int cleanup_dir(launch *L)
+{
+    const char *files[] = {L->jobs, L->board, L->results, L->log};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        unlink(files[i]);
+    return rmdir(L->dir);
+}
+
+int cg_run_launcher(const cg_options *o, const cg_case_set *set, cg_report *rep)
+{
+    launch L = {.o = o, .set = set, .rep = rep};
+    snprintf(L.dir, sizeof L.dir, "/tmp/collgrad-XXXXXX");
+    if (!mkdtemp(L.dir)) {
+        fprintf(stderr, "collgrad-check: cannot create a temporary directory: %s\n", strerror(errno));
+        return CG_EXIT_INFRA;
+    }
+    snprintf(L.jobs, sizeof L.jobs, "%s/jobs", L.dir);
+    snprintf(L.board, sizeof L.board, "%s/board", L.dir);
+    snprintf(L.results, sizeof L.results, "%s/results", L.dir);
+    snprintf(L.log, sizeof L.log, "%s/log", L.dir);
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
+    cg_job *per_world[CG_MAX_WORLD + 1] = {0};
+    int counts[CG_MAX_WORLD + 1] = {0}, rc = 0;
+    for (int w = 1; w <= CG_MAX_WORLD && rc == 0; w++) {
+        counts[w] = cg_jobs_for_world(o, set, w, &per_world[w]);
+        if (counts[w] < 0)
+            rc = CG_EXIT_INFRA;
+        else
+            L.total += counts[w];
+    }
+    for (int w = 1; w <= CG_MAX_WORLD && rc == 0 && !interrupted; w++)
+        if (counts[w] > 0 && run_world(&L, per_world[w], counts[w], w) != 0) {
+            fprintf(stderr, "collgrad-check: cannot start the W=%d job (%s)\n", w, mpiexec_path());
+            rc = CG_EXIT_INFRA;
+        }
+    for (int w = 1; w <= CG_MAX_WORLD; w++)
+        free(per_world[w]);
+    cleanup_dir(&L);
+    cg_report_count(rep);
+    for (int i = 0; i < rep->ncases; i++)
+        if (rep->cases[i].status == CG_ERROR && rep->cases[i].error_class > L.worst)
+            L.worst = rep->cases[i].error_class;
+    if (rc == 0)
+        rc = cg_exit_status(rep, L.worst);
+    if (interrupted && rc < CG_EXIT_INFRA)
+        rc = CG_EXIT_INFRA;
+    return rc;
+}

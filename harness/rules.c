@@ -1,0 +1,98 @@
+/* rules.c — the registry of built-in rule sets and the helpers they share. */
+#include "rules.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Reference first: a caller that wants "the right answer" takes entry 0. */
+static const cg_rules *const builtin_rules[] = {
+    &cg_rules_reference, &cg_rules_c10d, &cg_rules_torch_nn, &cg_rules_gatherlayer,
+    &cg_rules_diffdist,  NULL,
+};
+
+const cg_rules *const *cg_rules_all(void) { return builtin_rules; }
+
+const cg_rules *cg_rules_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (int i = 0; builtin_rules[i]; i++)
+        if (strcmp(builtin_rules[i]->name, name) == 0)
+            return builtin_rules[i];
+    return NULL;
+}
+
+void cg_counts_offsets(const size_t *counts, int world, size_t *off)
+{
+    size_t sum = 0;
+    for (int r = 0; r < world; r++) {
+        off[r] = sum;
+        sum += counts[r];
+    }
+}
+
+/* Every collective gets an autograd node: all rule sets but c10d. */
+cg_wiring cg_wiring_all_collective(const cg_coll *c)
+{
+    (void)c;
+    return CG_WIRE_COLLECTIVE;
+}
+
+/* The two enums list the same ops, but the transport ABI is frozen on its
+ * own, so map by name rather than by value. */
+cgt_redop cg_rules_tp_op(cg_redop op)
+{
+    switch (op) {
+    case CG_RED_SUM: return CGT_SUM;
+    case CG_RED_AVG: return CGT_AVG;
+    case CG_RED_PROD: return CGT_PROD;
+    case CG_RED_MAX: return CGT_MAX;
+    case CG_RED_MIN: return CGT_MIN;
+    case CG_RED_COUNT: break;
+    }
+    return CGT_SUM;
+}
+
+static bool kind_has_op(cg_coll_kind k)
+{
+    return k == CG_C_ALL_REDUCE || k == CG_C_REDUCE_SCATTER || k == CG_C_REDUCE;
+}
+
+static bool kind_has_root(cg_coll_kind k)
+{
+    return k == CG_C_BROADCAST || k == CG_C_REDUCE || k == CG_C_GATHER || k == CG_C_SCATTER;
+}
+
+/* "all_reduce(prod)", "reduce(sum, root 1)", "scatter(root 0)" */
+static void describe_call(const cg_coll *c, char *buf, size_t len)
+{
+    const char *kind = cg_coll_name(c->kind);
+    if (kind_has_op(c->kind) && kind_has_root(c->kind))
+        snprintf(buf, len, "%s(%s, root %d)", kind, cg_redop_name(c->op), c->root);
+    else if (kind_has_op(c->kind))
+        snprintf(buf, len, "%s(%s)", kind, cg_redop_name(c->op));
+    else if (kind_has_root(c->kind))
+        snprintf(buf, len, "%s(root %d)", kind, c->root);
+    else
+        snprintf(buf, len, "%s", kind);
+}
+
+int cg_rules_fail(cg_rule_call *call, const char *fmt, ...)
+{
+    if (!call->err || call->errlen == 0)
+        return -1;
+    char what[96], msg[512];
+    describe_call(call->coll, what, sizeof what);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(call->err, call->errlen, "backward of %s: %s", what, msg);
+    return -1;
+}
+
+int cg_rules_tp_fail(cg_rule_call *call)
+{
+    return cg_rules_fail(call, "%s", call->tp->err[0] ? call->tp->err : "transport call failed");
+}

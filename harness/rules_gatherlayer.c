@@ -1,0 +1,56 @@
+/* rules_gatherlayer.c — the `gatherlayer` rule set: SimCLR's GatherLayer
+ * (Spijkervet/SimCLR simclr/modules/gather.py), copied into many projects:
+ *
+ *   def backward(ctx, *grads):
+ *       grad_out = torch.zeros_like(input)
+ *       grad_out[:] = grads[dist.get_rank()]
+ *
+ * The all_gather backward keeps only this rank's slice of its own g and
+ * drops the gradients the other ranks' losses send to x: right under
+ * replicated semantics, 1/W of per-rank when every rank's loss is the same
+ * function, and silently wrong otherwise (seed 003: 6 and 9 where per-rank
+ * gives 12 and 18). The `all_x[rank] = x` trick and open_clip without
+ * gather_with_grad compute the same. Every other collective is reference. */
+#include "rules.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* gx = g[offset of my rank, + my count]; no communication. */
+static int own_slice_of_own_gradient(cg_rule_call *call)
+{
+    size_t *off = malloc((size_t)call->world * sizeof *off);
+    if (!off)
+        return cg_rules_fail(call, "out of memory");
+    cg_counts_offsets(call->in_counts, call->world, off);
+    size_t mine = call->in_counts[call->rank];
+    size_t total = off[call->world - 1] + call->in_counts[call->world - 1];
+    size_t start = off[call->rank];
+    free(off);
+    if ((size_t)call->gx->numel != mine || (size_t)call->gy->numel != total)
+        return cg_rules_fail(call, "gx has %lld elements and gy %lld, expected %zu and %zu",
+                             (long long)call->gx->numel, (long long)call->gy->numel, mine, total);
+    if (call->gy->dtype != call->gx->dtype)
+        return cg_rules_fail(call, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
+                             cg_dtype_name(call->gx->dtype));
+    size_t esz = cg_dtype_size(call->gx->dtype);
+    if (mine > 0)
+        memcpy(call->gx->data, (const char *)call->gy->data + start * esz, mine * esz);
+    return 0;
+}
+
+static int gatherlayer_backward(cg_rule_call *call)
+{
+    if (call->coll->kind == CG_C_ALL_GATHER)
+        return own_slice_of_own_gradient(call);
+    return cg_reference_backward(call);
+}
+
+const cg_rules cg_rules_gatherlayer = {
+    .name = "gatherlayer",
+    .emulates = "SimCLR GatherLayer: all_gather backward keeps the local slice of the local "
+                "gradient only",
+    .see = "Spijkervet/SimCLR simclr/modules/gather.py",
+    .wiring = cg_wiring_all_collective,
+    .backward = gatherlayer_backward,
+};

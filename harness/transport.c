@@ -1,0 +1,284 @@
+/* transport.c — the tool's handle on a transport (transport.h): opening a
+ * built-in or plugin transport, and the cg_tp_* wrappers every rule set calls.
+ *
+ * Each wrapper (1) counts the call and its bytes, (2) calls the status hook
+ * before and after, and (3) turns a failure into "<entry> #<seq>: <message>".
+ *
+ * bytes[e] adds, per call, (elements this rank sends + elements it receives)
+ * x element size, counted from the buffers handed to the entry, not from
+ * what goes over the wire (that depends on the library's algorithm):
+ *   all_reduce      count + count
+ *   all_gather      counts[rank] + sum(counts)
+ *   reduce_scatter  sum(counts) + counts[rank]
+ *   broadcast       count (the root sends it, the others receive it)
+ *   reduce          count, + count more at the root
+ *   gather          counts[rank], + sum(counts) more at the root
+ *   scatter         counts[rank], + sum(counts) more at the root
+ *   all_to_all      sum(sendcounts) + sum(recvcounts)
+ *   send, recv      count
+ *   barrier         0
+ * Calls and bytes are counted when the call is issued, so a call that fails
+ * or never returns is counted too. */
+#include "transport.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const entry_names[CG_TP_NENTRY] = {
+    "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",  "gather",
+    "scatter",    "all_to_all", "send",           "recv",      "barrier",
+};
+
+static cg_tp_hook status_hook;
+
+void cg_tp_set_hook(cg_tp_hook h) { status_hook = h; }
+
+const char *cg_tp_entry_name(cg_tp_entry e)
+{
+    return (unsigned)e < CG_TP_NENTRY ? entry_names[e] : "?";
+}
+
+cgt_dtype cg_tp_dtype(cg_dtype dt)
+{
+    switch (dt) {
+    case CG_F32: return CGT_F32;
+    case CG_F64: return CGT_F64;
+    case CG_BF16: return CGT_BF16;
+    case CG_F16: return CGT_F16;
+    }
+    return (cgt_dtype)dt;
+}
+
+static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void say(char *buf, size_t len, const char *fmt, ...)
+{
+    if (!buf || len == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- opening -------------------------------------------------------------- */
+
+/* The first entry a table leaves NULL, or NULL when it is complete. */
+static const char *missing_entry(const cg_transport_ops *o)
+{
+#define NEED(f)                                                                                   \
+    if (!o->f)                                                                                    \
+        return #f;
+    NEED(name) NEED(create) NEED(destroy) NEED(rank) NEED(world) NEED(last_error)
+    NEED(all_reduce) NEED(all_gather) NEED(reduce_scatter) NEED(broadcast) NEED(reduce)
+    NEED(gather) NEED(scatter) NEED(all_to_all) NEED(send) NEED(recv) NEED(barrier)
+#undef NEED
+    return NULL;
+}
+
+/* The plugin stays loaded once accepted: its table and name/version strings
+ * live in it, and reports may print them after cg_tp_close. */
+static const cg_transport_ops *load_plugin(const char *path, char *err, size_t errlen)
+{
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        say(err, errlen, "%s: %s", path, dlerror());
+        return NULL;
+    }
+    void *sym = dlsym(lib, CG_TRANSPORT_ENTRY);
+    if (!sym) {
+        say(err, errlen, "%s: no symbol '%s' (not a collgrad-check transport?)", path,
+            CG_TRANSPORT_ENTRY);
+        dlclose(lib);
+        return NULL;
+    }
+    cg_transport_entry_fn entry;
+    memcpy(&entry, &sym, sizeof entry); /* ISO C has no object-to-function pointer cast */
+    const cg_transport_ops *ops = entry();
+    const char *missing = NULL;
+    if (!ops)
+        say(err, errlen, "%s: %s() returned NULL", path, CG_TRANSPORT_ENTRY);
+    else if (ops->abi_version != CG_TRANSPORT_ABI_VERSION)
+        say(err, errlen, "%s: transport ABI version %d, this collgrad-check needs %d", path,
+            ops->abi_version, CG_TRANSPORT_ABI_VERSION);
+    else if ((missing = missing_entry(ops)) != NULL)
+        say(err, errlen, "%s: transport table has no '%s'", path, missing);
+    else
+        return ops;
+    dlclose(lib);
+    return NULL;
+}
+
+static bool is_plugin_path(const char *name)
+{
+    size_t n = strlen(name);
+    return strchr(name, '/') != NULL || (n >= 3 && strcmp(name + n - 3, ".so") == 0);
+}
+
+int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen)
+{
+    memset(tp, 0, sizeof *tp);
+    const cg_transport_ops *ops = NULL;
+    if (strcmp(name, "mpi") == 0)
+        ops = cg_transport_mpi();
+    else if (is_plugin_path(name))
+        ops = load_plugin(name, tp->err, sizeof tp->err);
+    else
+        say(tp->err, sizeof tp->err, "unknown transport '%s' (built in: mpi)", name);
+    if (ops) {
+        const char *why = NULL;
+        tp->inst = ops->create(&why);
+        if (tp->inst) {
+            tp->ops = ops;
+            tp->rank = ops->rank(tp->inst);
+            tp->world = ops->world(tp->inst);
+            return 0;
+        }
+        say(tp->err, sizeof tp->err, "%s: %s", name, why ? why : "create failed");
+    }
+    say(err, errlen, "%s", tp->err);
+    return -1;
+}
+
+void cg_tp_close(cg_tp *tp)
+{
+    if (tp->ops && tp->inst)
+        tp->ops->destroy(tp->inst);
+    tp->inst = NULL;
+}
+
+/* ---- the wrappers --------------------------------------------------------- */
+
+static uint64_t sum_counts(const size_t *counts, int world)
+{
+    uint64_t s = 0;
+    for (int k = 0; k < world; k++)
+        s += counts[k];
+    return s;
+}
+
+/* Refuses a half dtype the transport does not carry; else counts the call
+ * and calls the hook. Returns 0 when the transport may be called. */
+static int enter(cg_tp *tp, cg_tp_entry e, cg_dtype dt, uint64_t elems)
+{
+    if ((dt == CG_BF16 || dt == CG_F16) && !(tp->ops->caps & CGT_CAP_HALF)) {
+        say(tp->err, sizeof tp->err, "%s #%d: transport '%s' does not support %s",
+            entry_names[e], tp->seq, tp->ops->name, cg_dtype_name(dt));
+        return -1;
+    }
+    tp->calls[e]++;
+    tp->bytes[e] += elems * cg_dtype_size(dt);
+    if (status_hook)
+        status_hook(tp, e, 1);
+    return 0;
+}
+
+static int leave(cg_tp *tp, cg_tp_entry e, int rc)
+{
+    if (status_hook)
+        status_hook(tp, e, 0);
+    if (rc == 0)
+        return 0;
+    const char *why = tp->ops->last_error(tp->inst);
+    say(tp->err, sizeof tp->err, "%s #%d: %s", entry_names[e], tp->seq,
+        why && why[0] ? why : "failed (the transport gave no message)");
+    return -1;
+}
+
+int cg_tp_all_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_dtype dt,
+                     cgt_redop op)
+{
+    cg_tp_entry e = CG_TP_ALL_REDUCE;
+    if (enter(tp, e, dt, 2 * (uint64_t)count))
+        return -1;
+    return leave(tp, e, tp->ops->all_reduce(tp->inst, send, recv, count, cg_tp_dtype(dt), op));
+}
+
+int cg_tp_all_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt)
+{
+    cg_tp_entry e = CG_TP_ALL_GATHER;
+    if (enter(tp, e, dt, counts[tp->rank] + sum_counts(counts, tp->world)))
+        return -1;
+    return leave(tp, e, tp->ops->all_gather(tp->inst, send, recv, counts, cg_tp_dtype(dt)));
+}
+
+int cg_tp_reduce_scatter(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt,
+                         cgt_redop op)
+{
+    cg_tp_entry e = CG_TP_REDUCE_SCATTER;
+    if (enter(tp, e, dt, sum_counts(counts, tp->world) + counts[tp->rank]))
+        return -1;
+    return leave(tp, e,
+                 tp->ops->reduce_scatter(tp->inst, send, recv, counts, cg_tp_dtype(dt), op));
+}
+
+int cg_tp_broadcast(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int root)
+{
+    cg_tp_entry e = CG_TP_BROADCAST;
+    if (enter(tp, e, dt, count))
+        return -1;
+    return leave(tp, e, tp->ops->broadcast(tp->inst, buf, count, cg_tp_dtype(dt), root));
+}
+
+int cg_tp_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_dtype dt, cgt_redop op,
+                 int root)
+{
+    cg_tp_entry e = CG_TP_REDUCE;
+    if (enter(tp, e, dt, (uint64_t)count * (tp->rank == root ? 2 : 1)))
+        return -1;
+    return leave(tp, e, tp->ops->reduce(tp->inst, send, recv, count, cg_tp_dtype(dt), op, root));
+}
+
+int cg_tp_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root)
+{
+    cg_tp_entry e = CG_TP_GATHER;
+    uint64_t at_root = tp->rank == root ? sum_counts(counts, tp->world) : 0;
+    if (enter(tp, e, dt, counts[tp->rank] + at_root))
+        return -1;
+    return leave(tp, e, tp->ops->gather(tp->inst, send, recv, counts, cg_tp_dtype(dt), root));
+}
+
+int cg_tp_scatter(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root)
+{
+    cg_tp_entry e = CG_TP_SCATTER;
+    uint64_t at_root = tp->rank == root ? sum_counts(counts, tp->world) : 0;
+    if (enter(tp, e, dt, at_root + counts[tp->rank]))
+        return -1;
+    return leave(tp, e, tp->ops->scatter(tp->inst, send, recv, counts, cg_tp_dtype(dt), root));
+}
+
+int cg_tp_all_to_all(cg_tp *tp, const void *send, const size_t *sendcounts, void *recv,
+                     const size_t *recvcounts, cg_dtype dt)
+{
+    cg_tp_entry e = CG_TP_ALL_TO_ALL;
+    if (enter(tp, e, dt, sum_counts(sendcounts, tp->world) + sum_counts(recvcounts, tp->world)))
+        return -1;
+    return leave(tp, e, tp->ops->all_to_all(tp->inst, send, sendcounts, recv, recvcounts,
+                                            cg_tp_dtype(dt)));
+}
+
+int cg_tp_send(cg_tp *tp, const void *buf, size_t count, cg_dtype dt, int peer, int tag)
+{
+    cg_tp_entry e = CG_TP_SEND;
+    if (enter(tp, e, dt, count))
+        return -1;
+    return leave(tp, e, tp->ops->send(tp->inst, buf, count, cg_tp_dtype(dt), peer, tag));
+}
+
+int cg_tp_recv(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int peer, int tag)
+{
+    cg_tp_entry e = CG_TP_RECV;
+    if (enter(tp, e, dt, count))
+        return -1;
+    return leave(tp, e, tp->ops->recv(tp->inst, buf, count, cg_tp_dtype(dt), peer, tag));
+}
+
+int cg_tp_barrier(cg_tp *tp)
+{
+    cg_tp_entry e = CG_TP_BARRIER;
+    if (enter(tp, e, CG_F32, 0))
+        return -1;
+    return leave(tp, e, tp->ops->barrier(tp->inst));
+}

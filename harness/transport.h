@@ -1,0 +1,68 @@
+/* transport.h — the tool's handle on a transport (collgrad_transport.h).
+ *
+ * Every call goes through these wrappers, which (1) count calls and bytes
+ * per entry, (2) publish "rank R is in all_reduce #seq (backward)" to the
+ * watchdog's status board before blocking, and (3) turn a failure into a
+ * message naming the entry. Rule sets call only these.
+ *
+ * Ownership: cg_tp_open returns a handle the caller closes with cg_tp_close. */
+#ifndef CG_TRANSPORT_H
+#define CG_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "collgrad_transport.h"
+#include "tensor.h"
+
+typedef enum {
+    CG_TP_ALL_REDUCE, CG_TP_ALL_GATHER, CG_TP_REDUCE_SCATTER, CG_TP_BROADCAST, CG_TP_REDUCE,
+    CG_TP_GATHER, CG_TP_SCATTER, CG_TP_ALL_TO_ALL, CG_TP_SEND, CG_TP_RECV, CG_TP_BARRIER,
+    CG_TP_NENTRY
+} cg_tp_entry;
+
+const char *cg_tp_entry_name(cg_tp_entry e);
+
+typedef struct cg_tp {
+    const cg_transport_ops *ops;
+    cg_transport *inst;
+    int rank, world;
+    uint64_t calls[CG_TP_NENTRY];
+    uint64_t bytes[CG_TP_NENTRY];   /* bytes this rank handed to or received from the entry
+                                       (the rule per entry: transport.c) */
+    bool backward;                  /* set by the worker: calls now belong to a backward pass */
+    int seq;                        /* the program's communication call being served */
+    char err[512];
+} cg_tp;
+
+/* The built-in transport named `name` ("mpi"), or a plugin path ("./libx.so").
+ * 0, or -1 with err. MPI must be initialized. */
+int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen);
+void cg_tp_close(cg_tp *tp);
+const cg_transport_ops *cg_transport_mpi(void);
+
+cgt_dtype cg_tp_dtype(cg_dtype dt);
+
+int cg_tp_all_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_dtype dt, cgt_redop op);
+int cg_tp_all_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt);
+int cg_tp_reduce_scatter(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt,
+                         cgt_redop op);
+int cg_tp_broadcast(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int root);
+int cg_tp_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_dtype dt, cgt_redop op,
+                 int root);
+int cg_tp_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root);
+int cg_tp_scatter(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root);
+int cg_tp_all_to_all(cg_tp *tp, const void *send, const size_t *sendcounts, void *recv,
+                     const size_t *recvcounts, cg_dtype dt);
+int cg_tp_send(cg_tp *tp, const void *buf, size_t count, cg_dtype dt, int peer, int tag);
+int cg_tp_recv(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int peer, int tag);
+int cg_tp_barrier(cg_tp *tp);
+
+/* A process-wide hook, called for every cg_tp_* call that reaches the
+ * transport: with entering = 1 just before (calls[]/bytes[] already count the
+ * call) and with entering = 0 once it has returned, failed or not. For the
+ * watchdog's status board; NULL (the default) turns it off. */
+typedef void (*cg_tp_hook)(const cg_tp *tp, cg_tp_entry e, int entering);
+void cg_tp_set_hook(cg_tp_hook h);
+
+#endif

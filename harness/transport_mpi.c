@@ -1,0 +1,467 @@
+/* transport_mpi.c — the built-in "mpi" transport (collgrad_transport.h).
+ *
+ * Each instance works on its own duplicate of MPI_COMM_WORLD, so its traffic
+ * can never match messages of the tool or of another instance, and it sets
+ * MPI_ERRORS_RETURN on that duplicate so a failing call comes back as an
+ * error message instead of aborting every rank.
+ *
+ * MPI has no 16-bit float types, so bf16 and f16 travel as opaque 2-byte
+ * elements and are reduced by user-defined ops that widen to float, combine,
+ * and round back. MPI counts and displacements are int: larger requests are
+ * refused with a message rather than silently truncated. */
+#include <limits.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport.h"
+
+enum { HALF_SUM, HALF_PROD, HALF_MAX, HALF_MIN, HALF_NOPS };
+
+struct cg_transport {
+    MPI_Comm comm;
+    int rank, world;
+    MPI_Datatype half;              /* 2 opaque bytes: bf16 and f16 */
+    MPI_Op bf16_op[HALF_NOPS];
+    MPI_Op f16_op[HALF_NOPS];
+    int *counts, *displs;           /* world ints each: MPI's int count arrays */
+    int *counts2, *displs2;         /* the receive side of all_to_all */
+    char err[512];
+};
+
+/* ---- errors --------------------------------------------------------------- */
+
+static int fail(cg_transport *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(cg_transport *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->err, sizeof t->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int mpi_fail(cg_transport *t, const char *fn, int rc)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "MPI error code %d", rc);
+    return fail(t, "%s failed: %s", fn, text);
+}
+
+/* Call fn(args...) and, on failure, record "fn failed: <MPI's text>" and
+ * return -1 from the calling function (the shape of NCCL's checks.h). */
+#define MPI_TRY(t, fn, args)                                                                      \
+    do {                                                                                          \
+        int rc_ = fn args;                                                                        \
+        if (rc_ != MPI_SUCCESS)                                                                   \
+            return mpi_fail((t), #fn, rc_);                                                       \
+    } while (0)
+
+/* ---- bf16/f16 reductions -------------------------------------------------- */
+
+/* MPI hands a user op pairs of vectors; each pair is widened to float,
+ * combined and rounded back, so a reduction over W ranks rounds W-1 times,
+ * as NCCL's half-precision reductions do. MAX/MIN let a NaN win so that a
+ * NaN on any rank shows up in the result. */
+#define HALF_OP(name, widen, narrow, expr)                                                        \
+    static void name(void *in_, void *inout_, int *len, MPI_Datatype *type)                       \
+    {                                                                                             \
+        (void)type;                                                                               \
+        const uint16_t *in = in_;                                                                 \
+        uint16_t *io = inout_;                                                                    \
+        for (int i = 0; i < *len; i++) {                                                          \
+            float a = widen(in[i]), b = widen(io[i]);                                             \
+            io[i] = narrow(expr);                                                                 \
+        }                                                                                         \
+    }
+
+HALF_OP(bf16_sum, cg_bf16_to_f32, cg_f32_to_bf16, a + b)
+HALF_OP(bf16_prod, cg_bf16_to_f32, cg_f32_to_bf16, a * b)
+HALF_OP(bf16_max, cg_bf16_to_f32, cg_f32_to_bf16, (isnan(a) || a > b) ? a : b)
+HALF_OP(bf16_min, cg_bf16_to_f32, cg_f32_to_bf16, (isnan(a) || a < b) ? a : b)
+HALF_OP(f16_sum, cg_f16_to_f32, cg_f32_to_f16, a + b)
+HALF_OP(f16_prod, cg_f16_to_f32, cg_f32_to_f16, a * b)
+HALF_OP(f16_max, cg_f16_to_f32, cg_f32_to_f16, (isnan(a) || a > b) ? a : b)
+HALF_OP(f16_min, cg_f16_to_f32, cg_f32_to_f16, (isnan(a) || a < b) ? a : b)
+
+static MPI_User_function *const bf16_fns[HALF_NOPS] = {bf16_sum, bf16_prod, bf16_max, bf16_min};
+static MPI_User_function *const f16_fns[HALF_NOPS] = {f16_sum, f16_prod, f16_max, f16_min};
+
+/* ---- dtypes, ops, counts -------------------------------------------------- */
+
+static int mpi_type(cg_transport *t, cgt_dtype dt, MPI_Datatype *out)
+{
+    switch (dt) {
+    case CGT_F32: *out = MPI_FLOAT; return 0;
+    case CGT_F64: *out = MPI_DOUBLE; return 0;
+    case CGT_BF16:
+    case CGT_F16: *out = t->half; return 0;
+    }
+    return fail(t, "unknown dtype %d", (int)dt);
+}
+
+/* MPI has no average: AVG reduces with SUM and the callers then divide each
+ * element by the world size locally (divide_by_world), one more rounding,
+ * which is what NCCL's ncclAvg does for floating types too. */
+static int mpi_op(cg_transport *t, cgt_dtype dt, cgt_redop op, MPI_Op *out)
+{
+    static const MPI_Op builtin[] = {MPI_SUM, MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN};
+    static const int half_index[] = {HALF_SUM, HALF_SUM, HALF_PROD, HALF_MAX, HALF_MIN};
+    if ((unsigned)op > CGT_MIN)
+        return fail(t, "unknown reduction op %d", (int)op);
+    if (dt == CGT_BF16 || dt == CGT_F16)
+        *out = (dt == CGT_BF16 ? t->bf16_op : t->f16_op)[half_index[op]];
+    else
+        *out = builtin[op];
+    return 0;
+}
+
+static int type_and_op(cg_transport *t, cgt_dtype dt, cgt_redop op, MPI_Datatype *type, MPI_Op *mop)
+{
+    return mpi_type(t, dt, type) || mpi_op(t, dt, op, mop) ? -1 : 0;
+}
+
+static void divide_by_world(void *buf, size_t n, cgt_dtype dt, int world)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (dt) {
+        case CGT_F32: ((float *)buf)[i] /= (float)world; break;
+        case CGT_F64: ((double *)buf)[i] /= world; break;
+        case CGT_BF16: {
+            uint16_t *h = buf;
+            h[i] = cg_f32_to_bf16(cg_bf16_to_f32(h[i]) / (float)world);
+            break;
+        }
+        case CGT_F16: {
+            uint16_t *h = buf;
+            h[i] = cg_f32_to_f16(cg_f16_to_f32(h[i]) / (float)world);
+            break;
+        }
+        }
+    }
+}
+
+static int int_count(cg_transport *t, size_t n, int *out)
+{
+    if (n > INT_MAX)
+        return fail(t, "count %zu exceeds INT_MAX (%d): MPI counts are int", n, INT_MAX);
+    *out = (int)n;
+    return 0;
+}
+
+/* Per-rank counts to MPI's int counts and displacements. The total must fit
+ * in int too, so that every displacement does. */
+static int int_counts(cg_transport *t, const size_t *counts, int *ic, int *displs)
+{
+    size_t total = 0;
+    for (int k = 0; k < t->world; k++) {
+        if (counts[k] > INT_MAX || total + counts[k] > INT_MAX)
+            return fail(t, "counts[%d] = %zu brings the total past INT_MAX (%d): MPI counts and "
+                        "displacements are int", k, counts[k], INT_MAX);
+        ic[k] = (int)counts[k];
+        displs[k] = (int)total;
+        total += counts[k];
+    }
+    return 0;
+}
+
+static int check_rank(cg_transport *t, const char *what, int r)
+{
+    if (r < 0 || r >= t->world)
+        return fail(t, "%s %d out of range (world %d)", what, r, t->world);
+    return 0;
+}
+
+/* ---- collectives ---------------------------------------------------------- */
+
+static int mpi_all_reduce(cg_transport *t, const void *send, void *recv, size_t count,
+                          cgt_dtype dt, cgt_redop op)
+{
+    MPI_Datatype type;
+    MPI_Op mop;
+    int n;
+    if (type_and_op(t, dt, op, &type, &mop) || int_count(t, count, &n))
+        return -1;
+    const void *src = send == recv ? MPI_IN_PLACE : send;
+    MPI_TRY(t, MPI_Allreduce, (src, recv, n, type, mop, t->comm));
+    if (op == CGT_AVG)
+        divide_by_world(recv, count, dt, t->world);
+    return 0;
+}
+
+static int mpi_all_gather(cg_transport *t, const void *send, void *recv, const size_t *counts,
+                          cgt_dtype dt)
+{
+    MPI_Datatype type;
+    if (mpi_type(t, dt, &type) || int_counts(t, counts, t->counts, t->displs))
+        return -1;
+    MPI_TRY(t, MPI_Allgatherv, (send, t->counts[t->rank], type, recv, t->counts, t->displs, type,
+                                t->comm));
+    return 0;
+}
+
+static int mpi_reduce_scatter(cg_transport *t, const void *send, void *recv, const size_t *counts,
+                              cgt_dtype dt, cgt_redop op)
+{
+    MPI_Datatype type;
+    MPI_Op mop;
+    if (type_and_op(t, dt, op, &type, &mop) || int_counts(t, counts, t->counts, t->displs))
+        return -1;
+    MPI_TRY(t, MPI_Reduce_scatter, (send, recv, t->counts, type, mop, t->comm));
+    if (op == CGT_AVG)
+        divide_by_world(recv, counts[t->rank], dt, t->world);
+    return 0;
+}
+
+static int mpi_broadcast(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int root)
+{
+    MPI_Datatype type;
+    int n;
+    if (mpi_type(t, dt, &type) || int_count(t, count, &n) || check_rank(t, "root", root))
+        return -1;
+    MPI_TRY(t, MPI_Bcast, (buf, n, type, root, t->comm));
+    return 0;
+}
+
+static int mpi_reduce(cg_transport *t, const void *send, void *recv, size_t count, cgt_dtype dt,
+                      cgt_redop op, int root)
+{
+    MPI_Datatype type;
+    MPI_Op mop;
+    int n;
+    if (type_and_op(t, dt, op, &type, &mop) || int_count(t, count, &n) ||
+        check_rank(t, "root", root))
+        return -1;
+    bool at_root = t->rank == root;
+    const void *src = at_root && send == recv ? MPI_IN_PLACE : send;
+    MPI_TRY(t, MPI_Reduce, (src, recv, n, type, mop, root, t->comm));
+    if (op == CGT_AVG && at_root)
+        divide_by_world(recv, count, dt, t->world);
+    return 0;
+}
+
+static int mpi_gather(cg_transport *t, const void *send, void *recv, const size_t *counts,
+                      cgt_dtype dt, int root)
+{
+    MPI_Datatype type;
+    if (mpi_type(t, dt, &type) || int_counts(t, counts, t->counts, t->displs) ||
+        check_rank(t, "root", root))
+        return -1;
+    MPI_TRY(t, MPI_Gatherv, (send, t->counts[t->rank], type, recv, t->counts, t->displs, type, root,
+                             t->comm));
+    return 0;
+}
+
+static int mpi_scatter(cg_transport *t, const void *send, void *recv, const size_t *counts,
+                       cgt_dtype dt, int root)
+{
+    MPI_Datatype type;
+    if (mpi_type(t, dt, &type) || int_counts(t, counts, t->counts, t->displs) ||
+        check_rank(t, "root", root))
+        return -1;
+    MPI_TRY(t, MPI_Scatterv, (send, t->counts, t->displs, type, recv, t->counts[t->rank], type,
+                              root, t->comm));
+    return 0;
+}
+
+static int mpi_all_to_all(cg_transport *t, const void *send, const size_t *sendcounts, void *recv,
+                          const size_t *recvcounts, cgt_dtype dt)
+{
+    MPI_Datatype type;
+    if (mpi_type(t, dt, &type) || int_counts(t, sendcounts, t->counts, t->displs) ||
+        int_counts(t, recvcounts, t->counts2, t->displs2))
+        return -1;
+    MPI_TRY(t, MPI_Alltoallv, (send, t->counts, t->displs, type, recv, t->counts2, t->displs2, type,
+                               t->comm));
+    return 0;
+}
+
+static int check_p2p(cg_transport *t, size_t count, cgt_dtype dt, int peer, int tag,
+                     MPI_Datatype *type, int *n)
+{
+    if (mpi_type(t, dt, type) || int_count(t, count, n) || check_rank(t, "peer", peer))
+        return -1;
+    if (tag < 0 || tag >= 32768)
+        return fail(t, "tag %d outside 0..32767", tag);
+    return 0;
+}
+
+static int mpi_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag)
+{
+    MPI_Datatype type;
+    int n;
+    if (check_p2p(t, count, dt, peer, tag, &type, &n))
+        return -1;
+    MPI_TRY(t, MPI_Send, (buf, n, type, peer, tag, t->comm));
+    return 0;
+}
+
+/* A longer message than expected fails inside MPI_Recv (truncation); a
+ * shorter one is accepted by MPI, so the count is compared here. */
+static int mpi_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag)
+{
+    MPI_Datatype type;
+    MPI_Status st;
+    int n, got = 0;
+    if (check_p2p(t, count, dt, peer, tag, &type, &n))
+        return -1;
+    MPI_TRY(t, MPI_Recv, (buf, n, type, peer, tag, t->comm, &st));
+    MPI_TRY(t, MPI_Get_count, (&st, type, &got));
+    if (got == MPI_UNDEFINED)
+        return fail(t, "recv from rank %d tag %d: expected %d elements, got a partial element",
+                    peer, tag, n);
+    if (got != n)
+        return fail(t, "recv from rank %d tag %d: expected %d elements, got %d", peer, tag, n, got);
+    return 0;
+}
+
+static int mpi_barrier(cg_transport *t)
+{
+    MPI_TRY(t, MPI_Barrier, (t->comm));
+    return 0;
+}
+
+/* ---- instances ------------------------------------------------------------ */
+
+static void mpi_destroy(cg_transport *t)
+{
+    if (!t)
+        return;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) { /* after MPI_Finalize no MPI call is allowed, frees included */
+        for (int k = 0; k < HALF_NOPS; k++) {
+            if (t->bf16_op[k] != MPI_OP_NULL)
+                MPI_Op_free(&t->bf16_op[k]);
+            if (t->f16_op[k] != MPI_OP_NULL)
+                MPI_Op_free(&t->f16_op[k]);
+        }
+        if (t->half != MPI_DATATYPE_NULL)
+            MPI_Type_free(&t->half);
+        if (t->comm != MPI_COMM_NULL)
+            MPI_Comm_free(&t->comm);
+    }
+    free(t->counts);
+    free(t);
+}
+
+/* Everything create needs from MPI; *err is set to static text on failure. */
+static int setup(cg_transport *t, const char **err)
+{
+    *err = "MPI_Comm_dup(MPI_COMM_WORLD) failed";
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &t->comm) != MPI_SUCCESS)
+        return -1;
+    *err = "MPI_Comm_set_errhandler failed";
+    if (MPI_Comm_set_errhandler(t->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS)
+        return -1;
+    *err = "MPI_Comm_rank/MPI_Comm_size failed";
+    if (MPI_Comm_rank(t->comm, &t->rank) != MPI_SUCCESS ||
+        MPI_Comm_size(t->comm, &t->world) != MPI_SUCCESS)
+        return -1;
+    *err = "MPI_Type_contiguous/MPI_Type_commit failed";
+    if (MPI_Type_contiguous(2, MPI_BYTE, &t->half) != MPI_SUCCESS ||
+        MPI_Type_commit(&t->half) != MPI_SUCCESS)
+        return -1;
+    *err = "MPI_Op_create failed";
+    for (int k = 0; k < HALF_NOPS; k++)
+        if (MPI_Op_create(bf16_fns[k], 1, &t->bf16_op[k]) != MPI_SUCCESS ||
+            MPI_Op_create(f16_fns[k], 1, &t->f16_op[k]) != MPI_SUCCESS)
+            return -1;
+    *err = "out of memory";
+    t->counts = calloc(4 * (size_t)t->world, sizeof *t->counts);
+    if (!t->counts)
+        return -1;
+    t->displs = t->counts + t->world;
+    t->counts2 = t->displs + t->world;
+    t->displs2 = t->counts2 + t->world;
+    *err = NULL;
+    return 0;
+}
+
+static cg_transport *mpi_create(const char **err)
+{
+    int initialized = 0;
+    if (MPI_Initialized(&initialized) != MPI_SUCCESS || !initialized) {
+        *err = "MPI is not initialized";
+        return NULL;
+    }
+    cg_transport *t = calloc(1, sizeof *t);
+    if (!t) {
+        *err = "out of memory";
+        return NULL;
+    }
+    t->comm = MPI_COMM_NULL;
+    t->half = MPI_DATATYPE_NULL;
+    for (int k = 0; k < HALF_NOPS; k++)
+        t->bf16_op[k] = t->f16_op[k] = MPI_OP_NULL;
+    if (setup(t, err) != 0) {
+        mpi_destroy(t);
+        return NULL;
+    }
+    return t;
+}
+
+static int mpi_rank(const cg_transport *t) { return t->rank; }
+static int mpi_world(const cg_transport *t) { return t->world; }
+static const char *mpi_last_error(const cg_transport *t) { return t->err; }
+
+static cg_transport_ops mpi_ops = {
+    .abi_version = CG_TRANSPORT_ABI_VERSION,
+    .name = "mpi",
+    .version = "",
+    .caps = CGT_CAP_HOST | CGT_CAP_HALF,
+    .create = mpi_create,
+    .destroy = mpi_destroy,
+    .rank = mpi_rank,
+    .world = mpi_world,
+    .last_error = mpi_last_error,
+    .all_reduce = mpi_all_reduce,
+    .all_gather = mpi_all_gather,
+    .reduce_scatter = mpi_reduce_scatter,
+    .broadcast = mpi_broadcast,
+    .reduce = mpi_reduce,
+    .gather = mpi_gather,
+    .scatter = mpi_scatter,
+    .all_to_all = mpi_all_to_all,
+    .send = mpi_send,
+    .recv = mpi_recv,
+    .barrier = mpi_barrier,
+};
+
+/* The first line of MPI_Get_library_version (e.g. "MPICH Version: 4.0.2"),
+ * with runs of blanks folded to one space, for one-line reports. MPI allows
+ * this call before MPI_Init. */
+static void read_library_version(char *out, size_t len)
+{
+    static char raw[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    size_t o = 0;
+    if (MPI_Get_library_version(raw, &n) != MPI_SUCCESS)
+        n = 0;
+    for (int i = 0; i < n && raw[i] && raw[i] != '\n' && o + 1 < len; i++) {
+        bool blank = raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r';
+        if (!blank)
+            out[o++] = raw[i];
+        else if (o > 0 && out[o - 1] != ' ')
+            out[o++] = ' ';
+    }
+    while (o > 0 && out[o - 1] == ' ')
+        o--;
+    out[o] = '\0';
+}
+
+const cg_transport_ops *cg_transport_mpi(void)
+{
+    static char version[256];
+    if (!version[0]) {
+        read_library_version(version, sizeof version);
+        mpi_ops.version = version[0] ? version : "unknown MPI";
+    }
+    return &mpi_ops;
+}

@@ -1,0 +1,268 @@
+/* worker.c — one MPI process of a distributed run: for each job, run the
+ * case's program on this rank through the rule set and the transport, then
+ * ship the named tensors' values and gradients to rank 0, which diffs them
+ * with the oracle.
+ *
+ * Results travel over plain MPI on MPI_COMM_WORLD, never over the transport
+ * under test: a broken transport must not be able to corrupt its own verdict. */
+#include "worker.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expect.h"
+#include "interp.h"
+#include "worker_comm.h"
+
+enum { RESULT_TAG = 32767 };
+
+/* ---- packing a rank's bindings ------------------------------------------- */
+
+typedef struct buf {
+    char *p;
+    size_t n, cap;
+    bool oom;
+} buf;
+
+static void put(buf *b, const void *src, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->n + n > b->cap) {
+        size_t cap = (b->n + n) * 2 + 256;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, src, n);
+    b->n += n;
+}
+
+static void put_i64(buf *b, int64_t v) { put(b, &v, sizeof v); }
+
+static void put_str(buf *b, const char *s)
+{
+    int64_t n = s ? (int64_t)strlen(s) : -1;
+    put_i64(b, n);
+    if (s)
+        put(b, s, (size_t)n);
+}
+
+static void put_values(buf *b, const cg_tensor *t, int64_t numel)
+{
+    for (int64_t i = 0; i < numel; i++) {
+        double v = t ? cg_get(t, i) : 0.0;
+        put(b, &v, sizeof v);
+    }
+}
+
+/* [error][n][name ndim shape[4] value[numel] grad[numel]]... */
+static void pack_rank(buf *b, const cg_interp *I, const char *error)
+{
+    put_str(b, error);
+    const cg_binding *bind = NULL;
+    int n = I ? cg_interp_bindings(I, 0, &bind) : 0;
+    put_i64(b, n);
+    for (int i = 0; i < n; i++) {
+        const cg_tensor *t = bind[i].t;
+        put_str(b, bind[i].name);
+        put_i64(b, t->ndim);
+        for (int d = 0; d < CG_MAX_DIMS; d++)
+            put_i64(b, t->shape[d]);
+        put_values(b, t, t->numel);
+        put_values(b, t->grad, t->numel);
+    }
+}
+
+typedef struct reader {
+    const char *p;
+    size_t n, at;
+    bool bad;
+} reader;
+
+static void get(reader *r, void *dst, size_t n)
+{
+    if (r->bad || r->at + n > r->n) {
+        r->bad = true;
+        memset(dst, 0, n);
+        return;
+    }
+    memcpy(dst, r->p + r->at, n);
+    r->at += n;
+}
+
+static int64_t get_i64(reader *r)
+{
+    int64_t v;
+    get(r, &v, sizeof v);
+    return v;
+}
+
+static char *get_str(reader *r)
+{
+    int64_t n = get_i64(r);
+    if (n < 0 || r->bad || (size_t)n > r->n - r->at)
+        return NULL;
+    char *s = malloc((size_t)n + 1);
+    if (s) {
+        get(r, s, (size_t)n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+static double *get_values(reader *r, int64_t n)
+{
+    if (n < 0 || (size_t)n > (r->n - r->at) / sizeof(double)) {
+        r->bad = true;
+        return NULL;
+    }
+    double *v = malloc(((size_t)n + 1) * sizeof *v);
+    if (v)
+        get(r, v, (size_t)n * sizeof *v);
+    return v;
+}
+
+static int unpack_rank(const char *p, size_t n, cg_obs_rank *rk)
+{
+    reader r = {p, n, 0, false};
+    rk->error = get_str(&r);
+    int64_t count = get_i64(&r);
+    if (r.bad || count < 0 || count > 1000000)
+        return -1;
+    rk->tensors = calloc((size_t)count + 1, sizeof *rk->tensors);
+    if (!rk->tensors)
+        return -1;
+    for (int64_t i = 0; i < count && !r.bad; i++) {
+        cg_obs_tensor *t = &rk->tensors[rk->ntensors++];
+        t->name = get_str(&r);
+        t->ndim = (int)get_i64(&r);
+        t->numel = 1;
+        for (int d = 0; d < CG_MAX_DIMS; d++) {
+            t->shape[d] = get_i64(&r);
+            if (d < t->ndim)
+                t->numel *= t->shape[d];
+        }
+        t->value = get_values(&r, t->numel);
+        t->grad = get_values(&r, t->numel);
+        if (!t->name || !t->value || !t->grad)
+            r.bad = true;
+    }
+    return r.bad ? -1 : 0;
+}
+
+/* ---- one job on this rank ------------------------------------------------ */
+
+/* Run the program on this rank; pack what it produced into b. */
+static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const cg_oracle *plan, buf *b)
+{
+    cg_graph *g = cg_graph_new();
+    cg_wcomm w = {tp, rules, tp->rank, tp->world, cs->dtype, plan->events, plan->nevents, 0};
+    cg_comm comm = cg_wcomm_comm(&w);
+    int me = tp->rank;
+    cg_interp *I = g ? cg_interp_new(cs, tp->world, &me, 1, cs->dtype, g, &comm) : NULL;
+    if (!I)
+        pack_rank(b, NULL, "out of memory");
+    else if (cg_interp_run(I) != 0)
+        pack_rank(b, I, cg_interp_error(I));
+    else
+        pack_rank(b, I, NULL);
+    cg_interp_free(I);
+    cg_graph_free(g);
+}
+
+/* Rank 0 collects every rank's packed result in rank order. */
+static int gather_observed(const buf *mine, int world, cg_observed *obs, char *err, size_t errlen)
+{
+    obs->world = world;
+    for (int r = 0; r < world; r++) {
+        char *p = mine->p;
+        size_t n = mine->n;
+        if (r > 0) {
+            MPI_Status st;
+            int count;
+            if (MPI_Probe(r, RESULT_TAG, MPI_COMM_WORLD, &st) != MPI_SUCCESS ||
+                MPI_Get_count(&st, MPI_BYTE, &count) != MPI_SUCCESS || !(p = malloc((size_t)count + 1)) ||
+                MPI_Recv(p, count, MPI_BYTE, r, RESULT_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+                snprintf(err, errlen, "collecting rank %d's results over MPI failed", r);
+                return -1;
+            }
+            n = (size_t)count;
+        }
+        int rc = unpack_rank(p, n, &obs->ranks[r]);
+        if (r > 0)
+            free(p);
+        if (rc != 0) {
+            snprintf(err, errlen, "rank %d's results are corrupt", r);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, bool fd, cg_case_result *res,
+                  int *error_class)
+{
+    const cg_rules *rules = cg_rules_find(job->rules);
+    *error_class = 0;
+    if (!rules) {
+        /* every rank sees the same: no communication happens */
+        if (res) {
+            res->status = CG_ERROR;
+            char msg[160];
+            snprintf(msg, sizeof msg, "unknown rule set '%s'", job->rules);
+            res->message = strdup(msg);
+            res->error_class = 2;
+        }
+        *error_class = 2;
+        return 0;
+    }
+    bool root = tp->rank == 0;
+    /* The plan is computed identically on every rank; only rank 0 pays for
+     * the finite differences, in a second oracle run after the job. */
+    cg_oracle *o = cg_oracle_run(cs, tp->world, false);
+    if (!o)
+        return -1;
+    if (o->status != 0) { /* a bad program: identical on every rank, nothing to run */
+        if (root) {
+            cg_check_oracle(cs, o, res);
+            *error_class = res->status == CG_ERROR ? o->status : 0;
+            res->error_class = *error_class;
+        }
+        cg_oracle_free(o);
+        return 0;
+    }
+    buf b = {0};
+    run_rank(cs, rules, tp, o, &b);
+    int rc = b.oom ? -1 : 0;
+    if (!root && rc == 0 && MPI_Send(b.p, (int)b.n, MPI_BYTE, 0, RESULT_TAG, MPI_COMM_WORLD) != MPI_SUCCESS)
+        rc = -1;
+    if (root && rc == 0) {
+        cg_observed obs;
+        memset(&obs, 0, sizeof obs);
+        char err[256];
+        if (gather_observed(&b, tp->world, &obs, err, sizeof err) != 0) {
+            res->status = CG_ERROR;
+            res->message = strdup(err);
+            res->error_class = *error_class = 3;
+        } else {
+            if (!job->expect_only) {
+                cg_oracle *checked = fd ? cg_oracle_run(cs, tp->world, true) : NULL;
+                cg_check_oracle(cs, checked ? checked : o, res);
+                cg_oracle_free(checked);
+            }
+            cg_diff_opts opts = {job->rules, job->expect_only, cg_case_tol(cs, cg_tol_for(cs->dtype))};
+            cg_diff_distributed(cs, o, &obs, &opts, res);
+        }
+        cg_observed_free(&obs);
+    }
+    free(b.p);
+    cg_oracle_free(o);
+    return rc;
+}

@@ -1,0 +1,32 @@
+/* worker.h — the processes of a distributed run (one per rank).
+ *
+ * Two ways in: the launcher starts `mpiexec -n W collgrad-check --worker
+ * --jobs F --board B --results R ...` (rank 0 appends one JSON line per
+ * finished job to R); or a user starts `mpiexec -n N collgrad-check ...`
+ * (or srun) directly, and rank 0 prints and writes the reports itself. */
+#ifndef CG_WORKER_H
+#define CG_WORKER_H
+
+#include <stdbool.h>
+
+#include "case_set.h"
+#include "cli.h"
+#include "jobs.h"
+#include "observed.h"
+#include "result.h"
+#include "rules.h"
+#include "transport.h"
+
+/* Run one job on this rank. On rank 0, res receives the checks and
+ * *error_class is 2 (bad case) or 3 (infrastructure) for an erroring job.
+ * Returns 0, or -1 on a local failure (out of memory, MPI). */
+int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, bool fd, cg_case_result *res,
+                  int *error_class);
+
+/* Entry point inside MPI (either way in). Returns the process exit status. */
+int cg_worker_main(const cg_options *o, const cg_case_set *set);
+
+/* True when this process was started by an MPI launcher (mpiexec, srun). */
+bool cg_launched_by_mpi(void);
+
+#endif

@@ -1,0 +1,30 @@
+/* worker_comm.h — a worker's cg_comm: the interpreter's collectives become
+ * real transport calls, wired into autograd by a rule set.
+ *
+ * The other ranks' shapes (ragged gathers, recv sizes, p2p tags) come from
+ * the oracle's plan of the same program, computed in this process, so no
+ * metadata travels over the transport under test.
+ *
+ * Ownership: the caller owns everything pointed to and keeps it alive while
+ * the interpreter runs; the comm owns nothing. */
+#ifndef CG_WORKER_COMM_H
+#define CG_WORKER_COMM_H
+
+#include "comm.h"
+#include "oracle.h"
+#include "rules.h"
+#include "transport.h"
+
+typedef struct cg_wcomm {
+    cg_tp *tp;
+    const cg_rules *rules;
+    int rank, world;
+    cg_dtype dtype;              /* the case's dtype: every tensor of the run */
+    const cg_plan_event *events; /* the oracle's plan at this world */
+    int nevents;
+    int passes;                  /* backward passes run */
+} cg_wcomm;
+
+cg_comm cg_wcomm_comm(cg_wcomm *w);
+
+#endif

@@ -1,0 +1,186 @@
+/* worker_main.c — the MPI entry point of a distributed run (worker.h). */
+#include <cjson/cJSON.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "board.h"
+#include "junit.h"
+#include "report_json.h"
+#include "runner.h"
+#include "terminal.h"
+#include "worker.h"
+
+bool cg_launched_by_mpi(void)
+{
+    static const char *const vars[] = {"PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
+                                       "MPI_LOCALRANKID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i]))
+            return true;
+    return false;
+}
+
+/* "case_index rules expect_only" per line, written by the launcher. */
+static int read_jobs(const char *path, cg_job **jobs)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int n = 0, cap = 16;
+    cg_job *j = malloc((size_t)cap * sizeof *j);
+    int idx, only;
+    char rules[64];
+    while (j && fscanf(f, "%d %63s %d", &idx, rules, &only) == 3) {
+        if (n == cap) {
+            cap *= 2;
+            cg_job *g = realloc(j, (size_t)cap * sizeof *g);
+            if (!g)
+                break;
+            j = g;
+        }
+        j[n].case_index = idx;
+        snprintf(j[n].rules, sizeof j[n].rules, "%s", rules);
+        j[n].expect_only = only != 0;
+        n++;
+    }
+    fclose(f);
+    *jobs = j;
+    return j ? n : -1;
+}
+
+/* Direct mode: a rank past its deadline says where it is and ends the job. */
+static void on_deadline(int sig)
+{
+    (void)sig;
+    static const char msg[] = "collgrad-check: job deadline exceeded (see --timeout); aborting\n";
+    ssize_t unused = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)unused;
+    _exit(CG_EXIT_INFRA);
+}
+
+static int append_line(const char *path, const char *line)
+{
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return -1;
+    int bad = fprintf(f, "%s\n", line) < 0;
+    bad |= fflush(f) != 0;
+    bad |= fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    return bad ? -1 : 0;
+}
+
+/* Rank 0's share of a job: label the result, then hand it on. */
+static int deliver(const cg_options *o, cg_report *rep, cg_case_result *res, int index, int total)
+{
+    if (o->results_file) {
+        char *line = cg_case_json_line(res);
+        int rc = line ? append_line(o->results_file, line) : -1;
+        cJSON_free(line);
+        return rc;
+    }
+    cg_term_case(stdout, res, index, total, o->verbose);
+    (void)rep;
+    return 0;
+}
+
+static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *jobs, int njobs, cg_tp *tp,
+                    cg_report *rep, int *worst)
+{
+    for (int i = 0; i < njobs; i++) {
+        const cg_case *cs = set->cases[jobs[i].case_index];
+        cg_board_job(i, cs->name);
+        cg_case_result *res = NULL;
+        if (tp->rank == 0) {
+            if (!(res = cg_report_add_case(rep, cs->name, cs->file, cs->source, tp->world)))
+                return -1;
+            cg_case_set_rules(res, jobs[i].rules);
+        }
+        if (!o->worker)
+            alarm((unsigned)(o->timeout + 0.999));
+        double t0 = cg_now();
+        int eclass = 0;
+        if (cg_worker_job(cs, &jobs[i], tp, !o->no_fd, res, &eclass) != 0)
+            return -1;
+        alarm(0);
+        if (res) {
+            cg_case_finish(res);
+            res->duration_s = cg_now() - t0;
+            if (eclass > *worst)
+                *worst = eclass;
+            if (deliver(o, rep, res, i + 1, njobs) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int finish_direct(const cg_options *o, cg_report *rep, double t0, int worst)
+{
+    cg_report_count(rep);
+    cg_term_summary(stdout, rep, cg_now() - t0);
+    int rc = cg_exit_status(rep, worst);
+    char err[1024];
+    if (o->json && cg_report_write_json(rep, o->json, err, sizeof err) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", err);
+        rc = CG_EXIT_INFRA;
+    }
+    if (o->junit && cg_report_write_junit(rep, o->junit, err, sizeof err) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", err);
+        rc = CG_EXIT_INFRA;
+    }
+    return rc;
+}
+
+int cg_worker_main(const cg_options *o, const cg_case_set *set)
+{
+    if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
+        fprintf(stderr, "collgrad-check: MPI_Init failed\n");
+        return CG_EXIT_INFRA;
+    }
+    double t0 = cg_now();
+    int rc = 0, worst = 0, njobs = 0;
+    cg_tp tp;
+    cg_board board = {0};
+    cg_job *jobs = NULL;
+    cg_report *rep = NULL;
+    char err[1024] = "";
+    if (cg_tp_open(&tp, o->transport, err, sizeof err) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, CG_EXIT_INFRA);
+    }
+    if (o->board_file && cg_board_attach(&board, o->board_file, tp.world, err, sizeof err) == 0)
+        cg_board_start_rank(&board, tp.rank);
+    else if (o->board_file)
+        fprintf(stderr, "collgrad-check: %s\n", err);
+    if (o->inject && cg_board_inject(o->inject, err, sizeof err) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", err);
+        rc = CG_EXIT_USAGE;
+    }
+    if (!o->worker)
+        signal(SIGALRM, on_deadline);
+    njobs = o->jobs_file ? read_jobs(o->jobs_file, &jobs) : cg_jobs_for_world(o, set, tp.world, &jobs);
+    if (rc == 0 && njobs < 0) {
+        fprintf(stderr, "collgrad-check: cannot read the job list\n");
+        rc = CG_EXIT_INFRA;
+    }
+    if (rc == 0 && tp.rank == 0 && !(rep = cg_report_new("distributed", o->transport, o->rules ? o->rules : "reference", "cpu")))
+        rc = CG_EXIT_INFRA;
+    if (rc == 0 && run_jobs(o, set, jobs, njobs, &tp, rep, &worst) != 0) {
+        fprintf(stderr, "collgrad-check: rank %d: out of memory or MPI failure\n", tp.rank);
+        rc = CG_EXIT_INFRA;
+    }
+    if (rc == 0 && tp.rank == 0 && !o->worker)
+        rc = finish_direct(o, rep, t0, worst);
+    cg_board_done();
+    cg_report_free(rep);
+    free(jobs);
+    cg_tp_close(&tp);
+    cg_board_close(&board);
+    MPI_Finalize();
+    return rc;
+}
