@@ -80,13 +80,13 @@ static void on_transport_call(const cg_tp *tp, cg_tp_entry e, int entering)
         return;
     if (entering && inject.kind && inject.rank == tp->rank &&
         (!inject.filter[0] || strstr(my_slot->case_name, inject.filter))) {
-        if (inject.kind == 2)
-            exit(7); /* recorded by the atexit handler below */
         snprintf(my_slot->entry, sizeof my_slot->entry, "%s", cg_tp_entry_name(e));
         my_slot->in_call = 1;
         my_slot->seq = tp->seq;
         my_slot->backward = tp->backward;
         my_slot->since = now();
+        if (inject.kind == 2)
+            exit(7); /* recorded by the atexit handler below */
         for (;;)
             pause(); /* an injected hang: only a signal ends it */
     }

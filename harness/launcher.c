@@ -39,6 +39,16 @@ typedef struct launch {
     int index, total, worst;
 } launch;
 
+enum { STARTUP_LIMIT = 60 }; /* seconds mpiexec may take to start every rank */
+
+static bool all_started(const cg_board *b)
+{
+    for (int r = 0; r < b->world; r++)
+        if (b->slots[r].state == CG_RANK_IDLE)
+            return false;
+    return true;
+}
+
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -153,7 +163,7 @@ static void last_log_line(const launch *L, char *buf, size_t len)
 }
 
 /* The job at jobs[failed] did not finish: record why, as an error. */
-static void record_lost_job(launch *L, const cg_job *job, int world, const char *why)
+static void record_lost_job(launch *L, const cg_job *job, int world, const char *why, double seconds)
 {
     const cg_case *cs = L->set->cases[job->case_index];
     cg_case_result *c = cg_report_add_case(L->rep, cs->name, cs->file, cs->source, world);
@@ -161,6 +171,7 @@ static void record_lost_job(launch *L, const cg_job *job, int world, const char 
         return;
     cg_case_set_rules(c, job->rules);
     c->status = CG_ERROR;
+    c->duration_s = seconds;
     c->error_class = CG_EXIT_INFRA;
     c->message = strdup(why);
     cg_term_case(stdout, c, ++L->index, L->total, L->o->verbose);
@@ -193,8 +204,7 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
             cg_board_close(&board);
             return -1;
         }
-        /* mpiexec start-up gets a grace period on top of the first deadline */
-        double last = cg_now() + 5.0;
+        double began = cg_now(), last = began;
         bool exited = false;
         while (!exited && !interrupted) {
             sleep_ms(20);
@@ -203,6 +213,10 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
             if (take_results(L, &offset, &done) != 0)
                 break;
             if (done > before)
+                last = cg_now();
+            /* the deadline clock starts once every rank is up: mpiexec
+             * start-up is not the case's time (but is bounded too) */
+            if (!all_started(&board) && cg_now() - began < STARTUP_LIMIT)
                 last = cg_now();
             if (!exited && cg_now() - last > L->o->timeout)
                 break;
@@ -227,7 +241,7 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
         cg_board_close(&board);
         start += done;
         if (start < n) {
-            record_lost_job(L, &jobs[start], w, why);
+            record_lost_job(L, &jobs[start], w, why, cg_now() - last);
             start++;
         }
     }

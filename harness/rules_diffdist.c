@@ -74,7 +74,8 @@ static int broadcast_keeping_gradient(cg_rule_call *call)
     if (check_same_dtype(call) < 0)
         return -1;
     if ((size_t)call->gx->numel != n)
-        return cg_rules_fail(call, "gx has %lld elements but gy %zu", (long long)call->gx->numel, n);
+        return cg_rules_fail(call, "gx has %lld elements but gy %zu", (long long)call->gx->numel,
+                             n);
     if (call->coll->root < 0 || call->coll->root >= call->world)
         return cg_rules_fail(call, "root %d is not a rank of a world of %d", call->coll->root,
                              call->world);

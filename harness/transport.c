@@ -51,9 +51,7 @@ cgt_dtype cg_tp_dtype(cg_dtype dt)
     return (cgt_dtype)dt;
 }
 
-static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void say(char *buf, size_t len, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void say(char *buf, size_t len, const char *fmt, ...)
 {
     if (!buf || len == 0)
         return;

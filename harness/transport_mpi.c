@@ -34,9 +34,7 @@ struct cg_transport {
 
 /* ---- errors --------------------------------------------------------------- */
 
-static int fail(cg_transport *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(cg_transport *t, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static int fail(cg_transport *t, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -129,20 +127,15 @@ static int type_and_op(cg_transport *t, cgt_dtype dt, cgt_redop op, MPI_Datatype
 
 static void divide_by_world(void *buf, size_t n, cgt_dtype dt, int world)
 {
+    float *f = buf;
+    double *d = buf;
+    uint16_t *h = buf;
     for (size_t i = 0; i < n; i++) {
         switch (dt) {
-        case CGT_F32: ((float *)buf)[i] /= (float)world; break;
-        case CGT_F64: ((double *)buf)[i] /= world; break;
-        case CGT_BF16: {
-            uint16_t *h = buf;
-            h[i] = cg_f32_to_bf16(cg_bf16_to_f32(h[i]) / (float)world);
-            break;
-        }
-        case CGT_F16: {
-            uint16_t *h = buf;
-            h[i] = cg_f32_to_f16(cg_f16_to_f32(h[i]) / (float)world);
-            break;
-        }
+        case CGT_F32: f[i] /= (float)world; break;
+        case CGT_F64: d[i] /= world; break;
+        case CGT_BF16: h[i] = cg_f32_to_bf16(cg_bf16_to_f32(h[i]) / (float)world); break;
+        case CGT_F16: h[i] = cg_f32_to_f16(cg_f16_to_f32(h[i]) / (float)world); break;
         }
     }
 }
@@ -412,26 +405,14 @@ static int mpi_world(const cg_transport *t) { return t->world; }
 static const char *mpi_last_error(const cg_transport *t) { return t->err; }
 
 static cg_transport_ops mpi_ops = {
-    .abi_version = CG_TRANSPORT_ABI_VERSION,
-    .name = "mpi",
-    .version = "",
+    .abi_version = CG_TRANSPORT_ABI_VERSION, .name = "mpi", .version = "",
     .caps = CGT_CAP_HOST | CGT_CAP_HALF,
-    .create = mpi_create,
-    .destroy = mpi_destroy,
-    .rank = mpi_rank,
-    .world = mpi_world,
+    .create = mpi_create, .destroy = mpi_destroy, .rank = mpi_rank, .world = mpi_world,
     .last_error = mpi_last_error,
-    .all_reduce = mpi_all_reduce,
-    .all_gather = mpi_all_gather,
-    .reduce_scatter = mpi_reduce_scatter,
-    .broadcast = mpi_broadcast,
-    .reduce = mpi_reduce,
-    .gather = mpi_gather,
-    .scatter = mpi_scatter,
-    .all_to_all = mpi_all_to_all,
-    .send = mpi_send,
-    .recv = mpi_recv,
-    .barrier = mpi_barrier,
+    .all_reduce = mpi_all_reduce, .all_gather = mpi_all_gather,
+    .reduce_scatter = mpi_reduce_scatter, .broadcast = mpi_broadcast, .reduce = mpi_reduce,
+    .gather = mpi_gather, .scatter = mpi_scatter, .all_to_all = mpi_all_to_all,
+    .send = mpi_send, .recv = mpi_recv, .barrier = mpi_barrier,
 };
 
 /* The first line of MPI_Get_library_version (e.g. "MPICH Version: 4.0.2"),

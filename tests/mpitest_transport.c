@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,17 +17,22 @@
 
 static int g_rank, g_world, g_pass, g_fail;
 
-#define CHECK(cond, ...)                                                                          \
-    do {                                                                                          \
-        if (cond) {                                                                               \
-            g_pass++;                                                                             \
-        } else {                                                                                  \
-            g_fail++;                                                                             \
-            fprintf(stderr, "rank %d: %s:%d: ", g_rank, __FILE__, __LINE__);                      \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fputc('\n', stderr);                                                                  \
-        }                                                                                         \
-    } while (0)
+/* Records one check; a failure prints where and why. */
+__attribute__((format(printf, 3, 4))) static void check(bool ok, int line, const char *fmt, ...)
+{
+    if (ok) {
+        g_pass++;
+        return;
+    }
+    g_fail++;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "rank %d: %s:%d: ", g_rank, __FILE__, line);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+#define CHECK(cond, ...) check((cond), __LINE__, __VA_ARGS__)
 
 #define MAXN 64     /* the most elements any buffer here holds */
 #define SENTINEL -99.0
@@ -107,11 +113,11 @@ static void expect(const char *what, cg_dtype dt, const void *buf, size_t n, boo
     for (size_t i = 0; i < n; i++) {
         double got = get(dt, buf, i), tol = avg ? dt_eps[dt] * fabs(want[i]) : 0.0;
         if (!(fabs(got - want[i]) <= tol)) {
-            CHECK(0, "%s: element %zu is %g, want %g", what, i, got, want[i]);
+            CHECK(false, "%s: element %zu is %g, want %g", what, i, got, want[i]);
             return;
         }
     }
-    g_pass++;
+    CHECK(true, "%s", what);
 }
 
 /* Two ragged layouts: rank k owns k+1 elements, or k (rank 0 owns none). */
@@ -136,52 +142,35 @@ static int root_at(int j) { return j == 0 ? 0 : g_world - 1; }
 
 /* ---- reductions ------------------------------------------------------------ */
 
-static void test_all_reduce(cg_tp *tp)
+/* all_reduce (j = -1) and reduce at root 0 and W-1, each in and out of place. */
+static void test_reductions(cg_tp *tp)
 {
     const size_t n = 13;
     char what[96];
     for (int d = 0; d < 4; d++)
         for (cgt_redop op = CGT_SUM; op <= CGT_MIN; op++)
-            for (int in_place = 0; in_place < 2; in_place++) {
-                cg_dtype dt = dtypes[d];
-                for (size_t i = 0; i < n; i++) {
-                    put(dt, sendb, i, value(op, g_rank, i));
-                    want[i] = reduced(op, i);
-                }
-                fill(dt, recvb, n, SENTINEL);
-                void *out = in_place ? (void *)sendb : (void *)recvb;
-                snprintf(what, sizeof what, "all_reduce %s %s%s", dt_names[d], op_names[op],
-                         in_place ? " in place" : "");
-                CHECK(cg_tp_all_reduce(tp, sendb, out, n, dt, op) == 0, "%s: %s", what, tp->err);
-                expect(what, dt, out, n, op == CGT_AVG);
-            }
-    CHECK(cg_tp_all_reduce(tp, sendb, recvb, 0, CG_F32, CGT_SUM) == 0, "empty all_reduce: %s",
-          tp->err);
-}
-
-static void test_reduce(cg_tp *tp)
-{
-    const size_t n = 9;
-    char what[96];
-    for (int d = 0; d < 4; d++)
-        for (cgt_redop op = CGT_SUM; op <= CGT_MIN; op++)
-            for (int j = 0; j < n_roots(); j++)
+            for (int j = -1; j < n_roots(); j++)
                 for (int in_place = 0; in_place < 2; in_place++) {
                     cg_dtype dt = dtypes[d];
-                    int root = root_at(j);
+                    int root = j < 0 ? -1 : root_at(j);
+                    bool has_result = root < 0 || g_rank == root;
                     for (size_t i = 0; i < n; i++) {
                         put(dt, sendb, i, value(op, g_rank, i));
                         want[i] = reduced(op, i);
                     }
                     fill(dt, recvb, n, SENTINEL);
-                    void *out = in_place && g_rank == root ? (void *)sendb : (void *)recvb;
-                    snprintf(what, sizeof what, "reduce %s %s root %d%s", dt_names[d],
-                             op_names[op], root, in_place ? " in place" : "");
-                    CHECK(cg_tp_reduce(tp, sendb, out, n, dt, op, root) == 0, "%s: %s", what,
-                          tp->err);
-                    if (g_rank == root)
+                    void *out = in_place && has_result ? (void *)sendb : (void *)recvb;
+                    snprintf(what, sizeof what, "%s %s %s root %d%s",
+                             root < 0 ? "all_reduce" : "reduce", dt_names[d], op_names[op], root,
+                             in_place ? " in place" : "");
+                    int rc = root < 0 ? cg_tp_all_reduce(tp, sendb, out, n, dt, op)
+                                      : cg_tp_reduce(tp, sendb, out, n, dt, op, root);
+                    CHECK(rc == 0, "%s: %s", what, tp->err);
+                    if (has_result)
                         expect(what, dt, out, n, op == CGT_AVG);
                 }
+    CHECK(cg_tp_all_reduce(tp, sendb, recvb, 0, CG_F32, CGT_SUM) == 0, "empty all_reduce: %s",
+          tp->err);
 }
 
 static void test_reduce_scatter(cg_tp *tp)
@@ -428,7 +417,7 @@ static void test_counters(void)
     cg_tp tp;
     char err[256];
     if (cg_tp_open(&tp, "mpi", err, sizeof err) != 0) {
-        CHECK(0, "second open: %s", err);
+        CHECK(false, "second open: %s", err);
         return;
     }
     size_t counts[4], twos[4] = {2, 2, 2, 2};
@@ -488,13 +477,12 @@ int main(int argc, char **argv)
     cg_tp tp;
     char err[256];
     if (g_world > 4) {
-        CHECK(0, "run with at most 4 ranks, not %d", g_world);
+        CHECK(false, "run with at most 4 ranks, not %d", g_world);
     } else if (cg_tp_open(&tp, "mpi", err, sizeof err) != 0) {
-        CHECK(0, "open mpi: %s", err);
+        CHECK(false, "open mpi: %s", err);
     } else {
         test_identity(&tp);
-        test_all_reduce(&tp);
-        test_reduce(&tp);
+        test_reductions(&tp);
         test_reduce_scatter(&tp);
         test_gathers(&tp);
         test_scatter_broadcast(&tp);

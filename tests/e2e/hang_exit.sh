@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# A rank that hangs in a collective and a rank that exits early are both
+# reported within the deadline, naming the rank and the collective; exit 3.
+. "$(dirname "$0")/lib.sh"
+CASE="$SRC/cases/pytorch-58005/allreduce_backward_total.case"
+t0=$(date +%s)
+expect_exit 3 -- "$BIN" --world 2 --timeout 3 --inject hang:1 "$CASE"
+t1=$(date +%s)
+expect_grep "killed after the 3 s deadline: .*rank 1 was waiting in all_reduce #0 \(forward\)" "$TMP/out"
+# two jobs (reference, c10d), each killed after 3 s plus start-up
+[ $((t1 - t0)) -lt 30 ] && ok || bad "hang reported after $((t1 - t0)) s"
+expect_exit 3 -- "$BIN" --world 4 --timeout 3 --inject exit:2 "$CASE"
+expect_grep "the job ended early .*rank 2 exited early in all_reduce #0 \(forward\)" "$TMP/out"
+# the run goes on after a lost job: the other cases of the world still run
+expect_exit 3 -- "$BIN" --world 2 --timeout 3 --inject exit:0:allreduce_sum_scaled "$SRC/cases/pytorch-58005"
+expect_grep "allreduce_sum_square \(W=2\) \.+ Passed" "$TMP/out"
+expect_grep "allreduce_sum_scaled \(W=2\) \.+ \*\*\*Error" "$TMP/out"
+finish
