@@ -119,8 +119,6 @@ static cg_tensor *construct(const call_ctx *c, int slot)
                                           : cg_rng_normal(key, i, I->cs->dtype);
         cg_set(t, i, cg_round_to(I->cs->dtype, v));
     }
-    if (strncmp(f, "rand", 4) == 0)
-        I->draws++;
     return t;
 }
 
@@ -350,6 +348,9 @@ int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out)
         }
         out[s] = (cg_val){.is_tensor = true, .t = t};
     }
+    /* once per call, not per slot: every rank's draw k has the same key name */
+    if (ctor && strncmp(e->name, "rand", 4) == 0)
+        I->draws++;
     free(c.args);
     return rc;
 }

@@ -266,9 +266,10 @@ int cg_eval(cg_interp *I, const cg_expr *e, cg_val *out)
     case CG_E_NUM:
     case CG_E_RANK:
     case CG_E_WORLD:
-        for (int s = 0; s < I->nslots; s++)
-            out[s] = (cg_val){.s = e->kind == CG_E_NUM ? e->num
-                                 : e->kind == CG_E_RANK ? I->ranks[s] : I->world};
+        for (int s = 0; s < I->nslots; s++) /* active slots only: a ternary branch writes its own */
+            if (I->active[s])
+                out[s] = (cg_val){.s = e->kind == CG_E_NUM ? e->num
+                                     : e->kind == CG_E_RANK ? I->ranks[s] : I->world};
         return 0;
     case CG_E_NAME:
         for (int s = 0; s < I->nslots; s++) {

@@ -238,29 +238,40 @@ typedef struct number_list {
     int n, cap;
 } number_list;
 
-/* '[' ... ']' with nested lists flattened into *out. */
+/* ['-'] NUM, appended to *out. */
+static bool parse_list_number(cg_parser *p, number_list *out)
+{
+    bool neg = cg_p_is(p, "-");
+    if (neg)
+        cg_p_advance(p);
+    double v;
+    if (!cg_p_number(p, "a number", &v) || !cg_p_grow(p, &out->v, out->n, &out->cap, sizeof *out->v))
+        return false;
+    out->v[out->n++] = neg ? -v : v;
+    cg_p_advance(p);
+    return !p->failed;
+}
+
+/* '[' ... ']' with nested lists flattened into *out. An empty list is the
+ * values of an empty tensor (a rank that receives nothing). */
 static bool parse_number_list(cg_parser *p, number_list *out)
 {
     int line = p->tok.line, col = p->tok.col;
     if (!cg_p_enter(p))
         return false;
+    cg_p_advance(p); /* '[' */
     bool ok = true;
-    do {
-        cg_p_advance(p); /* '[' or ',' */
-        if (cg_p_is(p, "[")) {
-            ok = parse_number_list(p, out);
-            continue;
+    while (!cg_p_is(p, "]")) {
+        ok = cg_p_is(p, "[") ? parse_number_list(p, out) : parse_list_number(p, out);
+        if (!ok || !cg_p_is(p, ","))
+            break;
+        cg_p_advance(p);
+        if (cg_p_is(p, "]")) { /* no trailing comma: [1, ] is a typo more often than not */
+            cg_p_expected(p, "a number");
+            ok = false;
+            break;
         }
-        bool neg = cg_p_is(p, "-");
-        if (neg)
-            cg_p_advance(p);
-        double v;
-        ok = cg_p_number(p, "a number", &v) && cg_p_grow(p, &out->v, out->n, &out->cap, sizeof *out->v);
-        if (ok) {
-            out->v[out->n++] = neg ? -v : v;
-            cg_p_advance(p);
-        }
-    } while (ok && cg_p_is(p, ","));
+    }
     p->depth--;
     return ok && cg_p_expect_close(p, "]", "[", line, col);
 }
@@ -276,6 +287,8 @@ static bool parse_value_lists(cg_parser *p, cg_expect *x)
             free(list.v);
             return false;
         }
+        if (!list.v && !(list.v = cg_p_alloc(p, sizeof *list.v))) /* never NULL, even when empty */
+            return false;
         x->lists[x->nlists] = list.v;
         x->list_len[x->nlists++] = list.n;
     }

@@ -181,7 +181,8 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
         return -1;
     n->ctx = ctx;
     n->always_run = true; /* every rank issues every backward collective */
-    y->requires_grad = true;
+    /* non-root outputs of reduce and gather carry no gradient (DESIGN 3) */
+    y->requires_grad = !((c->kind == CG_C_REDUCE || c->kind == CG_C_GATHER) && w->rank != c->root);
     return 0;
 }
 

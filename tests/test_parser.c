@@ -394,6 +394,13 @@ START_TEST(test_expectation_forms)
     ck_assert_str_eq(c->expects[2]->message, "bad \"op\" \\ here");
     ck_assert_str_eq(c->expects[2]->rules, "c10d");
     cg_case_free(c);
+
+    c = parse_ok("case gather\nworld 2\ny = ones(3)\nexpect value(y) [1, 1, 2] [ ]\n");
+    x = c->expects[0];
+    ck_assert_int_eq(x->nlists, 2);
+    ck_assert_int_eq(x->list_len[1], 0);
+    ck_assert_ptr_nonnull(x->lists[1]);
+    cg_case_free(c);
 }
 END_TEST
 
