@@ -18,6 +18,10 @@ expect_pair "$TMP/c10d.json" 0 50
 expect_exit 1 -- "$BIN" --rules gatherlayer --json "$TMP/gl.json" "$SRC/cases/allgather-zh"
 expect_pair "$TMP/gl.json" "12, 12, 12, 12" "6, 6, 6, 6"
 expect_pair "$TMP/gl.json" "18, 18, 18, 18" "9, 9, 9, 9"
+# the contrastive loss: GatherLayer is silently wrong on the texts, right on the images
+expect_exit 1 -- "$BIN" --rules gatherlayer --world 2 "$SRC/cases/losses/clip_contrastive.case"
+expect_grep "fail per_rank\(txt\) rank 0 rules=gatherlayer" "$TMP/out"
+if grep -q "fail per_rank(img)" "$TMP/out"; then bad "gatherlayer should get img right"; else ok; fi
 expect_exit 2 -- "$BIN" --rules no-such-rules --world 2 "$C58005/allreduce_sum_square.case"
 expect_grep "unknown rule set 'no-such-rules'" "$TMP/out"
 finish
