@@ -176,9 +176,9 @@ static int check_rank(cg_transport *t, const char *what, int r)
 static int mpi_all_reduce(cg_transport *t, const void *send, void *recv, size_t count,
                           cgt_dtype dt, cgt_redop op)
 {
-    MPI_Datatype type;
-    MPI_Op mop;
-    int n;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Op mop = MPI_OP_NULL;
+    int n = 0;
     if (type_and_op(t, dt, op, &type, &mop) || int_count(t, count, &n))
         return -1;
     const void *src = send == recv ? MPI_IN_PLACE : send;
@@ -191,7 +191,7 @@ static int mpi_all_reduce(cg_transport *t, const void *send, void *recv, size_t 
 static int mpi_all_gather(cg_transport *t, const void *send, void *recv, const size_t *counts,
                           cgt_dtype dt)
 {
-    MPI_Datatype type;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
     if (mpi_type(t, dt, &type) || int_counts(t, counts, t->counts, t->displs))
         return -1;
     MPI_TRY(t, MPI_Allgatherv, (send, t->counts[t->rank], type, recv, t->counts, t->displs, type,
@@ -202,8 +202,8 @@ static int mpi_all_gather(cg_transport *t, const void *send, void *recv, const s
 static int mpi_reduce_scatter(cg_transport *t, const void *send, void *recv, const size_t *counts,
                               cgt_dtype dt, cgt_redop op)
 {
-    MPI_Datatype type;
-    MPI_Op mop;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Op mop = MPI_OP_NULL;
     if (type_and_op(t, dt, op, &type, &mop) || int_counts(t, counts, t->counts, t->displs))
         return -1;
     MPI_TRY(t, MPI_Reduce_scatter, (send, recv, t->counts, type, mop, t->comm));
@@ -214,8 +214,8 @@ static int mpi_reduce_scatter(cg_transport *t, const void *send, void *recv, con
 
 static int mpi_broadcast(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int root)
 {
-    MPI_Datatype type;
-    int n;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    int n = 0;
     if (mpi_type(t, dt, &type) || int_count(t, count, &n) || check_rank(t, "root", root))
         return -1;
     MPI_TRY(t, MPI_Bcast, (buf, n, type, root, t->comm));
@@ -225,9 +225,9 @@ static int mpi_broadcast(cg_transport *t, void *buf, size_t count, cgt_dtype dt,
 static int mpi_reduce(cg_transport *t, const void *send, void *recv, size_t count, cgt_dtype dt,
                       cgt_redop op, int root)
 {
-    MPI_Datatype type;
-    MPI_Op mop;
-    int n;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Op mop = MPI_OP_NULL;
+    int n = 0;
     if (type_and_op(t, dt, op, &type, &mop) || int_count(t, count, &n) ||
         check_rank(t, "root", root))
         return -1;
@@ -242,7 +242,7 @@ static int mpi_reduce(cg_transport *t, const void *send, void *recv, size_t coun
 static int mpi_gather(cg_transport *t, const void *send, void *recv, const size_t *counts,
                       cgt_dtype dt, int root)
 {
-    MPI_Datatype type;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
     if (mpi_type(t, dt, &type) || int_counts(t, counts, t->counts, t->displs) ||
         check_rank(t, "root", root))
         return -1;
@@ -254,7 +254,7 @@ static int mpi_gather(cg_transport *t, const void *send, void *recv, const size_
 static int mpi_scatter(cg_transport *t, const void *send, void *recv, const size_t *counts,
                        cgt_dtype dt, int root)
 {
-    MPI_Datatype type;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
     if (mpi_type(t, dt, &type) || int_counts(t, counts, t->counts, t->displs) ||
         check_rank(t, "root", root))
         return -1;
@@ -266,7 +266,7 @@ static int mpi_scatter(cg_transport *t, const void *send, void *recv, const size
 static int mpi_all_to_all(cg_transport *t, const void *send, const size_t *sendcounts, void *recv,
                           const size_t *recvcounts, cgt_dtype dt)
 {
-    MPI_Datatype type;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
     if (mpi_type(t, dt, &type) || int_counts(t, sendcounts, t->counts, t->displs) ||
         int_counts(t, recvcounts, t->counts2, t->displs2))
         return -1;
@@ -287,8 +287,8 @@ static int check_p2p(cg_transport *t, size_t count, cgt_dtype dt, int peer, int 
 
 static int mpi_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag)
 {
-    MPI_Datatype type;
-    int n;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    int n = 0;
     if (check_p2p(t, count, dt, peer, tag, &type, &n))
         return -1;
     MPI_TRY(t, MPI_Send, (buf, n, type, peer, tag, t->comm));
@@ -299,9 +299,9 @@ static int mpi_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt
  * shorter one is accepted by MPI, so the count is compared here. */
 static int mpi_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag)
 {
-    MPI_Datatype type;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
     MPI_Status st;
-    int n, got = 0;
+    int n = 0, got = 0;
     if (check_p2p(t, count, dt, peer, tag, &type, &n))
         return -1;
     MPI_TRY(t, MPI_Recv, (buf, n, type, peer, tag, t->comm, &st));
