@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CLI contract: help, version, list, usage errors exit 2.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/common.bash"
 expect_exit 0 -- "$BIN" --help
 expect_grep "usage: collgrad-check" "$TMP/out"
 expect_exit 0 -- "$BIN" --version

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: every built-in case over MPI at each of its world sizes, with
 # reference rules and the emulations its rules= expectations name.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/common.bash"
 expect_exit 0 -- "$BIN" --json "$TMP/r.json" --junit "$TMP/r.xml"
 expect_grep "^[0-9]+ passed, 0 failed, 0 skipped$" "$TMP/out"
 expect_grep "allreduce_prod_scaled \(W=2, rules=torch-nn\) \.+ Passed" "$TMP/out"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A rank that hangs in a collective and a rank that exits early are both
 # reported within the deadline, naming the rank and the collective; exit 3.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/common.bash"
 CASE="$SRC/cases/pytorch-58005/allreduce_backward_total.case"
 t0=$(date +%s)
 expect_exit 3 -- "$BIN" --world 2 --timeout 3 --inject hang:1 "$CASE"

@@ -2,7 +2,7 @@
 # Every malformed case file makes the tool exit 2 with one
 # "file:line:col: expected ..." line on stderr and nothing else crashing
 # (test_parser asserts each exact message; this asserts the CLI contract).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/common.bash"
 for f in "$SRC"/tests/malformed/*.case; do
   expect_exit 2 -- "$BIN" --oracle-only "$f"
   expect_grep "^$f:[0-9]+:[0-9]+: expected " "$TMP/out"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every built-in case passes in the oracle (numbers from the documents and
 # finite differences); the JSON report has the promised shape.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/common.bash"
 expect_exit 0 -- "$BIN" --oracle-only --json "$TMP/r.json"
 expect_grep "^[0-9]+ passed, 0 failed, 0 skipped$" "$TMP/out"
 expect_grep '"schema":[[:space:]]*"collgrad-check/report/1"' "$TMP/r.json"

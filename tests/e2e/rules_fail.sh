@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A wrong rule set as the backend under test: exit 1, and the JSON shows the
 # wrong numbers beside the truth (the documents' numbers).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/common.bash"
 # expect_pair FILE EXPECTED OBSERVED: a check with these arrays, in that order
 expect_pair() {
   if grep -A1 -E "\"expected\":[[:space:]]*\[$2\]," "$1" | grep -qE "\"observed\":[[:space:]]*\[$3\]"; then ok
