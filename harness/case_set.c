@@ -1,4 +1,5 @@
 /* case_set.c — see case_set.h. */
+#define _XOPEN_SOURCE 700 /* realpath(3) */
 #include "case_set.h"
 
 #include <dirent.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -69,11 +71,59 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return path && path[0] && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* <this executable's dir>/CG_BIN_TO_CASES (../share/collgrad-check/cases),
+ * which exists only when the executable is an installed one. */
+static bool cases_beside_executable(char *out, size_t len)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return false;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return false;
+    *slash = '\0';
+    char joined[4096 + 64];
+    snprintf(joined, sizeof joined, "%s/%s", exe, CG_BIN_TO_CASES);
+    char *clean = realpath(joined, NULL); /* no "bin/.." in the paths reports print */
+    if (!clean)
+        return false;
+    snprintf(out, len, "%s", clean);
+    free(clean);
+    return is_dir(out);
+}
+
+/* Where the built-in cases are, first found: $COLLGRAD_CASES_DIR; the cases
+ * installed with this very executable (bin/../share/collgrad-check/cases,
+ * so an install moved by `cmake --install --prefix P` still finds them, and
+ * an installed binary runs its own version of them even while the source
+ * tree is around); the source tree (a build-tree binary); the configured
+ * install dir, also returned when nothing exists so the error names it. */
+static const char *builtin_cases_dir(void)
+{
+    static char beside[4096];
+    const char *env = getenv("COLLGRAD_CASES_DIR");
+    if (env && env[0])
+        return env;
+    if (cases_beside_executable(beside, sizeof beside))
+        return beside;
+    if (is_dir(CG_CASES_DIR))
+        return CG_CASES_DIR;
+    return CG_INSTALLED_CASES_DIR;
+}
+
 static int collect(path_list *l, char *const *paths, int npaths)
 {
-    static char builtin[] = CG_CASES_DIR;
-    char *const dflt[] = {builtin};
+    char *dflt[1];
     if (npaths == 0) {
+        dflt[0] = (char *)builtin_cases_dir(); /* only read: paths are char * for argv */
         paths = dflt;
         npaths = 1;
     }

@@ -25,6 +25,8 @@ void cg_print_usage(FILE *f)
             "  --transport NAME  mpi (default) or a plugin ./libx.so\n"
             "  --timeout SEC     per-job deadline; a hung or dead rank is reported (default 60)\n"
             "  --junit FILE      write JUnit XML\n"
+            "  --explain CASE    print a case's program, per-root gradients, both semantics\n"
+            "                    and which rule sets agree (runs each rule set over MPI)\n"
             "  --json FILE       write the JSON report (schema collgrad-check/report/1)\n"
             "  --no-fd           skip the finite-difference check of the oracle\n"
             "  --list            list the cases and their world sizes, run nothing\n"
@@ -69,7 +71,8 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
         const char *a = argv[i];
         const char *val = NULL;
         static const char *const valued[] = {"--json", "--world", "--junit", "--rules", "--transport",
-                                             "--timeout", "--inject", "--jobs", "--board", "--results"};
+                                             "--timeout", "--inject", "--jobs", "--board", "--results",
+                                             "--explain"};
         bool takes_value = false;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
             takes_value |= strcmp(a, valued[k]) == 0;
@@ -94,6 +97,8 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
             o->no_fd = true;
         } else if (strcmp(a, "--json") == 0) {
             o->json = val;
+        } else if (strcmp(a, "--explain") == 0) {
+            o->explain = val;
         } else if (strcmp(a, "--junit") == 0) {
             o->junit = val;
         } else if (strcmp(a, "--rules") == 0) {

@@ -17,6 +17,8 @@ typedef struct cg_options {
     bool list;
     bool verbose;
     bool no_fd;          /* skip the finite-difference check */
+    bool quiet;          /* no progress lines (set by --explain for its own runs) */
+    const char *explain; /* --explain CASE: a case name (or file) to explain */
     const char *json;    /* --json FILE */
     const char *junit;   /* --junit FILE */
     const char *rules;   /* --rules NAME: every case under NAME alone (NULL: the default run) */

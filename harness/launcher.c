@@ -140,7 +140,9 @@ static int take_results(launch *L, long *offset, int *done)
             break;
         }
         cg_case_result *c = &L->rep->cases[L->rep->ncases - 1];
-        cg_term_case(stdout, c, ++L->index, L->total, L->o->verbose);
+        ++L->index;
+        if (!L->o->quiet)
+            cg_term_case(stdout, c, L->index, L->total, L->o->verbose);
         (*done)++;
     }
     free(line);
@@ -174,7 +176,9 @@ static void record_lost_job(launch *L, const cg_job *job, int world, const char 
     c->duration_s = seconds;
     c->error_class = CG_EXIT_INFRA;
     c->message = strdup(why);
-    cg_term_case(stdout, c, ++L->index, L->total, L->o->verbose);
+    ++L->index;
+    if (!L->o->quiet)
+        cg_term_case(stdout, c, L->index, L->total, L->o->verbose);
 }
 
 static void kill_group(pid_t pid)

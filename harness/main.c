@@ -3,11 +3,15 @@
  * size), write the reports, exit with the contract's status (cli.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "case_set.h"
 #include "cli.h"
+#include "compare.h"
+#include "explain.h"
 #include "junit.h"
 #include "launcher.h"
+#include "plugin_check.h"
 #include "report_json.h"
 #include "runner.h"
 #include "terminal.h"
@@ -28,6 +32,8 @@ static void list_cases(const cg_options *o, const cg_case_set *set)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "compare") == 0) /* a subcommand: no cases, no MPI */
+        return cg_compare_main(argc - 1, argv + 1);
     cg_options o;
     int rc = cg_parse_options(argc, argv, &o);
     if (rc >= 0) {
@@ -40,8 +46,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "collgrad-check: no case files found\n");
         rc = CG_EXIT_USAGE;
     }
-    if (rc != 0 || o.list) {
-        if (rc == 0)
+    if (rc != 0 || o.list || o.explain) {
+        if (rc == 0 && o.explain)
+            rc = cg_explain(&o, &set);
+        else if (rc == 0)
             list_cases(&o, &set);
         cg_case_set_free(&set);
         free(o.paths);
@@ -52,6 +60,13 @@ int main(int argc, char **argv)
         cg_case_set_free(&set);
         free(o.paths);
         return rc;
+    }
+    char perr[1024];
+    if (!o.oracle_only && cg_transport_precheck(o.transport, perr, sizeof perr) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", perr); /* once, not once per job's ranks */
+        cg_case_set_free(&set);
+        free(o.paths);
+        return CG_EXIT_INFRA;
     }
     cg_report *rep = o.oracle_only ? cg_report_new("oracle-only", NULL, NULL, "cpu")
                                    : cg_report_new("distributed", o.transport,

@@ -7,8 +7,9 @@
 
 /* Reference first: a caller that wants "the right answer" takes entry 0. */
 static const cg_rules *const builtin_rules[] = {
-    &cg_rules_reference, &cg_rules_c10d, &cg_rules_torch_nn, &cg_rules_gatherlayer,
-    &cg_rules_diffdist,  NULL,
+    &cg_rules_reference, &cg_rules_c10d,         &cg_rules_torch_nn, &cg_rules_gatherlayer,
+    &cg_rules_diffdist,  &cg_rules_torch_funcol, &cg_rules_horovod,  &cg_rules_torch_xla,
+    &cg_rules_megatron,  NULL,
 };
 
 const cg_rules *const *cg_rules_all(void) { return builtin_rules; }
@@ -95,4 +96,54 @@ int cg_rules_fail(cg_rule_call *call, const char *fmt, ...)
 int cg_rules_tp_fail(cg_rule_call *call)
 {
     return cg_rules_fail(call, "%s", call->tp->err[0] ? call->tp->err : "transport call failed");
+}
+
+int cg_rules_unsupported(cg_rule_call *call, const char *by)
+{
+    if (!call->err || call->errlen == 0)
+        return -1;
+    char what[96];
+    describe_call(call->coll, what, sizeof what);
+    snprintf(call->err, call->errlen, "backward of %s is not supported by %s", what, by);
+    return -1;
+}
+
+/* The local backwards below issue no collective, so a size or dtype that
+ * disagrees would only make them read past a buffer: refuse it instead. */
+static int check_local(cg_rule_call *call, size_t gx_want, size_t gy_want)
+{
+    if (call->gy->dtype != call->gx->dtype)
+        return cg_rules_fail(call, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
+                             cg_dtype_name(call->gx->dtype));
+    if ((size_t)call->gx->numel != gx_want || (size_t)call->gy->numel != gy_want)
+        return cg_rules_fail(call, "gx has %lld elements and gy %lld, expected %zu and %zu",
+                             (long long)call->gx->numel, (long long)call->gy->numel, gx_want,
+                             gy_want);
+    return 0;
+}
+
+int cg_rules_pass_gradient(cg_rule_call *call)
+{
+    size_t n = (size_t)call->x->numel;
+    if (check_local(call, n, n) < 0)
+        return -1;
+    if (n > 0)
+        memcpy(call->gx->data, call->gy->data, n * cg_dtype_size(call->gx->dtype));
+    return 0;
+}
+
+int cg_rules_keep_own_slice(cg_rule_call *call)
+{
+    size_t start = 0, total = 0;
+    for (int r = 0; r < call->world; r++) {
+        start += r < call->rank ? call->in_counts[r] : 0;
+        total += call->in_counts[r];
+    }
+    size_t mine = call->in_counts[call->rank];
+    if (check_local(call, mine, total) < 0)
+        return -1;
+    size_t esz = cg_dtype_size(call->gx->dtype);
+    if (mine > 0)
+        memcpy(call->gx->data, (const char *)call->gy->data + start * esz, mine * esz);
+    return 0;
 }

@@ -34,7 +34,16 @@ typedef struct cg_rule_call {
     size_t errlen;
 } cg_rule_call;
 
+/* A rule-set plugin (--rules ./libx.so) is a shared object exporting
+ *     const cg_rules *collgrad_rules(void);
+ * The tool refuses a table whose abi_version differs from this one; the
+ * number changes whenever cg_rules or cg_rule_call changes layout. */
+#define CG_RULES_ABI_VERSION 1
+#define CG_RULES_ENTRY "collgrad_rules"
+typedef const struct cg_rules *(*cg_rules_entry_fn)(void);
+
 typedef struct cg_rules {
+    int abi_version;          /* CG_RULES_ABI_VERSION; first, so any version can be checked */
     const char *name;         /* "reference", "c10d", ... */
     const char *emulates;     /* what it reproduces, one line */
     const char *see;          /* the code or issue it cites */
@@ -49,12 +58,19 @@ typedef struct cg_rules {
 const cg_rules *cg_rules_find(const char *name);
 /* All built-in rule sets, NULL-terminated, reference first. */
 const cg_rules *const *cg_rules_all(void);
+/* A built-in name, else a plugin path (containing '/' or ending in .so) whose
+ * table is checked (rules_plugin.c). NULL with err on failure. */
+const cg_rules *cg_rules_load(const char *name_or_path, char *err, size_t errlen);
 
 extern const cg_rules cg_rules_reference;
 extern const cg_rules cg_rules_c10d;
 extern const cg_rules cg_rules_torch_nn;
 extern const cg_rules cg_rules_gatherlayer;
 extern const cg_rules cg_rules_diffdist;
+extern const cg_rules cg_rules_torch_funcol;
+extern const cg_rules cg_rules_horovod;
+extern const cg_rules cg_rules_torch_xla;
+extern const cg_rules cg_rules_megatron;
 
 /* Shared by the rule sets: the reference backward of one collective kind,
  * so an emulation overrides only what it changes. */
@@ -70,5 +86,13 @@ cgt_redop cg_rules_tp_op(cg_redop op);
 int cg_rules_fail(cg_rule_call *call, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* call->err from the transport's message (call->tp->err); returns -1. */
 int cg_rules_tp_fail(cg_rule_call *call);
+/* call->err = "backward of all_reduce(avg) is not supported by <by>"; returns
+ * -1. For implementations that raise: an expected error, not a number. */
+int cg_rules_unsupported(cg_rule_call *call, const char *by);
+/* gx = gy with no communication: a backward autograd sees as identity. */
+int cg_rules_pass_gradient(cg_rule_call *call);
+/* gx = gy[this rank's block of in_counts], no communication: an all_gather
+ * backward that keeps the local slice of the local gradient only. */
+int cg_rules_keep_own_slice(cg_rule_call *call);
 
 #endif

@@ -31,6 +31,7 @@ static int c10d_backward(cg_rule_call *call)
 }
 
 const cg_rules cg_rules_c10d = {
+    .abi_version = CG_RULES_ABI_VERSION,
     .name = "c10d",
     .emulates = "torch.distributed without autograd: in-place collectives are identity, "
                 "out-of-place outputs are detached",

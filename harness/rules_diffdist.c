@@ -100,6 +100,7 @@ static int diffdist_backward(cg_rule_call *call)
 }
 
 const cg_rules cg_rules_diffdist = {
+    .abi_version = CG_RULES_ABI_VERSION,
     .name = "diffdist",
     .emulates = "diffdist: all_gather backward as W reduce calls, broadcast backward keeps g on "
                 "non-roots",

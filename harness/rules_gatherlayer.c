@@ -47,6 +47,7 @@ static int gatherlayer_backward(cg_rule_call *call)
 }
 
 const cg_rules cg_rules_gatherlayer = {
+    .abi_version = CG_RULES_ABI_VERSION,
     .name = "gatherlayer",
     .emulates = "SimCLR GatherLayer: all_gather backward keeps the local slice of the local "
                 "gradient only",

@@ -342,6 +342,7 @@ int cg_reference_backward(cg_rule_call *call)
 }
 
 const cg_rules cg_rules_reference = {
+    .abi_version = CG_RULES_ABI_VERSION,
     .name = "reference",
     .emulates = "the correct backward of every collective under per-rank semantics",
     .see = "DESIGN.md section 3; pytorch/pytorch#58005",

@@ -58,6 +58,7 @@ static int torch_nn_backward(cg_rule_call *call)
 }
 
 const cg_rules cg_rules_torch_nn = {
+    .abi_version = CG_RULES_ABI_VERSION,
     .name = "torch-nn",
     .emulates = "torch.distributed.nn.functional: all_reduce backward reuses the forward's op, "
                 "reduce_scatter and reduce backward ignore it",

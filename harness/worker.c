@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diagnose.h"
 #include "expect.h"
 #include "interp.h"
 #include "worker_comm.h"
@@ -206,17 +207,69 @@ static int gather_observed(const buf *mine, int world, cg_observed *obs, char *e
     return 0;
 }
 
-int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, bool fd, cg_case_result *res,
-                  int *error_class)
+/* Run the program under `rules` on every rank and collect it on rank 0.
+ * 0; 1 on rank 0 when a rank's results could not be collected (err set);
+ * -1 on a local failure. */
+static int run_and_gather(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const cg_oracle *plan,
+                          cg_observed *obs, char *err, size_t errlen)
 {
-    const cg_rules *rules = cg_rules_find(job->rules);
+    buf b = {0};
+    run_rank(cs, rules, tp, plan, &b);
+    int rc = b.oom ? -1 : 0;
+    if (tp->rank != 0 && rc == 0 &&
+        MPI_Send(b.p, (int)b.n, MPI_BYTE, 0, RESULT_TAG, MPI_COMM_WORLD) != MPI_SUCCESS)
+        rc = -1;
+    if (tp->rank == 0 && rc == 0 && gather_observed(&b, tp->world, obs, err, errlen) != 0)
+        rc = 1;
+    free(b.p);
+    return rc;
+}
+
+/* Name the mistake a mismatch matches: re-run the case under every built-in
+ * emulation over the trusted transport (gradient mismatches only), and ask
+ * the oracle for its variants; rank 0 compares (diagnose.h). */
+static int diagnose_job(const cg_case *cs, const cg_job *job, cg_tp *trusted, const cg_oracle *o,
+                        const cg_observed *obs, bool gradients, cg_case_result *res)
+{
+    const cg_rules *const *all = cg_rules_all();
+    enum { MAX_RUNS = 16 };
+    cg_observed runs_obs[MAX_RUNS];
+    cg_rule_run runs[MAX_RUNS];
+    int n = 0, rc = 0;
+    memset(runs_obs, 0, sizeof runs_obs);
+    for (int i = 0; gradients && all[i] && n < MAX_RUNS && rc == 0; i++) {
+        if (strcmp(all[i]->name, "reference") == 0)
+            continue;
+        char err[256];
+        int got = run_and_gather(cs, all[i], trusted, o, &runs_obs[n], err, sizeof err);
+        rc = got < 0 ? -1 : 0;
+        runs[n] = (cg_rule_run){all[i]->name, got == 0 ? &runs_obs[n] : NULL};
+        n++;
+    }
+    if (trusted->rank == 0 && rc == 0) {
+        cg_oracle *st = gradients ? cg_oracle_run_mode(cs, o->world, CG_SIM_STRAIGHT_THROUGH) : NULL;
+        cg_oracle *ls = gradients ? cg_oracle_run_mode(cs, o->world, CG_SIM_LOCAL_SLOT) : NULL;
+        cg_diag_inputs in = {cs, o, st && !st->status ? st : NULL, ls && !ls->status ? ls : NULL, obs,
+                             job->rules, runs, n, cg_case_tol(cs, cg_tol_for(cs->dtype))};
+        cg_diagnose(&in, res);
+        cg_oracle_free(st);
+        cg_oracle_free(ls);
+    }
+    for (int i = 0; i < n; i++)
+        cg_observed_free(&runs_obs[i]);
+    return rc;
+}
+
+int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *trusted, bool fd,
+                  cg_case_result *res, int *error_class)
+{
+    char msg[512];
+    const cg_rules *rules = cg_rules_load(job->rules, msg, sizeof msg);
     *error_class = 0;
     if (!rules) {
         /* every rank sees the same: no communication happens */
         if (res) {
             res->status = CG_ERROR;
-            char msg[160];
-            snprintf(msg, sizeof msg, "unknown rule set '%s'", job->rules);
             res->message = strdup(msg);
             res->error_class = 2;
         }
@@ -238,31 +291,33 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, bool fd, cg_c
         cg_oracle_free(o);
         return 0;
     }
-    buf b = {0};
-    run_rank(cs, rules, tp, o, &b);
-    int rc = b.oom ? -1 : 0;
-    if (!root && rc == 0 && MPI_Send(b.p, (int)b.n, MPI_BYTE, 0, RESULT_TAG, MPI_COMM_WORLD) != MPI_SUCCESS)
-        rc = -1;
-    if (root && rc == 0) {
-        cg_observed obs;
-        memset(&obs, 0, sizeof obs);
-        char err[256];
-        if (gather_observed(&b, tp->world, &obs, err, sizeof err) != 0) {
-            res->status = CG_ERROR;
-            res->message = strdup(err);
-            res->error_class = *error_class = 3;
-        } else {
-            if (!job->expect_only) {
-                cg_oracle *checked = fd ? cg_oracle_run(cs, tp->world, true) : NULL;
-                cg_check_oracle(cs, checked ? checked : o, res);
-                cg_oracle_free(checked);
-            }
-            cg_diff_opts opts = {job->rules, job->expect_only, cg_case_tol(cs, cg_tol_for(cs->dtype))};
-            cg_diff_distributed(cs, o, &obs, &opts, res);
+    cg_observed obs;
+    memset(&obs, 0, sizeof obs);
+    char err[256];
+    int rc = run_and_gather(cs, rules, tp, o, &obs, err, sizeof err);
+    int diag = 0; /* rank 0 decides: 0 none, 1 wrong values, 2 wrong gradients */
+    if (root && rc == 1) {
+        res->status = CG_ERROR;
+        res->message = strdup(err);
+        res->error_class = *error_class = 3;
+    } else if (root && rc == 0) {
+        if (!job->expect_only) {
+            cg_oracle *checked = fd ? cg_oracle_run(cs, tp->world, true) : NULL;
+            cg_check_oracle(cs, checked ? checked : o, res);
+            cg_oracle_free(checked);
         }
-        cg_observed_free(&obs);
+        cg_diff_opts opts = {job->rules, job->expect_only, cg_case_tol(cs, cg_tol_for(cs->dtype))};
+        cg_diff_distributed(cs, o, &obs, &opts, res);
+        bool values_wrong;
+        if (!job->expect_only && cg_diag_needed(res, &obs, &values_wrong))
+            diag = values_wrong ? 1 : 2;
     }
-    free(b.p);
+    if (rc >= 0 && MPI_Bcast(&diag, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        rc = -1;
+    if (rc >= 0 && diag)
+        rc = diagnose_job(cs, job, trusted, o, &obs, diag == 2, res);
+    cg_observed_free(&obs);
+    rc = rc < 0 ? -1 : 0;
     cg_oracle_free(o);
     return rc;
 }

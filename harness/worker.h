@@ -17,11 +17,13 @@
 #include "rules.h"
 #include "transport.h"
 
-/* Run one job on this rank. On rank 0, res receives the checks and
- * *error_class is 2 (bad case) or 3 (infrastructure) for an erroring job.
- * Returns 0, or -1 on a local failure (out of memory, MPI). */
-int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, bool fd, cg_case_result *res,
-                  int *error_class);
+/* Run one job on this rank over tp; a mismatch is diagnosed with re-runs over
+ * `trusted` (the built-in MPI transport; may be tp itself). On rank 0, res
+ * receives the checks and *error_class is 2 (bad case) or 3
+ * (infrastructure) for an erroring job. Returns 0, or -1 on a local failure
+ * (out of memory, MPI). */
+int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *trusted, bool fd,
+                  cg_case_result *res, int *error_class);
 
 /* Entry point inside MPI (either way in). Returns the process exit status. */
 int cg_worker_main(const cg_options *o, const cg_case_set *set);

@@ -89,7 +89,7 @@ static int deliver(const cg_options *o, cg_report *rep, cg_case_result *res, int
 }
 
 static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *jobs, int njobs, cg_tp *tp,
-                    cg_report *rep, int *worst)
+                    cg_tp *trusted, cg_report *rep, int *worst)
 {
     for (int i = 0; i < njobs; i++) {
         const cg_case *cs = set->cases[jobs[i].case_index];
@@ -104,7 +104,7 @@ static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *j
             alarm((unsigned)(o->timeout + 0.999));
         double t0 = cg_now();
         int eclass = 0;
-        if (cg_worker_job(cs, &jobs[i], tp, !o->no_fd, res, &eclass) != 0)
+        if (cg_worker_job(cs, &jobs[i], tp, trusted, !o->no_fd, res, &eclass) != 0)
             return -1;
         alarm(0);
         if (res) {
@@ -170,7 +170,19 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
     }
     if (rc == 0 && tp.rank == 0 && !(rep = cg_report_new("distributed", o->transport, o->rules ? o->rules : "reference", "cpu")))
         rc = CG_EXIT_INFRA;
-    if (rc == 0 && run_jobs(o, set, jobs, njobs, &tp, rep, &worst) != 0) {
+    /* diagnosis re-runs use the built-in MPI transport, not the one under test */
+    cg_tp own_mpi, *trusted = &tp;
+    bool second = strcmp(o->transport, "mpi") != 0;
+    if (rc == 0 && second) {
+        if (cg_tp_open(&own_mpi, "mpi", err, sizeof err) != 0) {
+            fprintf(stderr, "collgrad-check: %s\n", err);
+            rc = CG_EXIT_INFRA;
+            second = false;
+        } else {
+            trusted = &own_mpi;
+        }
+    }
+    if (rc == 0 && run_jobs(o, set, jobs, njobs, &tp, trusted, rep, &worst) != 0) {
         fprintf(stderr, "collgrad-check: rank %d: out of memory or MPI failure\n", tp.rank);
         rc = CG_EXIT_INFRA;
     }
@@ -179,6 +191,8 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
     cg_board_done();
     cg_report_free(rep);
     free(jobs);
+    if (second)
+        cg_tp_close(&own_mpi);
     cg_tp_close(&tp);
     cg_board_close(&board);
     MPI_Finalize();

@@ -27,8 +27,8 @@ static void run_close(sim_run *R)
 }
 
 /* Execute the program. 0; 2 with err for a bad program; 3 when out of memory. */
-static int run_open(sim_run *R, const cg_case *cs, int world, const cg_perturb *p, char *err,
-                    size_t errlen)
+static int run_open(sim_run *R, const cg_case *cs, int world, const cg_perturb *p, cg_sim_mode mode,
+                    char *err, size_t errlen)
 {
     int ranks[CG_MAX_WORLD];
     for (int r = 0; r < world; r++)
@@ -40,6 +40,7 @@ static int run_open(sim_run *R, const cg_case *cs, int world, const cg_perturb *
         snprintf(err, errlen, "%s: out of memory", cs->file);
         return 3;
     }
+    cg_sim_set_mode(R->sim, mode);
     R->comm = cg_sim_comm(R->sim);
     R->I = cg_interp_new(cs, world, ranks, world, CG_F64, R->g, &R->comm);
     if (!R->I) {
@@ -135,8 +136,13 @@ static int derive_semantics(cg_oracle *o, const sim_run *R, char *err, size_t er
             const cg_tensor *t = bound(R, ot);
             if (ot->is_param && first_rank < 0 && !(first[i] = zeros(ot->numel)))
                 rc = 3;
+            if (!ot->per_root && !(ot->per_root = calloc((size_t)o->world, sizeof *ot->per_root)))
+                rc = 3;
+            if (rc == 0 && !(ot->per_root[k] = zeros(ot->numel)))
+                rc = 3;
             for (int64_t e = 0; rc == 0 && e < ot->numel; e++) {
                 double gk = (t && t->grad) ? cg_get(t->grad, e) : 0.0;
+                ot->per_root[k][e] = gk;
                 ot->per_rank[e] += gk;
                 if (ot->rank == k)
                     ot->own_loss[e] = gk;
@@ -180,7 +186,19 @@ static int derive_semantics(cg_oracle *o, const sim_run *R, char *err, size_t er
     return 0;
 }
 
+static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode mode);
+
 cg_oracle *cg_oracle_run(const cg_case *cs, int world, bool fd)
+{
+    return oracle_run(cs, world, fd, CG_SIM_TRUTH);
+}
+
+cg_oracle *cg_oracle_run_mode(const cg_case *cs, int world, cg_sim_mode mode)
+{
+    return oracle_run(cs, world, false, mode);
+}
+
+static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode mode)
 {
     cg_oracle *o = calloc(1, sizeof *o);
     if (!o)
@@ -188,7 +206,7 @@ cg_oracle *cg_oracle_run(const cg_case *cs, int world, bool fd)
     o->world = world;
     snprintf(o->fd_skip_reason, sizeof o->fd_skip_reason, "not requested");
     sim_run R;
-    o->status = run_open(&R, cs, world, NULL, o->error, sizeof o->error);
+    o->status = run_open(&R, cs, world, NULL, mode, o->error, sizeof o->error);
     if (o->status == 0 && collect_tensors(o, &R) != 0)
         o->status = 3;
     if (o->status == 0) {
@@ -221,6 +239,9 @@ void cg_oracle_free(cg_oracle *o)
         free(t->own_loss);
         free(t->replicated);
         free(t->fd);
+        for (int k = 0; t->per_root && k < o->world; k++)
+            free(t->per_root[k]);
+        free(t->per_root);
     }
     free(o->tensors);
     cg_plan_free(o->events, o->nevents);
@@ -240,7 +261,7 @@ double cg_oracle_objective(const cg_case *cs, int world, const void *perturb, ch
 {
     sim_run R;
     double f = NAN;
-    if (run_open(&R, cs, world, perturb, err, errlen) == 0) {
+    if (run_open(&R, cs, world, perturb, CG_SIM_TRUTH, err, errlen) == 0) {
         f = 0.0;
         for (int k = 0; k < world; k++) {
             cg_tensor *const *roots;
@@ -259,7 +280,7 @@ double *cg_oracle_eval_expr(const cg_case *cs, int world, int rank, const cg_exp
 {
     sim_run R;
     double *v = NULL;
-    if (run_open(&R, cs, world, NULL, err, errlen) == 0) {
+    if (run_open(&R, cs, world, NULL, CG_SIM_TRUTH, err, errlen) == 0) {
         cg_tensor *t = cg_interp_eval_expect(R.I, e, rank);
         if (!t)
             snprintf(err, errlen, "%s", cg_interp_error(R.I));

@@ -31,6 +31,7 @@ typedef struct cg_otensor {
     double *per_rank;
     double *own_loss;
     double *replicated;  /* NULL when replicated is undefined */
+    double **per_root;   /* world entries: dL_k/dx_r, NULL where rank k had no roots */
     double *fd;          /* central difference of per_rank; NULL when not checked */
     int64_t fd_checked;  /* elements checked (a sample for large tensors) */
 } cg_otensor;
@@ -64,10 +65,21 @@ typedef struct cg_oracle {
     cg_plan_event *events;   /* every communication call, in program order */
 } cg_oracle;
 
+/* How the simulated collectives differentiate: the truth, or a known mistake
+ * kept as a reference for the diagnosis (same forward values, gradients
+ * flowing differently). */
+typedef enum {
+    CG_SIM_TRUTH,
+    CG_SIM_STRAIGHT_THROUGH, /* each collective is identity on the local input for autograd */
+    CG_SIM_LOCAL_SLOT,       /* a gather's backward keeps only the rank's own slice */
+} cg_sim_mode;
+
 /* Run the case at world size `world`. Always returns a result (NULL only when
  * out of memory); on a bad program, status is 2 and error says where. With
  * fd false the finite-difference check is skipped ("not requested"). */
 cg_oracle *cg_oracle_run(const cg_case *cs, int world, bool fd);
+/* The same under a variant mode (no finite differences). */
+cg_oracle *cg_oracle_run_mode(const cg_case *cs, int world, cg_sim_mode mode);
 void cg_oracle_free(cg_oracle *o);
 
 const cg_otensor *cg_oracle_find(const cg_oracle *o, const char *name, int rank);

@@ -27,6 +27,7 @@ typedef struct root_list {
 
 struct cg_sim {
     int world;
+    cg_sim_mode mode;
     msg *msgs;
     int nmsgs, capmsgs;
     root_list *roots; /* per rank */
@@ -153,6 +154,51 @@ static cg_tensor *rows_of(cg_graph *g, cg_tensor *x, int w, int r)
     return cg_slice(g, x, 0, cg_chunk_lo(n, w, r), cg_chunk_lo(n, w, r + 1));
 }
 
+/* ---- wrong on purpose: the oracle's explanations of a mismatch ------------
+ * Each variant keeps the true forward value and changes only where the
+ * gradient flows, by adding a detached correction: y = live + detach(y - live). */
+
+static cg_tensor *with_value_of(cg_graph *g, cg_tensor *live, cg_tensor *value)
+{
+    cg_tensor *d = cg_sub(g, value, live);
+    return d ? cg_add(g, live, cg_detach(g, d)) : NULL;
+}
+
+/* Rank r's live contribution to its own output under the variant, or NULL
+ * when the output keeps the true gradient. */
+static cg_tensor *variant_live(cg_sim *s, cg_graph *g, const cg_coll *c, cg_tensor **in, int r)
+{
+    int w = s->world;
+    bool gather = c->kind == CG_C_ALL_GATHER || (c->kind == CG_C_GATHER && r == c->root);
+    if (s->mode == CG_SIM_LOCAL_SLOT && !gather)
+        return NULL;
+    if (gather) { /* own slice live, every other rank's slice constant */
+        cg_tensor *parts[CG_MAX_WORLD];
+        for (int k = 0; k < w; k++)
+            if (!(parts[k] = k == r ? in[k] : cg_detach(g, in[k])))
+                return NULL;
+        return cg_cat(g, parts, w, 0);
+    }
+    switch (c->kind) {
+    case CG_C_ALL_REDUCE:
+    case CG_C_BROADCAST: return in[r];
+    case CG_C_REDUCE: return r == c->root ? in[r] : NULL;
+    case CG_C_REDUCE_SCATTER: return rows_of(g, in[r], w, r);
+    case CG_C_SCATTER: return r == c->root ? rows_of(g, in[r], w, r) : NULL;
+    default: return NULL; /* all_to_all: no block of the output is the rank's own */
+    }
+}
+
+static int apply_variant(cg_sim *s, cg_graph *g, const cg_coll *c, cg_tensor **in, cg_tensor **out)
+{
+    for (int r = 0; r < s->world; r++) {
+        cg_tensor *live = variant_live(s, g, c, in, r);
+        if (live && cg_same_shape(live, out[r]) && !(out[r] = with_value_of(g, live, out[r])))
+            return -1;
+    }
+    return 0;
+}
+
 static int sim_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **in, cg_tensor **out)
 {
     cg_sim *s = self;
@@ -207,7 +253,7 @@ static int sim_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor *
         if (!out[r])
             return -1;
     }
-    return 0;
+    return s->mode == CG_SIM_TRUTH ? 0 : apply_variant(s, g, c, in, out);
 }
 
 /* ---- point to point ------------------------------------------------------- */
@@ -308,6 +354,8 @@ cg_plan_event *cg_sim_take_plan(cg_sim *s, int *nevents)
     s->nplan = s->capplan = 0;
     return p;
 }
+
+void cg_sim_set_mode(cg_sim *s, cg_sim_mode mode) { s->mode = mode; }
 
 cg_comm cg_sim_comm(cg_sim *s)
 {

@@ -10,6 +10,8 @@
 
 typedef struct cg_sim cg_sim;
 
+void cg_sim_set_mode(cg_sim *s, cg_sim_mode mode);
+
 cg_sim *cg_sim_new(int world);
 void cg_sim_free(cg_sim *s);
 cg_comm cg_sim_comm(cg_sim *s);

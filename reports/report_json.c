@@ -84,6 +84,16 @@ static cJSON *case_json(const cg_case_result *c)
         if (c->fd_note)
             cJSON_AddStringToObject(fd, "reason", c->fd_note);
     }
+    if (c->diag_explanation) {
+        cJSON *d = cJSON_AddObjectToObject(o, "diagnosis");
+        cJSON *m = d ? cJSON_AddArrayToObject(d, "matches") : NULL;
+        for (int i = 0; m && i < c->ndiag; i++)
+            cJSON_AddItemToArray(m, cJSON_CreateString(c->diag_matches[i]));
+        if (d) {
+            cJSON_AddStringToObject(d, "explanation", c->diag_explanation);
+            add_string_or_null(d, "see", c->diag_see);
+        }
+    }
     cJSON *checks = cJSON_AddArrayToObject(o, "checks");
     for (int i = 0; checks && i < c->nchecks; i++)
         cJSON_AddItemToArray(checks, check_json(&c->checks[i]));

@@ -90,6 +90,18 @@ int cg_case_from_json_line(cg_report *r, const char *line)
         c->fd_tolerance = num_of(fd, "tolerance", 0);
         const char *fdr = str_of(fd, "reason");
         c->fd_note = fdr ? strdup(fdr) : NULL;
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "diagnosis");
+        if (d) {
+            const char *names[32];
+            int n = 0;
+            const cJSON *item;
+            cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(d, "matches"))
+            {
+                if (n < 32 && cJSON_IsString(item))
+                    names[n++] = item->valuestring;
+            }
+            cg_case_set_diagnosis(c, names, n, str_of(d, "explanation"), str_of(d, "see"));
+        }
         const cJSON *k;
         cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(o, "checks"))
         {

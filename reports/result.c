@@ -26,6 +26,17 @@ cg_tol cg_tol_for(cg_dtype dt)
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
+void cg_case_set_diagnosis(cg_case_result *c, const char *const *matches, int n, const char *explanation,
+                           const char *see)
+{
+    c->diag_matches = n > 0 ? calloc((size_t)n, sizeof *c->diag_matches) : NULL;
+    for (int i = 0; c->diag_matches && i < n; i++)
+        if ((c->diag_matches[i] = strdup(matches[i])))
+            c->ndiag = i + 1;
+    c->diag_explanation = dup_or_null(explanation);
+    c->diag_see = dup_or_null(see);
+}
+
 void cg_case_set_rules(cg_case_result *c, const char *rules)
 {
     free(c->rules);
@@ -68,6 +79,11 @@ static void case_free(cg_case_result *c)
     free(c->message);
     free(c->replicated_reason);
     free(c->fd_note);
+    for (int i = 0; i < c->ndiag; i++)
+        free(c->diag_matches[i]);
+    free(c->diag_matches);
+    free(c->diag_explanation);
+    free(c->diag_see);
 }
 
 void cg_report_free(cg_report *r)

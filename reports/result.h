@@ -53,6 +53,11 @@ typedef struct cg_case_result {
     char *fd_note;       /* why skipped */
     int nchecks, capchecks;
     cg_check *checks;
+    /* diagnosis of a mismatch (diagnose.h); ndiag 0 with an explanation
+     * means no known mistake matched */
+    int ndiag;
+    char **diag_matches;
+    char *diag_explanation, *diag_see;
 } cg_case_result;
 
 typedef struct cg_report {
@@ -70,6 +75,9 @@ void cg_report_free(cg_report *r);
  * the next call. */
 cg_case_result *cg_report_add_case(cg_report *r, const char *name, const char *file,
                                    const char *source, int world);
+/* Set the diagnosis (everything copied). */
+void cg_case_set_diagnosis(cg_case_result *c, const char *const *matches, int n, const char *explanation,
+                           const char *see);
 /* Set the rule set a job ran under (copied). */
 void cg_case_set_rules(cg_case_result *c, const char *rules);
 /* Compare and append a check; returns it, or NULL on OOM. n may be 0. */

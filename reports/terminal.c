@@ -53,6 +53,9 @@ void cg_term_case(FILE *f, const cg_case_result *c, int index, int total, bool v
     fprintf(f, " %-10s %7.3f s\n", status_word(c->status), c->duration_s);
     if (c->status == CG_ERROR && c->message)
         fprintf(f, "        %s\n", c->message);
+    if (c->diag_explanation)
+        fprintf(f, "        diagnosis: %s%s%s%s\n", c->diag_explanation, c->diag_see ? " (see " : "",
+                c->diag_see ? c->diag_see : "", c->diag_see ? ")" : "");
     for (int i = 0; i < c->nchecks; i++)
         if (verbose || c->checks[i].status == CG_FAIL || c->checks[i].status == CG_ERROR)
             print_check(f, &c->checks[i]);

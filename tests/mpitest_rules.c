@@ -426,14 +426,16 @@ static void test_emulations(void)
 
 static void test_registry(void)
 {
-    static const char *const names[] = {"reference", "c10d", "torch-nn", "gatherlayer", "diffdist"};
+    static const char *const names[] = {"reference", "c10d",         "torch-nn",
+                                        "gatherlayer", "diffdist",   "torch-funcol",
+                                        "horovod",   "torch-xla",    "megatron"};
     const cg_rules *const *all = cg_rules_all();
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 9; i++) {
         CHECK(all[i] && strcmp(all[i]->name, names[i]) == 0, "rule set %d is %s", i, names[i]);
         CHECK(cg_rules_find(names[i]) == all[i], "cg_rules_find(%s)", names[i]);
         CHECK(all[i] && all[i]->emulates && all[i]->see, "%s says what it emulates", names[i]);
     }
-    CHECK(all[5] == NULL, "five built-in rule sets");
+    CHECK(all[9] == NULL, "nine built-in rule sets");
     CHECK(cg_rules_find("torch") == NULL && cg_rules_find(NULL) == NULL, "unknown names");
     size_t counts[4] = {3, 0, 2, 5}, off[4];
     cg_counts_offsets(counts, 4, off);

@@ -1,0 +1,14 @@
+/* plugin_check.h — a transport plugin checked once, in the launching process,
+ * before any mpiexec: a wrong file or ABI version gets one clear message and
+ * exit status 3, instead of every job's ranks aborting one world at a time. */
+#ifndef CG_PLUGIN_CHECK_H
+#define CG_PLUGIN_CHECK_H
+
+#include <stddef.h>
+
+/* 0 when `transport` is a built-in name, or a plugin path whose library
+ * loads and whose table has this tool's ABI version; -1 with err otherwise.
+ * The workers still run their own full check (transport.c) when they open it. */
+int cg_transport_precheck(const char *transport, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,107 @@
+/* rules_plugin.c — rule sets by name or from a plugin (--rules ./libx.so).
+ *
+ * A built-in name wins; anything that looks like a path is dlopen'ed and
+ * must export CG_RULES_ENTRY (rules.h). The plugin calls the tool's own
+ * functions (cg_tp_*, cg_tensor_*, cg_reference_backward), which the
+ * executable exports (ENABLE_EXPORTS in CMakeLists.txt). */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rules.h"
+
+__attribute__((format(printf, 3, 4))) static void say(char *buf, size_t len, const char *fmt, ...)
+{
+    if (!buf || len == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+/* The same test as for transports: a '/' or a .so suffix means a file. */
+static bool is_plugin_path(const char *name)
+{
+    size_t n = strlen(name);
+    return strchr(name, '/') != NULL || (n >= 3 && strcmp(name + n - 3, ".so") == 0);
+}
+
+/* "reference, c10d, ..." for the unknown-name message. */
+static void builtin_names(char *buf, size_t len)
+{
+    const cg_rules *const *all = cg_rules_all();
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; all[i] && used < len; i++) {
+        int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", all[i]->name);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
+/* Why a loaded table cannot be used, or NULL when it can. */
+static const char *table_problem(const cg_rules *r, char *why, size_t len)
+{
+    if (r->abi_version != CG_RULES_ABI_VERSION) {
+        say(why, len, "rule set ABI version %d, this collgrad-check needs %d", r->abi_version,
+            CG_RULES_ABI_VERSION);
+        return why;
+    }
+    if (!r->name || !r->wiring || !r->backward) {
+        say(why, len, "rule set table has no '%s'",
+            !r->name ? "name" : !r->wiring ? "wiring" : "backward");
+        return why;
+    }
+    return NULL;
+}
+
+/* The library stays loaded once accepted: the table and its strings live in
+ * it, and every job of the run uses them. dlopen of the same path again
+ * returns the same handle, so loading per job costs nothing. */
+static const cg_rules *load_plugin(const char *path, char *err, size_t errlen)
+{
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        say(err, errlen, "%s: %s", path, dlerror());
+        return NULL;
+    }
+    void *sym = dlsym(lib, CG_RULES_ENTRY);
+    if (!sym) {
+        say(err, errlen, "%s: no symbol '%s' (not a collgrad-check rule set?)", path,
+            CG_RULES_ENTRY);
+        dlclose(lib);
+        return NULL;
+    }
+    cg_rules_entry_fn entry;
+    memcpy(&entry, &sym, sizeof entry); /* ISO C has no object-to-function pointer cast */
+    const cg_rules *r = entry();
+    char why[160];
+    if (!r)
+        say(err, errlen, "%s: %s() returned NULL", path, CG_RULES_ENTRY);
+    else if (table_problem(r, why, sizeof why))
+        say(err, errlen, "%s: %s", path, why);
+    else
+        return r;
+    dlclose(lib);
+    return NULL;
+}
+
+const cg_rules *cg_rules_load(const char *name_or_path, char *err, size_t errlen)
+{
+    if (!name_or_path || !name_or_path[0]) {
+        say(err, errlen, "no rule set named");
+        return NULL;
+    }
+    const cg_rules *r = cg_rules_find(name_or_path);
+    if (r)
+        return r;
+    if (is_plugin_path(name_or_path))
+        return load_plugin(name_or_path, err, errlen);
+    char names[256];
+    builtin_names(names, sizeof names);
+    say(err, errlen, "unknown rule set '%s' (built in: %s)", name_or_path, names);
+    return NULL;
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Fuzz the case-language parser (and the oracle on small cases) with libFuzzer
+# under ASan and UBSan: build tests/fuzz/fuzz_parser.c with clang, replay the
+# seed corpus and the regressions, then fuzz for FUZZ_SECONDS (default 60).
+# New inputs and crash artifacts go to a scratch directory outside the tree
+# (FUZZ_OUT, default a fresh temporary one, kept when something fails).
+# Exits non-zero on any crash, leak, timeout or out-of-memory.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${CG_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+seconds="${FUZZ_SECONDS:-60}"
+fuzz="$root/tests/fuzz"
+
+# The fuzzer runtime ships with clang on Debian in libclang-rt-*-dev.
+probe="$(mktemp -d)"
+trap 'rm -rf "$probe"' EXIT
+printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' >"$probe/p.c"
+if ! clang -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" 2>/dev/null; then
+  echo "fuzz: installing clang and its sanitizer runtimes"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang \
+    "libclang-rt-$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1 || echo 14)-dev" ||
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev
+fi
+
+# Only the parser and what the oracle needs: no MPI, no cJSON, no reports.
+sources=(
+  harness/lexer.c harness/parser.c harness/parse_expr.c harness/parse_expect.c harness/parse_call.c
+  harness/ir.c harness/interp.c harness/interp_call.c harness/interp_expr.c harness/tensor.c
+  harness/autograd.c harness/ops_elementwise.c harness/ops_matmul.c harness/ops_reduce.c
+  harness/ops_shape.c harness/dtype.c harness/rng.c harness/comm.c
+  oracles/oracle.c oracles/fdcheck.c oracles/sim_comm.c
+  tests/fuzz/fuzz_parser.c
+)
+# -fno-sanitize-recover: a UBSan report must stop the run, or libFuzzer never sees it.
+cflags=(-std=c11 -D_POSIX_C_SOURCE=200809L -DCG_VERSION='"fuzz"' -g -O1 -fno-omit-frame-pointer
+        -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+        -I"$root/harness" -I"$root/oracles" -Wall -Wextra -Wno-unused-parameter)
+mkdir -p "$build/obj"
+echo "fuzz: building $build/fuzz_parser"
+printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -I{} sh -c \
+  'clang "$@" -c "$0" -o "'"$build"'/obj/$(echo {} | tr / _).o"' "$root/{}" "${cflags[@]}"
+clang -fsanitize=fuzzer,address,undefined "$build"/obj/*.o -lm -o "$build/fuzz_parser"
+
+out="${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/cg-fuzz.XXXXXX")}"
+mkdir -p "$out/corpus" "$out/crashes"
+keep_out() { echo "fuzz: FAILED; inputs and crash artifacts are in $out" >&2; }
+trap 'rc=$?; rm -rf "$probe"; [ $rc -ne 0 ] && keep_out; exit $rc' EXIT
+
+opts=(-max_len=4096 -timeout=25 -rss_limit_mb=2048 -artifact_prefix="$out/crashes/"
+      -dict="$fuzz/case.dict" -print_final_stats=1)
+seeds=("$fuzz/corpus")
+[ -d "$fuzz/regressions" ] && seeds+=("$fuzz/regressions")
+
+# Replay: every seed and regression once. The scratch corpus comes first so
+# libFuzzer never writes into the tree.
+echo "fuzz: replaying $(find "${seeds[@]}" -type f | wc -l) inputs"
+"$build/fuzz_parser" "${opts[@]}" -runs=0 "$out/corpus" "${seeds[@]}" 2>"$out/replay.log" ||
+  { tail -n 60 "$out/replay.log" >&2; exit 1; }
+
+echo "fuzz: fuzzing for ${seconds}s"
+"$build/fuzz_parser" "${opts[@]}" -max_total_time="$seconds" "$out/corpus" "${seeds[@]}" \
+  2>"$out/fuzz.log" || { tail -n 80 "$out/fuzz.log" >&2; exit 1; }
+grep -E '^stat::number_of_executed_units|^stat::new_units_added' "$out/fuzz.log" | sed 's/^/fuzz: /'
+[ -n "${FUZZ_OUT:-}" ] || rm -rf "$out"
+echo "fuzz: OK"

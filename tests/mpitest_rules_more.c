@@ -1,0 +1,368 @@
+/* mpitest_rules_more.c — the emulations of DESIGN section 4 after the first
+ * five (torch-funcol, horovod, torch-xla, megatron) over the real MPI
+ * transport; mpitest_rules.c covers the rest with the same harness.
+ *
+ * Run as `mpiexec -n W mpitest_rules_more` for W = 1..4. Every rank builds
+ * its tensors from closed-form per-rank values, so it can also compute every
+ * other rank's; the expected gradients are worked out here from each
+ * implementation's documented formula with plain loops, never taken from the
+ * code under test. Each check also counts the transport calls the backward
+ * made: a local formula must not communicate. Rank 0 prints "N passed, N
+ * failed"; the exit status is non-zero on any failure. */
+#include <math.h>
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rules.h"
+
+static int my_rank, world_size;
+static cg_tp tp;
+static int n_passed, n_failed;
+
+#define CHECK(cond, ...) check_that((cond), __LINE__, __VA_ARGS__)
+
+static void check_that(bool ok, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void check_that(bool ok, int line, const char *fmt, ...)
+{
+    if (ok) {
+        n_passed++;
+        return;
+    }
+    n_failed++;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "FAIL W=%d rank %d, line %d: ", world_size, my_rank, line);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* ---- closed-form per-rank values ------------------------------------------ */
+
+static double xv(int r, int64_t i) { return r + 1 + 0.5 * (double)i; }
+static double gv(int r, int64_t i) { return 1 + r + (double)i; }
+
+/* x for the reductions: zeros on one and on two ranks (PROD), ties (MAX/MIN). */
+static double xred(int r, int64_t e)
+{
+    switch (e % 6) {
+    case 0: return r + 1.0;                 /* distinct */
+    case 1: return r == 0 ? 0.0 : xv(r, e); /* one rank holds a zero */
+    case 2: return r <= 1 ? 0.0 : xv(r, e); /* two ranks hold zeros */
+    case 3: return 2.0;                     /* every rank ties */
+    case 4: return r >= 1 ? 3.0 : 1.0;      /* ranks 1.. tie at the max */
+    default: return r - 0.5;                /* negative on rank 0 */
+    }
+}
+
+/* op over every rank k of v(k, e) */
+static double over_ranks(cg_redop op, double (*v)(int, int64_t), int64_t e)
+{
+    double acc = v(0, e);
+    for (int k = 1; k < world_size; k++) {
+        double b = v(k, e);
+        acc = op == CG_RED_PROD  ? acc * b
+              : op == CG_RED_MAX ? fmax(acc, b)
+              : op == CG_RED_MIN ? fmin(acc, b)
+                                 : acc + b;
+    }
+    return op == CG_RED_AVG ? acc / world_size : acc;
+}
+
+static double sum_of_gy(int64_t e) { return over_ranks(CG_RED_SUM, gv, e); }
+
+static int64_t block_lo(int64_t rows, int r) { return rows * r / world_size; }
+
+static int owner_of_row(int64_t rows, int64_t row)
+{
+    int r = 0;
+    while (r + 1 < world_size && block_lo(rows, r + 1) <= row)
+        r++;
+    return r;
+}
+
+/* Rank r of a ragged layout holds r+1 elements, after r(r+1)/2 of them. */
+static int64_t ragged_offset(int r) { return (int64_t)r * (r + 1) / 2; }
+
+/* ---- one backward call ------------------------------------------------------ */
+
+typedef struct {
+    cg_graph *g;
+    cg_tensor *x, *y, *gy; /* gy has y's shape */
+    size_t *in;            /* every rank's input count */
+    double *want;          /* the expected gx, x->numel values */
+} bw_case;
+
+static cg_tensor *tensor_of(cg_graph *g, cg_dtype dt, int64_t rows, int64_t cols)
+{
+    int64_t shape[2] = {rows, cols};
+    return cg_tensor_new(g, dt, cols > 0 ? 2 : 1, shape);
+}
+
+static bw_case case_new(cg_dtype dt, int64_t x_rows, int64_t x_cols, int64_t y_rows, int64_t y_cols)
+{
+    bw_case k = {.g = cg_graph_new()};
+    k.x = tensor_of(k.g, dt, x_rows, x_cols);
+    k.y = tensor_of(k.g, dt, y_rows, y_cols);
+    k.gy = tensor_of(k.g, dt, y_rows, y_cols);
+    k.in = cg_alloc(k.g, (size_t)world_size * sizeof *k.in);
+    k.want = cg_alloc(k.g, (size_t)k.x->numel * sizeof *k.want);
+    for (int r = 0; r < world_size; r++)
+        k.in[r] = (size_t)k.x->numel;
+    return k;
+}
+
+static cg_coll coll(cg_coll_kind kind, cg_redop op, int root)
+{
+    return (cg_coll){.kind = kind, .op = op, .root = root};
+}
+
+static uint64_t transport_calls(void)
+{
+    uint64_t n = 0;
+    for (int e = 0; e < CG_TP_NENTRY; e++)
+        n += tp.calls[e];
+    return n;
+}
+
+static void expect_grad(const char *what, const cg_tensor *gx, const double *want)
+{
+    double rtol = gx->dtype == CG_F64 ? 1e-12 : 1e-5;
+    int64_t bad = -1;
+    for (int64_t e = 0; e < gx->numel && bad < 0; e++)
+        if (fabs(cg_get(gx, e) - want[e]) > rtol * fmax(1.0, fabs(want[e])))
+            bad = e;
+    CHECK(bad < 0, "%s: gx[%lld] = %.17g, want %.17g", what, (long long)bad,
+          bad < 0 ? 0.0 : cg_get(gx, bad), bad < 0 ? 0.0 : want[bad]);
+}
+
+/* Runs rules' backward of c on k, compares gx with k->want and the number
+ * of transport calls it made with `calls`, frees k. */
+static void run_case(const cg_rules *rules, bw_case *k, cg_coll c, int calls, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static void run_case(const cg_rules *rules, bw_case *k, cg_coll c, int calls, const char *fmt, ...)
+{
+    char what[128], err[600] = "";
+    int len = snprintf(what, sizeof what, "%s ", rules->name);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what + len, sizeof what - (size_t)len, fmt, ap);
+    va_end(ap);
+    cg_tensor *gx = cg_tensor_like(k->g, k->x);
+    cg_rule_call call = {.tp = &tp, .coll = &c, .rank = my_rank, .world = world_size,
+                         .in_counts = k->in, .x = k->x, .y = k->y, .gy = k->gy, .gx = gx,
+                         .err = err, .errlen = sizeof err};
+    uint64_t before = transport_calls();
+    int rc = rules->backward(&call);
+    uint64_t made = transport_calls() - before;
+    CHECK(rc == 0, "%s failed: %s", what, err);
+    CHECK(made == (uint64_t)calls, "%s made %llu transport calls, want %d", what,
+          (unsigned long long)made, calls);
+    if (rc == 0)
+        expect_grad(what, gx, k->want);
+    cg_graph_free(k->g);
+}
+
+/* ---- each collective, with the expected gradient as a parameter ---------- */
+
+typedef enum {
+    GX_REDUCED_G,  /* op_r g_r: all_reduce of g with the forward's op (SUM, AVG: the truth) */
+    GX_OWN_G,      /* g_i unchanged: identity */
+    GX_XLA_LOCAL,  /* torch_xla's local formula */
+} all_reduce_want;
+
+/* torch_xla/core/functions.py AllReduce.backward, restated. */
+static double xla_want(cg_redop op, int64_t e)
+{
+    double g = gv(my_rank, e), in = xred(my_rank, e), out = over_ranks(op, xred, e);
+    switch (op) {
+    case CG_RED_SUM: return g;
+    case CG_RED_AVG: return g / world_size;
+    case CG_RED_PROD: return in != 0.0 ? g * out / in : 0.0;
+    default: return in == out ? g : 0.0;
+    }
+}
+
+static void test_all_reduce(const cg_rules *rules, cg_redop op, cg_dtype dt, all_reduce_want how,
+                            int calls)
+{
+    bw_case k = case_new(dt, 12, 0, 12, 0);
+    for (int64_t e = 0; e < 12; e++) {
+        cg_set(k.x, e, xred(my_rank, e));
+        cg_set(k.y, e, over_ranks(op, xred, e));
+        cg_set(k.gy, e, gv(my_rank, e));
+        k.want[e] = how == GX_REDUCED_G ? over_ranks(op, gv, e)
+                    : how == GX_OWN_G   ? gv(my_rank, e)
+                                        : xla_want(op, e);
+    }
+    run_case(rules, &k, coll(CG_C_ALL_REDUCE, op, 0), calls, "all_reduce(%s) %s",
+             cg_redop_name(op), cg_dtype_name(dt));
+}
+
+/* Ragged inputs. gx[e] = (sum_over_ranks ? Σ_r g_r : g_i)[own + e] · scale. */
+static void test_all_gather(const cg_rules *rules, bool sum_over_ranks, double scale, int calls)
+{
+    int64_t total = ragged_offset(world_size), off = ragged_offset(my_rank);
+    bw_case k = case_new(CG_F64, my_rank + 1, 0, total, 0);
+    for (int r = 0; r < world_size; r++) {
+        k.in[r] = (size_t)r + 1;
+        for (int64_t i = 0; i <= r; i++)
+            cg_set(k.y, ragged_offset(r) + i, xv(r, i));
+    }
+    for (int64_t j = 0; j < total; j++)
+        cg_set(k.gy, j, gv(my_rank, j));
+    for (int64_t e = 0; e <= my_rank; e++) {
+        cg_set(k.x, e, xv(my_rank, e));
+        k.want[e] = (sum_over_ranks ? sum_of_gy(off + e) : gv(my_rank, off + e)) * scale;
+    }
+    run_case(rules, &k, coll(CG_C_ALL_GATHER, CG_RED_SUM, 0), calls, "all_gather");
+}
+
+/* x is [W+1, 2] on every rank; gx = cat_r g_r · scale. */
+static void test_reduce_scatter(const cg_rules *rules, cg_redop op, double scale)
+{
+    const int64_t cols = 2, nrows = world_size + 1;
+    int64_t lo = block_lo(nrows, my_rank), mine = block_lo(nrows, my_rank + 1) - lo;
+    bw_case k = case_new(CG_F64, nrows, cols, mine, cols);
+    for (int64_t j = 0; j < mine * cols; j++) {
+        cg_set(k.y, j, over_ranks(op, xv, lo * cols + j));
+        cg_set(k.gy, j, gv(my_rank, j));
+    }
+    for (int64_t e = 0; e < nrows * cols; e++) {
+        int owner = owner_of_row(nrows, e / cols);
+        cg_set(k.x, e, xv(my_rank, e));
+        k.want[e] = gv(owner, e - block_lo(nrows, owner) * cols) * scale;
+    }
+    run_case(rules, &k, coll(CG_C_REDUCE_SCATTER, op, 0), 1, "reduce_scatter(%s)",
+             cg_redop_name(op));
+}
+
+/* gx = Σ_r g_r · scale at the root, zero elsewhere. */
+static void test_broadcast(const cg_rules *rules, int root, double scale)
+{
+    bw_case k = case_new(CG_F64, 3, 0, 3, 0);
+    for (int64_t e = 0; e < 3; e++) {
+        cg_set(k.x, e, xv(my_rank, e));
+        cg_set(k.y, e, xv(root, e));
+        cg_set(k.gy, e, gv(my_rank, e));
+        k.want[e] = my_rank == root ? sum_of_gy(e) * scale : 0.0;
+    }
+    run_case(rules, &k, coll(CG_C_BROADCAST, CG_RED_SUM, root), 1, "broadcast(root %d)", root);
+}
+
+/* ---- refusals ----------------------------------------------------------------- */
+
+/* The backward must fail with exactly `message` (or a message containing
+ * `needle` when message is NULL), before any transport call. */
+static void expect_failure(const cg_rules *rules, cg_coll c, int64_t gy_len, const char *message,
+                           const char *needle)
+{
+    bw_case k = case_new(CG_F64, 2, 0, gy_len, 0);
+    char err[600] = "";
+    cg_rule_call call = {.tp = &tp, .coll = &c, .rank = my_rank, .world = world_size,
+                         .in_counts = k.in, .x = k.x, .y = k.y, .gy = k.gy,
+                         .gx = cg_tensor_like(k.g, k.x), .err = err, .errlen = sizeof err};
+    uint64_t before = transport_calls();
+    int rc = rules->backward(&call);
+    bool right = message ? strcmp(err, message) == 0 : strstr(err, needle) != NULL;
+    CHECK(rc == -1 && right, "%s %s: rc %d, err '%s', want '%s'", rules->name,
+          cg_coll_name(c.kind), rc, err, message ? message : needle);
+    CHECK(transport_calls() == before, "%s %s: a refused call communicated", rules->name,
+          cg_coll_name(c.kind));
+    cg_graph_free(k.g);
+}
+
+/* ---- the four rule sets ------------------------------------------------------ */
+
+static void test_torch_funcol(void)
+{
+    static const char *const refused[] = {
+        [CG_RED_AVG] = "backward of all_reduce(avg) is not supported by _functional_collectives "
+                       "(only sum)",
+        [CG_RED_PROD] = "backward of all_reduce(prod) is not supported by _functional_collectives "
+                        "(only sum)",
+        [CG_RED_MAX] = "backward of all_reduce(max) is not supported by _functional_collectives "
+                       "(only sum)",
+        [CG_RED_MIN] = "backward of all_reduce(min) is not supported by _functional_collectives "
+                       "(only sum)",
+    };
+    const cg_rules *f = &cg_rules_torch_funcol;
+    test_all_reduce(f, CG_RED_SUM, CG_F64, GX_REDUCED_G, 1);
+    for (cg_redop op = CG_RED_AVG; op < CG_RED_COUNT; op++)
+        expect_failure(f, coll(CG_C_ALL_REDUCE, op, 0), 2, refused[op], NULL);
+    expect_failure(f, coll(CG_C_REDUCE_SCATTER, CG_RED_MAX, 0), 2,
+                   "backward of reduce_scatter(max) is not supported by _functional_collectives "
+                   "(only sum)", NULL);
+    test_reduce_scatter(f, CG_RED_SUM, 1.0);
+    test_all_gather(f, true, 1.0, 1);
+    test_broadcast(f, world_size - 1, 1.0);
+}
+
+static void test_horovod(void)
+{
+    const cg_rules *h = &cg_rules_horovod;
+    for (cg_redop op = CG_RED_SUM; op < CG_RED_COUNT; op++)
+        test_all_reduce(h, op, CG_F64, GX_REDUCED_G, 1);
+    test_all_gather(h, true, 1.0 / world_size, 1);
+    test_reduce_scatter(h, CG_RED_SUM, world_size);
+    test_reduce_scatter(h, CG_RED_AVG, 1.0);
+    expect_failure(h, coll(CG_C_REDUCE_SCATTER, CG_RED_PROD, 0), 2,
+                   "backward of reduce_scatter(prod) is not supported by horovod (reducescatter "
+                   "takes only sum and average)", NULL);
+    test_broadcast(h, 0, 1.0 / world_size);
+    test_broadcast(h, world_size - 1, 1.0 / world_size);
+}
+
+static void test_torch_xla(void)
+{
+    const cg_rules *x = &cg_rules_torch_xla;
+    for (cg_redop op = CG_RED_SUM; op < CG_RED_COUNT; op++)
+        test_all_reduce(x, op, CG_F64, GX_XLA_LOCAL, 0);
+    test_all_reduce(x, CG_RED_PROD, CG_F32, GX_XLA_LOCAL, 0);
+    test_all_reduce(x, CG_RED_SUM, CG_F64, GX_OWN_G, 0);
+    test_all_gather(x, false, 1.0, 0);
+    test_reduce_scatter(x, CG_RED_SUM, 1.0);
+    test_broadcast(x, 0, 1.0);
+    expect_failure(x, coll(CG_C_ALL_GATHER, CG_RED_SUM, 0), 1, NULL, "gy 1");
+    expect_failure(x, coll(CG_C_ALL_REDUCE, CG_RED_SUM, 0), 3, NULL, "elements");
+}
+
+static void test_megatron(void)
+{
+    const cg_rules *m = &cg_rules_megatron;
+    test_all_reduce(m, CG_RED_SUM, CG_F64, GX_OWN_G, 0);
+    test_all_reduce(m, CG_RED_AVG, CG_F64, GX_REDUCED_G, 1);
+    test_all_gather(m, false, 1.0, 0);
+    test_reduce_scatter(m, CG_RED_SUM, 1.0);
+    test_broadcast(m, world_size - 1, 1.0);
+    expect_failure(m, coll(CG_C_ALL_REDUCE, CG_RED_SUM, 0), 3, NULL, "gy 3");
+    expect_failure(m, coll(CG_C_ALL_GATHER, CG_RED_SUM, 0), 1, NULL, "gy 1");
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    char err[512];
+    if (cg_tp_open(&tp, "mpi", err, sizeof err) < 0) {
+        fprintf(stderr, "rank %d: cannot open the mpi transport: %s\n", my_rank, err);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    test_torch_funcol();
+    test_horovod();
+    test_torch_xla();
+    test_megatron();
+    cg_tp_close(&tp);
+    int mine[2] = {n_passed, n_failed}, all[2];
+    MPI_Allreduce(mine, all, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (my_rank == 0)
+        printf("mpitest_rules_more W=%d: %d passed, %d failed\n", world_size, all[0], all[1]);
+    MPI_Finalize();
+    return all[1] == 0 ? 0 : 1;
+}
