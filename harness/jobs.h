@@ -16,7 +16,7 @@
 
 typedef struct cg_job {
     int case_index;          /* into the case set */
-    char rules[64];
+    char rules[512];         /* a built-in name or a plugin path */
     bool expect_only;
 } cg_job;
 

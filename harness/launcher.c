@@ -67,7 +67,7 @@ static int write_jobs(const launch *L, const cg_job *jobs, int n)
     if (!f)
         return -1;
     for (int i = 0; i < n; i++)
-        fprintf(f, "%d %s %d\n", jobs[i].case_index, jobs[i].rules, jobs[i].expect_only);
+        fprintf(f, "%d %d %s\n", jobs[i].case_index, jobs[i].expect_only, jobs[i].rules);
     return fclose(f) == 0 ? 0 : -1;
 }
 

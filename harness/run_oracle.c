@@ -74,6 +74,7 @@ int cg_run_oracle_only(const cg_options *o, const cg_case_set *set, cg_report *r
                 return CG_EXIT_INFRA;
             }
             cg_check_oracle(cs, orc, res);
+            cg_check_hazards(cs, orc, res);
             cg_case_finish(res);
             if (res->status == CG_ERROR) {
                 res->error_class = orc->status;

@@ -305,6 +305,7 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *truste
             cg_oracle *checked = fd ? cg_oracle_run(cs, tp->world, true) : NULL;
             cg_check_oracle(cs, checked ? checked : o, res);
             cg_oracle_free(checked);
+            cg_check_hazards(cs, o, res);
         }
         cg_diff_opts opts = {job->rules, job->expect_only, cg_case_tol(cs, cg_tol_for(cs->dtype))};
         cg_diff_distributed(cs, o, &obs, &opts, res);

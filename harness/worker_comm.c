@@ -63,7 +63,7 @@ static int coll_backward(cg_graph *g, cg_node *n)
     ctx->w->tp->seq = ctx->coll.seq;
     int rc = ctx->rules->backward(&call);
     if (rc != 0) {
-        cg_fail(g, "backward of %s: %s", cg_coll_name(ctx->coll.kind), err);
+        cg_fail(g, "%s", err); /* rule sets name the call: "backward of all_reduce(prod): ..." */
         return -1;
     }
     return cg_accum_grad(g, x, gx);
@@ -180,6 +180,8 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     if (!n)
         return -1;
     n->ctx = ctx;
+    n->iarg[0] = c->seq; /* comm nodes carry their call for analyses (hazards.c) */
+    n->iarg[1] = c->kind;
     n->always_run = true; /* every rank issues every backward collective */
     /* non-root outputs of reduce and gather carry no gradient (DESIGN 3) */
     y->requires_grad = !((c->kind == CG_C_REDUCE || c->kind == CG_C_GATHER) && w->rank != c->root);
@@ -232,6 +234,9 @@ static p2p_ctx *p2p_node(cg_wcomm *w, cg_graph *g, const char *op, cg_tensor *ou
         return NULL;
     *ctx = (p2p_ctx){w, peer, tag, seq};
     n->ctx = ctx;
+    n->iarg[0] = seq;
+    n->iarg[1] = in ? CG_C_SEND : CG_C_RECV;
+    n->iarg[2] = peer;
     n->always_run = true;
     out->requires_grad = true;
     return ctx;

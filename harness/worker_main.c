@@ -24,7 +24,8 @@ bool cg_launched_by_mpi(void)
     return false;
 }
 
-/* "case_index rules expect_only" per line, written by the launcher. */
+/* "case_index expect_only rules" per line, written by the launcher; the
+ * rules (a name or a plugin path) run to the end of the line. */
 static int read_jobs(const char *path, cg_job **jobs)
 {
     FILE *f = fopen(path, "r");
@@ -32,9 +33,12 @@ static int read_jobs(const char *path, cg_job **jobs)
         return -1;
     int n = 0, cap = 16;
     cg_job *j = malloc((size_t)cap * sizeof *j);
-    int idx, only;
-    char rules[64];
-    while (j && fscanf(f, "%d %63s %d", &idx, rules, &only) == 3) {
+    char line[1024];
+    while (j && fgets(line, sizeof line, f)) {
+        int idx, only, at = 0;
+        line[strcspn(line, "\n")] = '\0';
+        if (sscanf(line, "%d %d %n", &idx, &only, &at) < 2 || at == 0)
+            continue;
         if (n == cap) {
             cap *= 2;
             cg_job *g = realloc(j, (size_t)cap * sizeof *g);
@@ -43,7 +47,7 @@ static int read_jobs(const char *path, cg_job **jobs)
             j = g;
         }
         j[n].case_index = idx;
-        snprintf(j[n].rules, sizeof j[n].rules, "%s", rules);
+        snprintf(j[n].rules, sizeof j[n].rules, "%s", line + at);
         j[n].expect_only = only != 0;
         n++;
     }

@@ -67,7 +67,7 @@ bool cg_diag_needed(const cg_case_result *res, const cg_observed *obs, bool *val
     for (int i = 0; i < res->nchecks; i++)
         if (res->checks[i].status == CG_FAIL && strcmp(res->checks[i].semantics, "error") == 0 &&
             first_error(obs))
-            return true; /* raised where it should not have */
+            return true; /* raised where the truth does not */
     for (int i = 0; i < res->nchecks; i++) {
         const cg_check *k = &res->checks[i];
         if (k->status != CG_FAIL || !k->against || strcmp(k->against, "oracle") != 0)

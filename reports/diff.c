@@ -120,8 +120,16 @@ static void check_rules_expectations(const cg_case *cs, const cg_observed *obs, 
 void cg_diff_distributed(const cg_case *cs, const cg_oracle *o, const cg_observed *obs,
                          const cg_diff_opts *opts, cg_case_result *res)
 {
-    if (check_errors(cs, obs, opts, res))
+    if (check_errors(cs, obs, opts, res)) {
+        /* an expected error documents an emulation; it is still not the truth */
+        bool truth_raises = false;
+        for (int i = 0; i < cs->nexpects; i++)
+            truth_raises |= cs->expects[i]->kind == CG_X_ERROR && !cs->expects[i]->rules;
+        if (!opts->expect_only && !truth_raises)
+            cg_case_add_note(res, "", -1, "error", opts->rules, CG_FAIL,
+                             "the run raised where the truth (the oracle) computes gradients");
         return; /* a run that raised has no gradients to compare */
+    }
     if (!opts->expect_only)
         check_against_oracle(o, obs, opts, res);
     check_rules_expectations(cs, obs, opts, res);

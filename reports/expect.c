@@ -1,5 +1,6 @@
 /* expect.c — expectations to checks (expect.h). */
 #include "expect.h"
+#include "hazards.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -144,6 +145,24 @@ static void check_fd(const cg_oracle *o, cg_case_result *res)
         free(e);
         free(f);
     }
+}
+
+void cg_check_hazards(const cg_case *cs, const cg_oracle *plan, cg_case_result *res)
+{
+    char **w = NULL, err[CG_ERR_LEN];
+    int n = 0;
+    if (plan->status != 0)
+        return;
+    if (cg_find_hazards(cs, plan, &w, &n, err, sizeof err) != 0) {
+        char text[CG_ERR_LEN + 64];
+        snprintf(text, sizeof text, "the hang-hazard analysis failed: %s", err);
+        cg_case_add_warning(res, text);
+    }
+    for (int i = 0; i < n; i++) {
+        cg_case_add_warning(res, w[i]);
+        free(w[i]);
+    }
+    free(w);
 }
 
 void cg_check_oracle(const cg_case *cs, const cg_oracle *o, cg_case_result *res)

@@ -26,6 +26,9 @@ const double *cg_oracle_values(const cg_otensor *t, cg_semantics sem, bool value
  * the oracle and the finite-difference agreement. */
 void cg_check_oracle(const cg_case *cs, const cg_oracle *o, cg_case_result *res);
 
+/* Hang hazards of cs at plan's world, as warnings on res (hazards.h). */
+void cg_check_hazards(const cg_case *cs, const cg_oracle *plan, cg_case_result *res);
+
 /* The tolerance a case asks for (its "tolerance" line), else tol_default. */
 cg_tol cg_case_tol(const cg_case *cs, cg_tol tol_default);
 

@@ -84,6 +84,11 @@ static cJSON *case_json(const cg_case_result *c)
         if (c->fd_note)
             cJSON_AddStringToObject(fd, "reason", c->fd_note);
     }
+    if (c->nwarnings) {
+        cJSON *w = cJSON_AddArrayToObject(o, "warnings");
+        for (int i = 0; w && i < c->nwarnings; i++)
+            cJSON_AddItemToArray(w, cJSON_CreateString(c->warnings[i]));
+    }
     if (c->diag_explanation) {
         cJSON *d = cJSON_AddObjectToObject(o, "diagnosis");
         cJSON *m = d ? cJSON_AddArrayToObject(d, "matches") : NULL;

@@ -90,6 +90,12 @@ int cg_case_from_json_line(cg_report *r, const char *line)
         c->fd_tolerance = num_of(fd, "tolerance", 0);
         const char *fdr = str_of(fd, "reason");
         c->fd_note = fdr ? strdup(fdr) : NULL;
+        const cJSON *wi;
+        cJSON_ArrayForEach(wi, cJSON_GetObjectItemCaseSensitive(o, "warnings"))
+        {
+            if (cJSON_IsString(wi) && cg_case_add_warning(c, wi->valuestring) != 0)
+                rc = -1;
+        }
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "diagnosis");
         if (d) {
             const char *names[32];

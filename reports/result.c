@@ -26,6 +26,18 @@ cg_tol cg_tol_for(cg_dtype dt)
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
+int cg_case_add_warning(cg_case_result *c, const char *text)
+{
+    char **w = realloc(c->warnings, (size_t)(c->nwarnings + 1) * sizeof *w);
+    if (!w)
+        return -1;
+    c->warnings = w;
+    if (!(w[c->nwarnings] = strdup(text)))
+        return -1;
+    c->nwarnings++;
+    return 0;
+}
+
 void cg_case_set_diagnosis(cg_case_result *c, const char *const *matches, int n, const char *explanation,
                            const char *see)
 {
@@ -79,6 +91,9 @@ static void case_free(cg_case_result *c)
     free(c->message);
     free(c->replicated_reason);
     free(c->fd_note);
+    for (int i = 0; i < c->nwarnings; i++)
+        free(c->warnings[i]);
+    free(c->warnings);
     for (int i = 0; i < c->ndiag; i++)
         free(c->diag_matches[i]);
     free(c->diag_matches);

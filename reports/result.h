@@ -55,6 +55,8 @@ typedef struct cg_case_result {
     cg_check *checks;
     /* diagnosis of a mismatch (diagnose.h); ndiag 0 with an explanation
      * means no known mistake matched */
+    int nwarnings;
+    char **warnings;     /* hang hazards found before running (hazards.h) */
     int ndiag;
     char **diag_matches;
     char *diag_explanation, *diag_see;
@@ -75,6 +77,8 @@ void cg_report_free(cg_report *r);
  * the next call. */
 cg_case_result *cg_report_add_case(cg_report *r, const char *name, const char *file,
                                    const char *source, int world);
+/* Append a warning (copied). 0 or -1 on OOM. */
+int cg_case_add_warning(cg_case_result *c, const char *text);
 /* Set the diagnosis (everything copied). */
 void cg_case_set_diagnosis(cg_case_result *c, const char *const *matches, int n, const char *explanation,
                            const char *see);

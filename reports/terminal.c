@@ -53,6 +53,8 @@ void cg_term_case(FILE *f, const cg_case_result *c, int index, int total, bool v
     fprintf(f, " %-10s %7.3f s\n", status_word(c->status), c->duration_s);
     if (c->status == CG_ERROR && c->message)
         fprintf(f, "        %s\n", c->message);
+    for (int i = 0; i < c->nwarnings; i++)
+        fprintf(f, "        warning: %s\n", c->warnings[i]);
     if (c->diag_explanation)
         fprintf(f, "        diagnosis: %s%s%s%s\n", c->diag_explanation, c->diag_see ? " (see " : "",
                 c->diag_see ? c->diag_see : "", c->diag_see ? ")" : "");

@@ -11,18 +11,20 @@ build="${CG_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${FUZZ_SECONDS:-60}"
 fuzz="$root/tests/fuzz"
 
-# The fuzzer runtime ships with clang on Debian in libclang-rt-*-dev.
+# The fuzzer runtime ships apart from clang on Debian (libclang-rt-N-dev).
 probe="$(mktemp -d)"
 trap 'rm -rf "$probe"' EXIT
 printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' >"$probe/p.c"
-if ! clang -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" 2>/dev/null; then
+can_fuzz() { clang -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" 2>/dev/null; }
+if ! can_fuzz; then
   echo "fuzz: installing clang and its sanitizer runtimes"
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang \
-    "libclang-rt-$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1 || echo 14)-dev" ||
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang
+  major="$(clang -dumpversion | cut -d. -f1)"
+  can_fuzz || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "libclang-rt-$major-dev"
 fi
 
 # Only the parser and what the oracle needs: no MPI, no cJSON, no reports.
@@ -34,15 +36,12 @@ sources=(
   oracles/oracle.c oracles/fdcheck.c oracles/sim_comm.c
   tests/fuzz/fuzz_parser.c
 )
-# -fno-sanitize-recover: a UBSan report must stop the run, or libFuzzer never sees it.
-cflags=(-std=c11 -D_POSIX_C_SOURCE=200809L -DCG_VERSION='"fuzz"' -g -O1 -fno-omit-frame-pointer
-        -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-        -I"$root/harness" -I"$root/oracles" -Wall -Wextra -Wno-unused-parameter)
-mkdir -p "$build/obj"
+mkdir -p "$build"
 echo "fuzz: building $build/fuzz_parser"
-printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -I{} sh -c \
-  'clang "$@" -c "$0" -o "'"$build"'/obj/$(echo {} | tr / _).o"' "$root/{}" "${cflags[@]}"
-clang -fsanitize=fuzzer,address,undefined "$build"/obj/*.o -lm -o "$build/fuzz_parser"
+# -fno-sanitize-recover: a UBSan report must stop the run, or libFuzzer never sees it.
+(cd "$root" && clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer \
+  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+  -Wall -Wextra -Wno-unused-parameter -Iharness -Ioracles "${sources[@]}" -lm -o "$build/fuzz_parser")
 
 out="${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/cg-fuzz.XXXXXX")}"
 mkdir -p "$out/corpus" "$out/crashes"

@@ -133,8 +133,9 @@ static void expect_grad(const char *what, const cg_tensor *gx, const double *wan
 {
     double rtol = gx->dtype == CG_F64 ? 1e-12 : 1e-5;
     int64_t bad = -1;
+    /* written as !(close) so that a NaN counts as a mismatch */
     for (int64_t e = 0; e < gx->numel && bad < 0; e++)
-        if (fabs(cg_get(gx, e) - want[e]) > rtol * fmax(1.0, fabs(want[e])))
+        if (!(fabs(cg_get(gx, e) - want[e]) <= rtol * fmax(1.0, fabs(want[e]))))
             bad = e;
     CHECK(bad < 0, "%s: gx[%lld] = %.17g, want %.17g", what, (long long)bad,
           bad < 0 ? 0.0 : cg_get(gx, bad), bad < 0 ? 0.0 : want[bad]);

@@ -1,0 +1,243 @@
+/* hazards.c — find, before running, the communication whose backward an
+ * engine that runs only nodes reachable from its rank's roots (PyTorch's)
+ * would not reach on some rank: there, the ranks that do reach it wait
+ * forever (hazards.h).
+ *
+ * Each rank's program is replayed alone, with the real worker wiring
+ * (worker_comm.c, reference rules) over a transport that moves nothing: the
+ * values are meaningless but the graph is the rank's real autograd graph.
+ * Backward calls only record their roots; reachability is then a walk from
+ * the roots through node inputs. Sends count as roots too, as in the
+ * design note's FAST mode: a send's backward always waits for its gradient. */
+#include "hazards.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd.h"
+#include "interp.h"
+#include "worker_comm.h"
+
+/* ---- a transport that moves nothing -------------------------------------- */
+
+/* Every entry returns 0 and leaves its buffers alone: only shapes matter. */
+static int dry_all_reduce(cg_transport *t, const void *s, void *r, size_t n, cgt_dtype d, cgt_redop o) { return 0; }
+static int dry_all_gather(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d) { return 0; }
+static int dry_reduce_scatter(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d,
+                              cgt_redop o) { return 0; }
+static int dry_broadcast(cg_transport *t, void *b, size_t n, cgt_dtype d, int root) { return 0; }
+static int dry_reduce(cg_transport *t, const void *s, void *r, size_t n, cgt_dtype d, cgt_redop o,
+                      int root) { return 0; }
+static int dry_gather(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d, int root) { return 0; }
+static int dry_scatter(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d, int root) { return 0; }
+static int dry_all_to_all(cg_transport *t, const void *s, const size_t *sc, void *r, const size_t *rc,
+                          cgt_dtype d) { return 0; }
+static int dry_send(cg_transport *t, const void *b, size_t n, cgt_dtype d, int peer, int tag) { return 0; }
+static int dry_recv(cg_transport *t, void *b, size_t n, cgt_dtype d, int peer, int tag) { return 0; }
+static int dry_barrier(cg_transport *t) { return 0; }
+
+static const cg_transport_ops dry_ops = {
+    .abi_version = CG_TRANSPORT_ABI_VERSION, .name = "dry", .version = "",
+    .caps = CGT_CAP_HOST | CGT_CAP_HALF, .all_reduce = dry_all_reduce, .all_gather = dry_all_gather,
+    .reduce_scatter = dry_reduce_scatter, .broadcast = dry_broadcast, .reduce = dry_reduce,
+    .gather = dry_gather, .scatter = dry_scatter, .all_to_all = dry_all_to_all, .send = dry_send,
+    .recv = dry_recv, .barrier = dry_barrier,
+};
+
+/* ---- one rank's graph and its backward events ---------------------------- */
+
+enum { MAX_EVENTS = 64 };
+
+typedef struct dry_rank {
+    cg_tensor *roots[MAX_EVENTS]; /* roots[e]: this rank's root in backward event e (or NULL) */
+    int nevents;
+} dry_rank;
+
+typedef struct dry_comm {
+    cg_comm inner;
+    dry_rank *rank;
+} dry_comm;
+
+static int dry_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **in, cg_tensor **out)
+{
+    dry_comm *d = self;
+    return d->inner.collective(d->inner.self, g, c, in, out);
+}
+
+static int dry_comm_send(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tensor *t)
+{
+    dry_comm *d = self;
+    return d->inner.send(d->inner.self, g, c, slot, t);
+}
+
+static cg_tensor *dry_comm_recv(void *self, cg_graph *g, const cg_coll *c, int slot)
+{
+    dry_comm *d = self;
+    return d->inner.recv(d->inner.self, g, c, slot);
+}
+
+static int dry_backward(void *self, cg_graph *g, const cg_srcpos *pos, cg_tensor **roots)
+{
+    dry_comm *d = self;
+    (void)g;
+    (void)pos;
+    if (d->rank->nevents < MAX_EVENTS)
+        d->rank->roots[d->rank->nevents++] = roots[0];
+    return 0;
+}
+
+static int dry_zero_grad(void *self, cg_graph *g) { return 0; }
+
+/* Mark every node reachable from t through node inputs. */
+static void reach(cg_tensor *t, cg_node **seen, int *nseen, int cap)
+{
+    if (!t || !t->node)
+        return;
+    for (int i = 0; i < *nseen; i++)
+        if (seen[i] == t->node)
+            return;
+    if (*nseen == cap)
+        return;
+    seen[(*nseen)++] = t->node;
+    for (int i = 0; i < t->node->nin; i++)
+        reach(t->node->in[i], seen, nseen, cap);
+}
+
+static bool is_seen(cg_node *n, cg_node *const *seen, int nseen)
+{
+    for (int i = 0; i < nseen; i++)
+        if (seen[i] == n)
+            return true;
+    return false;
+}
+
+/* For backward event e on `rank`: which comm calls does it reach? Writes
+ * reached[seq] = 1 for reached, 0 for present but unreached. */
+static int rank_reach(const cg_case *cs, const cg_oracle *plan, int rank, int event, signed char *reached,
+                      int nseq, int *nevents, char *err, size_t errlen)
+{
+    cg_tp tp;
+    memset(&tp, 0, sizeof tp);
+    tp.ops = &dry_ops;
+    tp.rank = rank;
+    tp.world = plan->world;
+    dry_rank dr = {0};
+    cg_graph *g = cg_graph_new();
+    cg_wcomm w = {&tp, &cg_rules_reference, rank, plan->world, cs->dtype, plan->events, plan->nevents, 0};
+    dry_comm d = {cg_wcomm_comm(&w), &dr};
+    cg_comm comm = {&d, dry_collective, dry_comm_send, dry_comm_recv, dry_backward, dry_zero_grad};
+    cg_interp *I = g ? cg_interp_new(cs, plan->world, &rank, 1, cs->dtype, g, &comm) : NULL;
+    int rc = (I && cg_interp_run(I) == 0) ? 0 : -1;
+    if (rc != 0)
+        snprintf(err, errlen, "%s", I ? cg_interp_error(I) : "out of memory");
+    enum { CAP = 65536 };
+    cg_node **seen = rc == 0 ? malloc(CAP * sizeof *seen) : NULL;
+    int nseen = 0;
+    if (rc == 0 && seen) {
+        if (event < dr.nevents)
+            reach(dr.roots[event], seen, &nseen, CAP);
+        for (cg_node *n = cg_graph_tape(g); n; n = n->prev) /* FAST mode: sends are roots */
+            if (n->always_run && n->iarg[1] == CG_C_SEND)
+                for (int i = 0; i < n->nin; i++) {
+                    if (!is_seen(n, seen, nseen) && nseen < CAP)
+                        seen[nseen++] = n;
+                    reach(n->in[i], seen, &nseen, CAP);
+                }
+        for (cg_node *n = cg_graph_tape(g); n; n = n->prev)
+            if (n->always_run && n->iarg[0] >= 0 && n->iarg[0] < nseq)
+                reached[n->iarg[0]] = is_seen(n, seen, nseen);
+    }
+    *nevents = dr.nevents;
+    free(seen);
+    cg_interp_free(I);
+    cg_graph_free(g);
+    return rc;
+}
+
+static int add_warning(char ***out, int *n, const char *text)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp((*out)[i], text) == 0)
+            return 0;
+    char **w = realloc(*out, (size_t)(*n + 1) * sizeof *w);
+    if (!w)
+        return -1;
+    *out = w;
+    if (!(w[*n] = strdup(text)))
+        return -1;
+    (*n)++;
+    return 0;
+}
+
+static const cg_plan_event *event_of(const cg_oracle *plan, int seq, int rank)
+{
+    for (int i = 0; i < plan->nevents; i++)
+        if (plan->events[i].coll.seq == seq && (plan->events[i].rank < 0 || plan->events[i].rank == rank))
+            return &plan->events[i];
+    return NULL;
+}
+
+/* One backward event: compare what each rank reaches. */
+static int check_event(const cg_oracle *plan, signed char **reached, int nseq, char ***out, int *n)
+{
+    int W = plan->world;
+    char text[512];
+    for (int seq = 0; seq < nseq; seq++) {
+        int yes = 0, no = 0;
+        for (int r = 0; r < W; r++) {
+            yes += reached[r][seq] == 1;
+            no += reached[r][seq] == 0;
+        }
+        for (int r = 0; r < W; r++) {
+            const cg_plan_event *ev = event_of(plan, seq, r);
+            if (!ev || reached[r][seq] != 0)
+                continue;
+            if (ev->coll.kind == CG_C_RECV)
+                snprintf(text, sizeof text, "rank %d's recv #%d from rank %d (%s:%d) is unused: no root reaches "
+                         "it, so an engine that runs only reachable nodes (PyTorch's) never sends its gradient "
+                         "back and rank %d's send waits forever",
+                         r, seq, ev->coll.peer, ev->coll.pos.file, ev->coll.pos.line, ev->coll.peer);
+            else if (ev->coll.kind != CG_C_SEND && yes > 0)
+                snprintf(text, sizeof text, "rank %d never reaches the backward of %s #%d (%s:%d) from its roots "
+                         "while %d other rank(s) do: an engine that runs only reachable nodes (PyTorch's) "
+                         "hangs there", r, cg_coll_name(ev->coll.kind), seq, ev->coll.pos.file, ev->coll.pos.line,
+                         yes);
+            else
+                continue;
+            if (add_warning(out, n, text) != 0)
+                return -1;
+        }
+        (void)no;
+    }
+    return 0;
+}
+
+int cg_find_hazards(const cg_case *cs, const cg_oracle *plan, char ***warnings, int *nwarnings, char *err,
+                    size_t errlen)
+{
+    *warnings = NULL;
+    *nwarnings = 0;
+    int W = plan->world, nseq = 0, nevents = 0, rc = 0;
+    for (int i = 0; i < plan->nevents; i++)
+        if (plan->events[i].coll.seq + 1 > nseq)
+            nseq = plan->events[i].coll.seq + 1;
+    signed char **reached = calloc((size_t)W, sizeof *reached);
+    for (int r = 0; reached && r < W; r++)
+        if (!(reached[r] = malloc((size_t)nseq + 1)))
+            rc = -1;
+    if (!reached)
+        rc = -1;
+    for (int e = 0; rc == 0 && (e == 0 || e < nevents); e++) {
+        for (int r = 0; rc == 0 && r < W; r++) {
+            memset(reached[r], -1, (size_t)nseq + 1); /* -1: this rank has no such call */
+            rc = rank_reach(cs, plan, r, e, reached[r], nseq, &nevents, err, errlen);
+        }
+        if (rc == 0 && nevents > 0)
+            rc = check_event(plan, reached, nseq, warnings, nwarnings);
+    }
+    for (int r = 0; reached && r < W; r++)
+        free(reached[r]);
+    free(reached);
+    return rc;
+}

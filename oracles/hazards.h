@@ -1,0 +1,19 @@
+/* hazards.h — hang hazards: communication whose backward some rank would
+ * never run under an engine that runs only the nodes reachable from that
+ * rank's roots (PyTorch's), so the ranks that do run it wait forever; and
+ * received tensors no root uses, whose senders then wait (the design note's
+ * SMART-mode problem). collgrad-check itself runs every rank's whole record,
+ * so these are warnings about other engines, found before running. */
+#ifndef CG_HAZARDS_H
+#define CG_HAZARDS_H
+
+#include "ir.h"
+#include "oracle.h"
+
+/* Analyse cs at plan->world using the oracle's plan. On success returns 0
+ * with *warnings a malloc'd array of *nwarnings malloc'd sentences (caller
+ * frees each and the array); -1 with err on failure. */
+int cg_find_hazards(const cg_case *cs, const cg_oracle *plan, char ***warnings, int *nwarnings, char *err,
+                    size_t errlen);
+
+#endif

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Mismatches are explained: the diagnosis names the emulation a backend
+# matches; hang hazards are warned about before running; --explain shows
+# both semantics and what each rule set gives.
+. "$(dirname "$0")/common.bash"
+C="$SRC/cases"
+expect_exit 1 -- "$BIN" --rules gatherlayer --json "$TMP/gl.json" "$C/allgather-zh"
+expect_grep "diagnosis: .*gatherlayer.*other ranks' losses are dropped" "$TMP/out"
+expect_grep '"matches":[[:space:]]*\[.*"gatherlayer"' "$TMP/gl.json"
+expect_grep '"see":[[:space:]]*"Spijkervet/SimCLR' "$TMP/gl.json"
+expect_exit 1 -- "$BIN" --rules diffdist --world 2 "$C/collectives/broadcast_last_root.case"
+expect_grep "diagnosis: matches rule set diffdist: broadcast backward leaves non-root ranks their own gradient" "$TMP/out"
+# torch-nn's PRODUCT numbers 12/18 are exactly each rank's own loss: the case
+# cannot tell those apart, and says so
+expect_exit 1 -- "$BIN" --rules torch-nn --world 2 "$C/pytorch-58005/allreduce_prod_scaled.case"
+expect_grep "diagnosis: this case cannot tell apart torch-nn.* and own_loss" "$TMP/out"
+# a rule set that raises is matched by the emulations raising the same error
+expect_exit 1 -- "$BIN" --rules c10d --world 2 "$C/allgather-zh"
+expect_grep "diagnosis: .*c10d" "$TMP/out"
+# hazards: the unused RPC result, and not the used one
+expect_exit 0 -- "$BIN" --oracle-only "$C/rpc-design"
+expect_grep "rpc_unused_result \(W=2\) .*Passed" "$TMP/out"
+expect_grep "warning: rank 0's recv #11 from rank 1 .* is unused" "$TMP/out"
+n=$(grep -c "warning:" "$TMP/out"); [ "$n" -eq 1 ] && ok || bad "expected exactly one hazard warning in rpc-design, got $n"
+expect_exit 0 -- "$BIN" --oracle-only "$C/pytorch-58005" "$C/allgather-zh" "$C/diffdist-forum" "$C/losses"
+if grep -q "warning:" "$TMP/out"; then bad "hazard warnings where the programs have none"; else ok; fi
+# --explain: the program, per-root gradients, both semantics, every rule set
+expect_exit 0 -- "$BIN" --explain allreduce_prod_scaled --world 2
+expect_grep "dL_0/dx_0 +\[12\]" "$TMP/out"
+expect_grep "per_rank +\[30\]" "$TMP/out"
+expect_grep "replicated +undefined" "$TMP/out"
+expect_grep "torch-nn +grad\(x\) r0 \[12\] +grad\(x\) r1 \[18\]" "$TMP/out"
+expect_grep "torch-funcol +-> raises in backward" "$TMP/out"
+finish

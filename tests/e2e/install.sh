@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `cmake --install` into a fresh prefix: the installed tool finds its
+# installed cases (not the source tree's), the installed headers compile
+# standalone through pkg-config, and a rule-set plugin built against the
+# install runs in the installed tool. CG_BUILD_DIR, CG_CMAKE and CG_CC come
+# from tests/CMakeLists.txt.
+. "$(dirname "$0")/common.bash"
+BUILD="${CG_BUILD_DIR:-$(dirname "$BIN")}"
+CC="${CG_CC:-cc}"
+P="$TMP/prefix"
+expect_exit 0 -- "${CG_CMAKE:-cmake}" --install "$BUILD" --prefix "$P"
+P="$(cd "$P" && pwd -P)"   # the tool prints resolved paths
+for f in bin/collgrad-check include/collgrad/collgrad_transport.h include/collgrad/rules.h \
+         include/collgrad/transport.h include/collgrad/tensor.h \
+         share/collgrad-check/cases/collectives/all_reduce_sum.case; do
+  if [ -e "$P/$f" ]; then ok; else bad "not installed: $f"; fi
+done
+PC_DIR="$(dirname "$(find "$P" -name collgrad-check.pc | head -1)")"
+if [ -f "$PC_DIR/collgrad-check.pc" ]; then ok; else bad "no collgrad-check.pc under $P"; fi
+
+# the installed tool lists the installed cases, all of them
+expect_exit 0 -- "$P/bin/collgrad-check" --oracle-only --list
+expect_grep "^all_reduce_sum +W=.*  $P/share/collgrad-check/cases/collectives/all_reduce_sum.case$" "$TMP/out"
+if grep -q "  $SRC/cases/" "$TMP/out"; then bad "the installed tool used the source tree's cases"; else ok; fi
+want="$(find "$SRC/cases" -name '*.case' | wc -l)"
+expect_grep "^$want cases$" "$TMP/out"
+# and runs them (the oracle needs no MPI)
+expect_exit 0 -- "$P/bin/collgrad-check" --oracle-only "$P/share/collgrad-check/cases/pytorch-58005"
+# $COLLGRAD_CASES_DIR wins over everything
+mkdir -p "$TMP/mine" && cp "$SRC/cases/collectives/all_reduce_sum.case" "$TMP/mine/"
+COLLGRAD_CASES_DIR="$TMP/mine" expect_exit 0 -- "$P/bin/collgrad-check" --oracle-only --list
+expect_grep "^1 cases$" "$TMP/out"
+
+# pkg-config: version and flags
+export PKG_CONFIG_PATH="$PC_DIR"
+expect_exit 0 -- pkg-config --modversion collgrad-check
+expect_grep "^$("$BIN" --version | awk '{print $2}')$" "$TMP/out"
+expect_exit 0 -- pkg-config --cflags collgrad-check
+expect_grep "^-I[^ ]*/include/collgrad( |$)" "$TMP/out"
+CFLAGS_CG="$(pkg-config --cflags collgrad-check)"
+
+# each plugin header compiles on its own, both include styles
+for h in rules.h collgrad_transport.h transport.h collgrad/rules.h collgrad/collgrad_transport.h; do
+  printf '#include <%s>\nint cg_header_ok;\n' "$h" > "$TMP/h.c"
+  # shellcheck disable=SC2086 # the flags are words
+  expect_exit 0 -- "$CC" -std=c11 -Wall -Wextra -Werror -c $CFLAGS_CG "$TMP/h.c" -o "$TMP/h.o"
+done
+# a one-line plugin
+echo '#include <collgrad/rules.h>
+const cg_rules *collgrad_rules(void) { return &cg_rules_reference; }' > "$TMP/one.c"
+# shellcheck disable=SC2086
+expect_exit 0 -- "$CC" -std=c11 -shared -fPIC $CFLAGS_CG "$TMP/one.c" -o "$TMP/libone.so"
+
+# the example rules plugin, built against the install, in the installed tool
+# shellcheck disable=SC2086
+expect_exit 0 -- "$CC" -std=c11 -Wall -Werror -shared -fPIC $CFLAGS_CG \
+  "$SRC/examples/rules_plugin/own_slice_rules.c" -o "$TMP/libown.so"
+expect_exit 1 -- "$P/bin/collgrad-check" --rules "$TMP/libown.so" --world 2 \
+  "$P/share/collgrad-check/cases/allgather-zh"
+expect_grep "fail per_rank\(x\) rank 0 rules=.*libown.so: expected \[12, 12, 12, 12\] observed \[6, 6, 6, 6\]" "$TMP/out"
+finish

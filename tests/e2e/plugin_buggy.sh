@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# A user's transport as a plugin (examples/buggy_transport): its reduce_scatter
+# hands every rank the wrong rank's slice, and the tool must say so; its
+# all_reduce is right and must pass; a plugin of another ABI version is
+# refused before anything runs. CG_EXAMPLES_DIR comes from tests/CMakeLists.txt.
+. "$(dirname "$0")/common.bash"
+EXAMPLES="${CG_EXAMPLES_DIR:-$(dirname "$BIN")/examples}"
+BUGGY="$EXAMPLES/libbuggy_transport.so"
+BAD_ABI="$EXAMPLES/libbad_abi.so"
+COLL="$SRC/cases/collectives"
+
+# the bug: rank r gets rank W-1-r's block of y (W=1 cannot show it)
+expect_exit 1 -- "$BIN" --transport "$BUGGY" --json "$TMP/rs.json" "$COLL/reduce_scatter_sum.case"
+expect_grep "reduce_scatter_sum \(W=1\) \.+ Passed" "$TMP/out"
+expect_grep "reduce_scatter_sum \(W=2\) \.+ \*\*\*Failed" "$TMP/out"
+expect_grep "fail value\(y\) rank 0 rules=reference: expected \[1, 3\] observed \[5, 7\]" "$TMP/out"
+expect_grep "fail value\(y\) rank 3 rules=reference: expected \[30, 34\] observed \[6, 10\]" "$TMP/out"
+expect_grep "\"transport\":[[:space:]]*\".*libbuggy_transport.so\"" "$TMP/rs.json"
+
+# confined to reduce_scatter: all_reduce through the same plugin passes
+expect_exit 0 -- "$BIN" --transport "$BUGGY" "$COLL/all_reduce_sum.case"
+expect_grep "100% cases passed" "$TMP/out"
+
+# a table of another ABI version: refused once, exit 3, nothing launched
+expect_exit 3 -- "$BIN" --transport "$BAD_ABI" "$COLL/all_reduce_sum.case"
+expect_grep "libbad_abi.so: transport ABI version 99, this collgrad-check needs 1" "$TMP/out"
+if grep -q "Passed\|Failed\|Error " "$TMP/out"; then bad "no job should run with a refused transport"; else ok; fi
+# a file that is not there: the same refusal, with the loader's reason
+expect_exit 3 -- "$BIN" --transport "$TMP/no-such-plugin.so" "$COLL/all_reduce_sum.case"
+expect_grep "no-such-plugin.so: cannot open shared object file" "$TMP/out"
+finish

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A rule set as a plugin (examples/rules_plugin): GatherLayer's all_gather
+# backward under the name example-own-slice must reproduce gatherlayer's
+# numbers on the allgather-zh case (6 where the truth is 12, 9 for 18); a
+# plugin of another ABI version or without the entry symbol is refused.
+. "$(dirname "$0")/common.bash"
+EXAMPLES="${CG_EXAMPLES_DIR:-$(dirname "$BIN")/examples}"
+expect_pair() {
+  if grep -A1 -E "\"expected\":[[:space:]]*\[$2\]," "$1" | grep -qE "\"observed\":[[:space:]]*\[$3\]"; then ok
+  else bad "no check with expected [$2] and observed [$3] in $1"; fi
+}
+# A short path: a job carries its rule set's name in a fixed-size field.
+cp "$EXAMPLES/libown_slice_rules.so" "$TMP/libown_slice_rules.so"
+expect_exit 1 -- "$BIN" --rules "$TMP/libown_slice_rules.so" --json "$TMP/own.json" "$SRC/cases/allgather-zh"
+expect_grep "fail per_rank\(x\) rank 0 rules=.*libown_slice_rules.so: expected \[12, 12, 12, 12\] observed \[6, 6, 6, 6\]" "$TMP/out"
+expect_pair "$TMP/own.json" "12, 12, 12, 12" "6, 6, 6, 6"
+expect_pair "$TMP/own.json" "18, 18, 18, 18" "9, 9, 9, 9"
+
+# refusals: exit 2 (the rule set named is unusable), with the reason
+cat > "$TMP/abi7.c" <<'C'
+#include "rules.h"
+static const cg_rules r = {.abi_version = 7, .name = "abi7"};
+const cg_rules *collgrad_rules(void);
+const cg_rules *collgrad_rules(void) { return &r; }
+C
+if "${CG_CC:-cc}" -std=c11 -shared -fPIC -I "$SRC/harness" -o "$TMP/libabi7.so" "$TMP/abi7.c"; then ok; else bad "cannot compile abi7.c"; fi
+expect_exit 2 -- "$BIN" --rules "$TMP/libabi7.so" --world 2 "$SRC/cases/allgather-zh"
+expect_grep "libabi7.so: rule set ABI version 7, this collgrad-check needs 1" "$TMP/out"
+cp "$EXAMPLES/libbad_abi.so" "$TMP/libbad_abi.so"
+expect_exit 2 -- "$BIN" --rules "$TMP/libbad_abi.so" --world 2 "$SRC/cases/allgather-zh"
+expect_grep "no symbol 'collgrad_rules' \(not a collgrad-check rule set\?\)" "$TMP/out"
+expect_exit 2 -- "$BIN" --rules "$TMP/missing.so" --world 2 "$SRC/cases/allgather-zh"
+expect_grep "missing.so: cannot open shared object file" "$TMP/out"
+expect_exit 2 -- "$BIN" --rules example-own-slice --world 2 "$SRC/cases/allgather-zh"
+expect_grep "unknown rule set 'example-own-slice' \(built in: reference, c10d, " "$TMP/out"
+finish
