@@ -82,6 +82,7 @@ static void on_transport_call(const cg_tp *tp, cg_tp_entry e, int entering)
         (!inject.filter[0] || strstr(my_slot->case_name, inject.filter))) {
         snprintf(my_slot->entry, sizeof my_slot->entry, "%s", cg_tp_entry_name(e));
         my_slot->in_call = 1;
+        my_slot->ordinal = tp->ncoll - 1;
         my_slot->seq = tp->seq;
         my_slot->backward = tp->backward;
         my_slot->since = now();
@@ -93,6 +94,7 @@ static void on_transport_call(const cg_tp *tp, cg_tp_entry e, int entering)
     my_slot->in_call = entering;
     if (entering) {
         snprintf(my_slot->entry, sizeof my_slot->entry, "%s", cg_tp_entry_name(e));
+        my_slot->ordinal = tp->ncoll - 1;
         my_slot->seq = tp->seq;
         my_slot->backward = tp->backward;
         my_slot->since = now();
@@ -175,17 +177,40 @@ static int append(char *buf, size_t len, size_t *at, const char *fmt, ...)
     return 0;
 }
 
+/* Ranks stuck in different calls: the hang is a desync; say so first. */
+static void describe_desync(const cg_board *b, char *buf, size_t len, size_t *at)
+{
+    const cg_board_slot *first = NULL;
+    for (int r = 0; r < b->world; r++) {
+        const cg_board_slot *s = &b->slots[r];
+        if (s->state != CG_RANK_RUNNING || !s->in_call)
+            continue;
+        if (!first) {
+            first = s;
+            continue;
+        }
+        if (strcmp(s->entry, first->entry) == 0 && s->ordinal == first->ordinal && s->backward == first->backward)
+            continue;
+        append(buf, len, at, "desync: rank %d issued %s #%d (%s) while rank %d issued %s #%d (%s); ", r,
+               s->entry, s->ordinal, s->backward ? "backward" : "forward", (int)(first - b->slots),
+               first->entry, first->ordinal, first->backward ? "backward" : "forward");
+        return;
+    }
+}
+
 void cg_board_describe(const cg_board *b, char *buf, size_t len)
 {
     size_t at = 0;
     buf[0] = '\0';
+    describe_desync(b, buf, len, &at);
     double t = now();
     for (int r = 0; r < b->world; r++) {
         const cg_board_slot *s = &b->slots[r];
-        const char *sep = at ? "; " : "";
+        const char *sep = at && buf[at - 2] != ';' ? "; " : "";
         char where[96] = "outside any communication call";
-        if (s->in_call)
-            snprintf(where, sizeof where, "in %s #%d (%s)", s->entry, s->seq,
+        bool p2p = strcmp(s->entry, "send") == 0 || strcmp(s->entry, "recv") == 0;
+        if (s->in_call) /* collectives by their ordinal, as --check-sync counts them */
+            snprintf(where, sizeof where, "in %s #%d (%s)", s->entry, p2p ? s->seq : s->ordinal,
                      s->backward ? "backward" : "forward");
         switch (s->state) {
         case CG_RANK_IDLE: append(buf, len, &at, "%srank %d never started", sep, r); break;

@@ -25,6 +25,8 @@ void cg_print_usage(FILE *f)
             "  --transport NAME  mpi (default) or a plugin ./libx.so\n"
             "  --timeout SEC     per-job deadline; a hung or dead rank is reported (default 60)\n"
             "  --junit FILE      write JUnit XML\n"
+            "  --check-sync      before each collective, compare every rank's (op, dtype,\n"
+            "                    count, root, direction): a desync fails there, not hangs\n"
             "  --explain CASE    print a case's program, per-root gradients, both semantics\n"
             "                    and which rule sets agree (runs each rule set over MPI)\n"
             "  --json FILE       write the JSON report (schema collgrad-check/report/1)\n"
@@ -93,6 +95,8 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
             o->list = true;
         } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
             o->verbose = true;
+        } else if (strcmp(a, "--check-sync") == 0) {
+            o->check_sync = true;
         } else if (strcmp(a, "--no-fd") == 0) {
             o->no_fd = true;
         } else if (strcmp(a, "--json") == 0) {

@@ -17,6 +17,7 @@ typedef struct cg_options {
     bool list;
     bool verbose;
     bool no_fd;          /* skip the finite-difference check */
+    bool check_sync;     /* --check-sync: compare collective fingerprints before each one */
     bool quiet;          /* no progress lines (set by --explain for its own runs) */
     const char *explain; /* --explain CASE: a case name (or file) to explain */
     const char *json;    /* --json FILE */

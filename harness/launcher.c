@@ -90,6 +90,8 @@ static pid_t start_job(const launch *L, int world)
         argv[a++] = fixed[i];
     if (L->o->no_fd)
         argv[a++] = "--no-fd";
+    if (L->o->check_sync)
+        argv[a++] = "--check-sync";
     if (L->o->inject) {
         argv[a++] = "--inject";
         argv[a++] = L->o->inject;

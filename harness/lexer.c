@@ -9,7 +9,7 @@
 void cg_lex_init(cg_lexer *lx, const char *buf, size_t len)
 {
     memset(lx, 0, sizeof *lx);
-    lx->buf = buf;
+    lx->buf = buf ? buf : ""; /* tokens point into buf: NULL + 0 is undefined */
     lx->len = buf ? len : 0;
     lx->line = 1;
     lx->col = 1;

@@ -83,10 +83,18 @@ static bool parse_argument(cg_parser *p, call_build *b)
     return true;
 }
 
-static bool check_arity(cg_parser *p, const cg_expr *e, const cg_function *f)
+static bool check_arity(cg_parser *p, const cg_expr *e, const cg_function *f, int npositional)
 {
-    if (e->nargs >= f->min_args && e->nargs <= f->max_args)
-        return true;
+    /* Required arguments come by position: the interpreter reads a keyword
+     * function's tensor at position 0, so cat(axis=0) must not get through. */
+    int required = f->kw_first >= 0 && f->kw_first < f->min_args ? f->kw_first : f->min_args;
+    if (e->nargs >= f->min_args && e->nargs <= f->max_args) {
+        if (npositional >= required)
+            return true;
+        cg_p_fail(p, e->pos.line, e->pos.col, "expected %d positional argument%s for '%s', got %d", required,
+                  required == 1 ? "" : "s", f->name, npositional);
+        return false;
+    }
     char want[32];
     if (f->min_args == f->max_args)
         snprintf(want, sizeof want, "%d argument%s", f->min_args, f->min_args == 1 ? "" : "s");
@@ -116,7 +124,7 @@ cg_expr *cg_parse_call(cg_parser *p, bool statement)
     if (!cg_p_is(p, ")"))
         while ((ok = parse_argument(p, &b)) && cg_p_is(p, ","))
             cg_p_advance(p);
-    if (!ok || !cg_p_expect_close(p, ")", "(", line, col) || !check_arity(p, b.e, b.f)) {
+    if (!ok || !cg_p_expect_close(p, ")", "(", line, col) || !check_arity(p, b.e, b.f, b.npositional)) {
         cg_expr_free(b.e);
         return NULL;
     }

@@ -35,6 +35,16 @@ static cg_tp_hook status_hook;
 
 void cg_tp_set_hook(cg_tp_hook h) { status_hook = h; }
 
+
+/* Before a collective: count it and, under --check-sync, compare its
+ * fingerprint with every rank's (a mismatch fails here instead of hanging). */
+static int sync_point(cg_tp *tp, cg_tp_entry e, cg_dtype dt, uint64_t count, int root)
+{
+    cg_tp_fingerprint fp = {e, dt, count, root, tp->ncoll++, tp->seq, tp->backward};
+    tp->last = fp;
+    return tp->sync && !tp->unhooked ? tp->sync(tp, &fp) : 0;
+}
+
 const char *cg_tp_entry_name(cg_tp_entry e)
 {
     return (unsigned)e < CG_TP_NENTRY ? entry_names[e] : "?";
@@ -168,14 +178,14 @@ static int enter(cg_tp *tp, cg_tp_entry e, cg_dtype dt, uint64_t elems)
     }
     tp->calls[e]++;
     tp->bytes[e] += elems * cg_dtype_size(dt);
-    if (status_hook)
+    if (status_hook && !tp->unhooked)
         status_hook(tp, e, 1);
     return 0;
 }
 
 static int leave(cg_tp *tp, cg_tp_entry e, int rc)
 {
-    if (status_hook)
+    if (status_hook && !tp->unhooked)
         status_hook(tp, e, 0);
     if (rc == 0)
         return 0;
@@ -189,6 +199,8 @@ int cg_tp_all_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_d
                      cgt_redop op)
 {
     cg_tp_entry e = CG_TP_ALL_REDUCE;
+    if (sync_point(tp, e, dt, count, -1))
+        return -1;
     if (enter(tp, e, dt, 2 * (uint64_t)count))
         return -1;
     return leave(tp, e, tp->ops->all_reduce(tp->inst, send, recv, count, cg_tp_dtype(dt), op));
@@ -197,6 +209,8 @@ int cg_tp_all_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_d
 int cg_tp_all_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt)
 {
     cg_tp_entry e = CG_TP_ALL_GATHER;
+    if (sync_point(tp, e, dt, sum_counts(counts, tp->world), -1))
+        return -1;
     if (enter(tp, e, dt, counts[tp->rank] + sum_counts(counts, tp->world)))
         return -1;
     return leave(tp, e, tp->ops->all_gather(tp->inst, send, recv, counts, cg_tp_dtype(dt)));
@@ -206,6 +220,8 @@ int cg_tp_reduce_scatter(cg_tp *tp, const void *send, void *recv, const size_t *
                          cgt_redop op)
 {
     cg_tp_entry e = CG_TP_REDUCE_SCATTER;
+    if (sync_point(tp, e, dt, sum_counts(counts, tp->world), -1))
+        return -1;
     if (enter(tp, e, dt, sum_counts(counts, tp->world) + counts[tp->rank]))
         return -1;
     return leave(tp, e,
@@ -215,6 +231,8 @@ int cg_tp_reduce_scatter(cg_tp *tp, const void *send, void *recv, const size_t *
 int cg_tp_broadcast(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int root)
 {
     cg_tp_entry e = CG_TP_BROADCAST;
+    if (sync_point(tp, e, dt, count, root))
+        return -1;
     if (enter(tp, e, dt, count))
         return -1;
     return leave(tp, e, tp->ops->broadcast(tp->inst, buf, count, cg_tp_dtype(dt), root));
@@ -224,6 +242,8 @@ int cg_tp_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_dtype
                  int root)
 {
     cg_tp_entry e = CG_TP_REDUCE;
+    if (sync_point(tp, e, dt, count, root))
+        return -1;
     if (enter(tp, e, dt, (uint64_t)count * (tp->rank == root ? 2 : 1)))
         return -1;
     return leave(tp, e, tp->ops->reduce(tp->inst, send, recv, count, cg_tp_dtype(dt), op, root));
@@ -233,6 +253,8 @@ int cg_tp_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, 
 {
     cg_tp_entry e = CG_TP_GATHER;
     uint64_t at_root = tp->rank == root ? sum_counts(counts, tp->world) : 0;
+    if (sync_point(tp, e, dt, sum_counts(counts, tp->world), root))
+        return -1;
     if (enter(tp, e, dt, counts[tp->rank] + at_root))
         return -1;
     return leave(tp, e, tp->ops->gather(tp->inst, send, recv, counts, cg_tp_dtype(dt), root));
@@ -242,6 +264,8 @@ int cg_tp_scatter(cg_tp *tp, const void *send, void *recv, const size_t *counts,
 {
     cg_tp_entry e = CG_TP_SCATTER;
     uint64_t at_root = tp->rank == root ? sum_counts(counts, tp->world) : 0;
+    if (sync_point(tp, e, dt, sum_counts(counts, tp->world), root))
+        return -1;
     if (enter(tp, e, dt, at_root + counts[tp->rank]))
         return -1;
     return leave(tp, e, tp->ops->scatter(tp->inst, send, recv, counts, cg_tp_dtype(dt), root));
@@ -251,6 +275,8 @@ int cg_tp_all_to_all(cg_tp *tp, const void *send, const size_t *sendcounts, void
                      const size_t *recvcounts, cg_dtype dt)
 {
     cg_tp_entry e = CG_TP_ALL_TO_ALL;
+    if (sync_point(tp, e, dt, 0, -1)) /* sendcounts are local: ragged ranks differ */
+        return -1;
     if (enter(tp, e, dt, sum_counts(sendcounts, tp->world) + sum_counts(recvcounts, tp->world)))
         return -1;
     return leave(tp, e, tp->ops->all_to_all(tp->inst, send, sendcounts, recv, recvcounts,

@@ -23,7 +23,23 @@ typedef enum {
 
 const char *cg_tp_entry_name(cg_tp_entry e);
 
-typedef struct cg_tp {
+/* What every rank must agree on before a collective (--check-sync). */
+typedef struct cg_tp_fingerprint {
+    int entry;          /* cg_tp_entry */
+    int dtype;          /* cg_dtype */
+    uint64_t count;     /* elements over all ranks' blocks (ragged gathers: their sum) */
+    int root;           /* -1 when none */
+    int ordinal;        /* this rank's n-th collective in the job */
+    int seq;            /* the program's communication call it serves */
+    int backward;
+} cg_tp_fingerprint;
+
+typedef struct cg_tp cg_tp;
+/* Called before every collective with its fingerprint; returns 0, or -1
+ * with tp->err set when the ranks disagree (--check-sync). */
+typedef int (*cg_tp_sync_fn)(cg_tp *tp, const cg_tp_fingerprint *fp);
+
+struct cg_tp {
     const cg_transport_ops *ops;
     cg_transport *inst;
     int rank, world;
@@ -32,8 +48,12 @@ typedef struct cg_tp {
                                        (the rule per entry: transport.c) */
     bool backward;                  /* set by the worker: calls now belong to a backward pass */
     int seq;                        /* the program's communication call being served */
+    int ncoll;                      /* collectives issued in this job (reset per job) */
+    cg_tp_fingerprint last;         /* the latest collective's fingerprint */
+    cg_tp_sync_fn sync;             /* NULL: no cross-rank comparison */
+    bool unhooked;                  /* a private replay (hazards.c): no status, no sync */
     char err[512];
-} cg_tp;
+};
 
 /* The built-in transport named `name` ("mpi"), or a plugin path ("./libx.so").
  * 0, or -1 with err. MPI must be initialized. */
@@ -64,5 +84,6 @@ int cg_tp_barrier(cg_tp *tp);
  * watchdog's status board; NULL (the default) turns it off. */
 typedef void (*cg_tp_hook)(const cg_tp *tp, cg_tp_entry e, int entering);
 void cg_tp_set_hook(cg_tp_hook h);
+
 
 #endif

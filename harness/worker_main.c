@@ -12,6 +12,7 @@
 #include "report_json.h"
 #include "runner.h"
 #include "terminal.h"
+#include "transport_fault.h"
 #include "worker.h"
 
 bool cg_launched_by_mpi(void)
@@ -56,6 +57,34 @@ static int read_jobs(const char *path, cg_job **jobs)
     return j ? n : -1;
 }
 
+/* --check-sync: every rank's fingerprint of the collective it is about to
+ * issue, compared over plain MPI (not the transport under test). */
+static int check_sync(cg_tp *tp, const cg_tp_fingerprint *fp)
+{
+    enum { F = 6 };
+    long long mine[F] = {fp->entry, fp->dtype, (long long)fp->count, fp->root, fp->backward, fp->seq};
+    long long *all = malloc(sizeof(long long) * F * (size_t)tp->world);
+    if (!all || MPI_Allgather(mine, F, MPI_LONG_LONG, all, F, MPI_LONG_LONG, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        free(all);
+        snprintf(tp->err, sizeof tp->err, "--check-sync: comparing fingerprints over MPI failed");
+        return -1;
+    }
+    int rc = 0;
+    for (int r = 1; r < tp->world && rc == 0; r++) {
+        const long long *a = all, *b = all + F * r;
+        if (memcmp(a, b, sizeof(long long) * 5) == 0)
+            continue;
+        snprintf(tp->err, sizeof tp->err, "desync: rank %d issued %s #%d (%s, %s, %lld elements, root %lld) while "
+                 "rank 0 issued %s #%d (%s, %s, %lld elements, root %lld)",
+                 r, cg_tp_entry_name((cg_tp_entry)b[0]), fp->ordinal, b[4] ? "backward" : "forward",
+                 cg_dtype_name((cg_dtype)b[1]), b[2], b[3], cg_tp_entry_name((cg_tp_entry)a[0]), fp->ordinal,
+                 a[4] ? "backward" : "forward", cg_dtype_name((cg_dtype)a[1]), a[2], a[3]);
+        rc = -1;
+    }
+    free(all);
+    return rc;
+}
+
 /* Direct mode: a rank past its deadline says where it is and ends the job. */
 static void on_deadline(int sig)
 {
@@ -98,6 +127,8 @@ static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *j
     for (int i = 0; i < njobs; i++) {
         const cg_case *cs = set->cases[jobs[i].case_index];
         cg_board_job(i, cs->name);
+        cg_fault_set_case(cs->name);
+        tp->ncoll = 0;
         cg_case_result *res = NULL;
         if (tp->rank == 0) {
             if (!(res = cg_report_add_case(rep, cs->name, cs->file, cs->source, tp->world)))
@@ -161,12 +192,18 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         cg_board_start_rank(&board, tp.rank);
     else if (o->board_file)
         fprintf(stderr, "collgrad-check: %s\n", err);
-    if (o->inject && cg_board_inject(o->inject, err, sizeof err) != 0) {
+    cg_fault fault;
+    int data_fault = o->inject ? cg_fault_parse(o->inject, &fault, err, sizeof err) : 1;
+    if (data_fault == 0)
+        cg_fault_install(&tp, &fault);
+    else if (data_fault < 0 || (o->inject && cg_board_inject(o->inject, err, sizeof err) != 0)) {
         fprintf(stderr, "collgrad-check: %s\n", err);
         rc = CG_EXIT_USAGE;
     }
     if (!o->worker)
         signal(SIGALRM, on_deadline);
+    if (o->check_sync)
+        tp.sync = check_sync;
     njobs = o->jobs_file ? read_jobs(o->jobs_file, &jobs) : cg_jobs_for_world(o, set, tp.world, &jobs);
     if (rc == 0 && njobs < 0) {
         fprintf(stderr, "collgrad-check: cannot read the job list\n");
@@ -176,7 +213,7 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         rc = CG_EXIT_INFRA;
     /* diagnosis re-runs use the built-in MPI transport, not the one under test */
     cg_tp own_mpi, *trusted = &tp;
-    bool second = strcmp(o->transport, "mpi") != 0;
+    bool second = strcmp(o->transport, "mpi") != 0 || data_fault == 0;
     if (rc == 0 && second) {
         if (cg_tp_open(&own_mpi, "mpi", err, sizeof err) != 0) {
             fprintf(stderr, "collgrad-check: %s\n", err);
@@ -197,6 +234,7 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
     free(jobs);
     if (second)
         cg_tp_close(&own_mpi);
+    cg_fault_uninstall(&tp);
     cg_tp_close(&tp);
     cg_board_close(&board);
     MPI_Finalize();

@@ -5,6 +5,7 @@
  * Inputs are always handed over in a buffer of exactly their length (not
  * NUL-terminated), so ASan catches any read past the end. */
 #include <check.h>
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #error "CG_TEST_DIR must name the tests directory"
 #endif
 #define MALFORMED_DIR CG_TEST_DIR "/malformed/"
+#define REGRESSIONS_DIR CG_TEST_DIR "/fuzz/regressions/"
 
 static char err[CG_ERR_LEN];
 
@@ -517,6 +519,8 @@ static const inline_error inline_errors[] = {
     {HDR "y = sum(x, op=sum)\n", "t.case:4:12: expected a keyword of 'sum' (axis), got 'op'"},
     {HDR "y = reduce(x, 0, root=1)\n", "t.case:4:18: expected 'root' by position or by keyword, got both"},
     {HDR "y = cat(x, axis=0, x)\n", "t.case:4:20: expected a keyword argument (positional ones come first), got 'x'"},
+    {HDR "y = cat(axis=0)\n", "t.case:4:5: expected 1 positional argument for 'cat', got 0"},
+    {HDR "y = reduce(root=0, op=max)\n", "t.case:4:5: expected 1 positional argument for 'reduce', got 0"},
     {HDR "y = x < x < x\n", "t.case:4:11: expected a single comparison (they do not chain), got '<'"},
     {HDR "rank = x\n", "t.case:4:1: expected a tensor name, got the reserved word 'rank'"},
     {HDR "y, y = x\n", "t.case:4:4: expected distinct names, got 'y' twice"},
@@ -694,6 +698,31 @@ START_TEST(test_random_mutations)
 }
 END_TEST
 
+/* Inputs the fuzzer (scripts/fuzz.sh) once crashed on, replayed as they are. */
+START_TEST(test_fuzz_regressions)
+{
+    DIR *d = opendir(REGRESSIONS_DIR);
+    ck_assert_msg(d != NULL, "cannot open %s", REGRESSIONS_DIR);
+    int replayed = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s%s", REGRESSIONS_DIR, de->d_name);
+        FILE *f = fopen(path, "rb");
+        ck_assert_msg(f != NULL, "cannot open %s", path);
+        static char buf[1 << 16];
+        size_t len = fread(buf, 1, sizeof buf, f);
+        ck_assert_int_eq(ferror(f), 0);
+        fclose(f);
+        parse_any(buf, len);
+        replayed++;
+    }
+    closedir(d);
+    ck_assert_int_gt(replayed, 0);
+}
+END_TEST
+
 static Suite *parser_suite(void)
 {
     Suite *s = suite_create("parser");
@@ -722,6 +751,7 @@ static Suite *parser_suite(void)
     tcase_set_timeout(robust, 120);
     tcase_add_loop_test(robust, test_every_prefix, 0, 3);
     tcase_add_loop_test(robust, test_random_mutations, 0, 6);
+    tcase_add_test(robust, test_fuzz_regressions);
     suite_add_tcase(s, robust);
     return s;
 }

@@ -2,9 +2,9 @@
  *
  * Every input goes through cg_parse_case(), which must return a case or an
  * error and never crash, leak or read past the buffer (libFuzzer hands over
- * exactly `size` bytes, not NUL-terminated). A parsed case is printed back
- * (ir.c's printer walks the whole tree) and, when it is small, run in the
- * oracle at its first world size.
+ * exactly `size` bytes, not NUL-terminated). A parsed case must print back
+ * to text that parses to the same case, and, when it is small, it runs in
+ * the oracle at its first world size.
  *
  * The oracle has no cap of its own on tensor sizes (ones(20000, 20000) takes
  * gigabytes, eye(3000) @ eye(3000) minutes), so the oracle only runs when a
@@ -247,13 +247,43 @@ static bool small_enough(const cg_case *c, size_t size)
 
 /* ---- the target ----------------------------------------------------------- */
 
-/* Printing must not crash either; its text goes to a sink kept open. */
-static FILE *sink(void)
+/* The case as text, or NULL when out of memory. */
+static char *print_case(const cg_case *c, size_t *len)
 {
-    static FILE *f;
+    char *text = NULL;
+    FILE *f = open_memstream(&text, len);
     if (!f)
-        f = fopen("/dev/null", "w");
-    return f;
+        return NULL;
+    cg_case_print(f, c);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* The printer (ir.c) walks the whole tree; its text must parse back to a
+ * case that prints the same. */
+static void check_roundtrip(const cg_case *c)
+{
+    size_t len = 0, len2 = 0;
+    char *text = print_case(c, &len);
+    if (!text)
+        return;
+    char err[CG_ERR_LEN];
+    cg_case *again = cg_parse_case("fuzz.case", text, len, err, sizeof err);
+    if (!again) {
+        fprintf(stderr, "the printed case does not parse: %s\n%s", err, text);
+        abort();
+    }
+    char *text2 = print_case(again, &len2);
+    if (text2 && (len != len2 || memcmp(text, text2, len) != 0)) {
+        fprintf(stderr, "printing the reparsed case differs:\n%s---\n%s", text, text2);
+        abort();
+    }
+    free(text2);
+    cg_case_free(again);
+    free(text);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -268,8 +298,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         return 0;
     }
-    if (sink())
-        cg_case_print(sink(), c);
+    check_roundtrip(c);
     if (small_enough(c, size))
         cg_oracle_free(cg_oracle_run(c, c->worlds[0], false));
     cg_case_free(c);

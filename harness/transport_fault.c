@@ -1,0 +1,319 @@
+/* transport_fault.c — a transport that wraps another and breaks it on
+ * purpose, to prove the checker catches every class of fault (DESIGN 10).
+ *
+ * Data faults corrupt what the faulty rank receives (or sends), on every call
+ * of the kinds they apply to, forward and backward: a checker that misses
+ * them is blind to that class. Faults that must be consistent across ranks
+ * to stay faults rather than deadlocks (wrong root, wrong element size)
+ * apply on every rank. Hangs and early exits live in board.c. */
+#include "transport_fault.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[] = {
+    [CG_FAULT_WRONG_SUM] = "wrong_sum",     [CG_FAULT_DROP_RANK] = "drop_rank",
+    [CG_FAULT_SWAP_SLICES] = "swap_slices", [CG_FAULT_BIT_FLIP] = "bit_flip",
+    [CG_FAULT_SCALE_WORLD] = "scale_world", [CG_FAULT_WRONG_ROOT] = "wrong_root",
+    [CG_FAULT_DTYPE_SIZE] = "wrong_dtype_size",
+};
+
+static char current_case[96];
+
+void cg_fault_set_case(const char *name) { snprintf(current_case, sizeof current_case, "%s", name); }
+
+int cg_fault_parse(const char *spec, cg_fault *f, char *err, size_t errlen)
+{
+    char kind[32] = "";
+    int n = 0;
+    memset(f, 0, sizeof *f);
+    f->rank = 0;
+    if (sscanf(spec, "%31[a-z_]%n", kind, &n) < 1)
+        goto bad;
+    for (int k = 1; k < CG_FAULT_COUNT; k++)
+        if (strcmp(kind, kind_names[k]) == 0)
+            f->kind = (cg_fault_kind)k;
+    if (f->kind == CG_FAULT_NONE)
+        return 1; /* not a data fault: hang/exit are the board's */
+    if (spec[n] == ':') {
+        int m = 0;
+        if (sscanf(spec + n + 1, "%d%n", &f->rank, &m) < 1 || f->rank < 0)
+            goto bad;
+        n += 1 + m;
+        if (spec[n] == ':')
+            snprintf(f->filter, sizeof f->filter, "%s", spec + n + 1);
+        else if (spec[n])
+            goto bad;
+    } else if (spec[n]) {
+        goto bad;
+    }
+    return 0;
+bad:
+    snprintf(err, errlen, "expected --inject KIND[:RANK[:CASE]] with KIND one of hang, exit, wrong_sum, "
+             "drop_rank, swap_slices, bit_flip, scale_world, wrong_root, wrong_dtype_size; got '%s'", spec);
+    return -1;
+}
+
+/* ---- the wrapper instance ------------------------------------------------ */
+
+typedef struct fault_inst {
+    const cg_transport_ops *inner;
+    cg_transport *in;
+    cg_fault f;
+    int rank, world;
+    void *scratch;
+    size_t scratch_bytes;
+} fault_inst;
+
+static fault_inst the_fault; /* one wrapped transport per process */
+
+#define INST(t) ((fault_inst *)(void *)(t))
+
+static bool active(const fault_inst *fi, cg_fault_kind k, bool on_every_rank)
+{
+    return fi->f.kind == k && (on_every_rank || fi->rank == fi->f.rank) &&
+           (!fi->f.filter[0] || strstr(current_case, fi->f.filter));
+}
+
+static size_t esize(cgt_dtype dt) { return dt == CGT_F64 ? 8 : dt == CGT_F32 ? 4 : 2; }
+
+/* Flip the top significand bit of element 0: a change of a quarter to a half
+ * of the value, far outside any tolerance (a low bit could hide in it). */
+static void flip(void *buf, size_t count, cgt_dtype dt)
+{
+    if (!count)
+        return;
+    unsigned char *p = buf;
+    int bit = dt == CGT_F64 ? 51 : dt == CGT_F32 ? 22 : dt == CGT_BF16 ? 6 : 9;
+    p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+}
+
+static double get(const void *b, size_t i, cgt_dtype dt)
+{
+    cg_tensor t = {.dtype = (cg_dtype)dt, .data = (void *)b};
+    return cg_get(&t, (int64_t)i);
+}
+
+static void set(void *b, size_t i, cgt_dtype dt, double v)
+{
+    cg_tensor t = {.dtype = (cg_dtype)dt, .data = b};
+    cg_set(&t, (int64_t)i, v);
+}
+
+/* Corrupt a reduction's result on the faulty rank. */
+static void corrupt_reduction(fault_inst *fi, void *recv, size_t count, cgt_dtype dt)
+{
+    if (!recv || !count)
+        return;
+    if (active(fi, CG_FAULT_WRONG_SUM, false))
+        set(recv, 0, dt, get(recv, 0, dt) + 1.0);
+    if (active(fi, CG_FAULT_SCALE_WORLD, false))
+        for (size_t i = 0; i < count; i++)
+            set(recv, i, dt, get(recv, i, dt) * fi->world);
+    if (active(fi, CG_FAULT_BIT_FLIP, false))
+        flip(recv, count, dt);
+}
+
+/* A zeroed copy of send, standing in for the dropped rank's contribution. */
+static const void *maybe_dropped(fault_inst *fi, const void *send, size_t count, cgt_dtype dt)
+{
+    if (!active(fi, CG_FAULT_DROP_RANK, false) || !send)
+        return send;
+    size_t bytes = count * esize(dt);
+    if (bytes > fi->scratch_bytes) {
+        void *p = realloc(fi->scratch, bytes);
+        if (!p)
+            return send;
+        fi->scratch = p;
+        fi->scratch_bytes = bytes;
+    }
+    memset(fi->scratch, 0, bytes);
+    return fi->scratch;
+}
+
+/* wrong_dtype_size: the transport thinks elements are half as big, so it
+ * moves half the bytes of every buffer (on every rank, to stay in step). */
+static size_t sized(fault_inst *fi, size_t count) { return active(fi, CG_FAULT_DTYPE_SIZE, true) ? count / 2 : count; }
+
+static int root_of(fault_inst *fi, int root)
+{
+    return active(fi, CG_FAULT_WRONG_ROOT, true) ? (root + 1) % fi->world : root;
+}
+
+static const size_t *counts_of(fault_inst *fi, const size_t *counts, size_t *buf)
+{
+    if (!active(fi, CG_FAULT_DTYPE_SIZE, true))
+        return counts;
+    for (int r = 0; r < fi->world; r++)
+        buf[r] = counts[r] / 2;
+    return buf;
+}
+
+/* swap_slices: the faulty rank's gathered blocks 0 and 1 trade places. */
+static void swap_blocks(fault_inst *fi, void *recv, const size_t *counts, cgt_dtype dt)
+{
+    if (!recv || fi->world < 2 || !active(fi, CG_FAULT_SWAP_SLICES, false))
+        return;
+    size_t n = counts[0] < counts[1] ? counts[0] : counts[1], es = esize(dt);
+    unsigned char *a = recv, *b = a + counts[0] * es, tmp[8];
+    for (size_t i = 0; i < n * es; i += es) {
+        memcpy(tmp, a + i, es);
+        memcpy(a + i, b + i, es);
+        memcpy(b + i, tmp, es);
+    }
+}
+
+static size_t total(const size_t *c, int w)
+{
+    size_t s = 0;
+    for (int r = 0; r < w; r++)
+        s += c[r];
+    return s;
+}
+
+static cg_transport *f_create(const char **err) { *err = "the fault wrapper is installed, not created"; return NULL; }
+static void f_destroy(cg_transport *t) { (void)t; }
+static int f_rank(const cg_transport *t) { return INST(t)->rank; }
+static int f_world(const cg_transport *t) { return INST(t)->world; }
+static const char *f_last_error(const cg_transport *t) { return INST(t)->inner->last_error(INST(t)->in); }
+
+static int f_all_reduce(cg_transport *t, const void *send, void *recv, size_t count, cgt_dtype dt, cgt_redop op)
+{
+    fault_inst *fi = INST(t);
+    const void *s = send;
+    if (active(fi, CG_FAULT_DROP_RANK, false)) { /* the rank contributes zeros */
+        if (send == recv)
+            memset(recv, 0, count * esize(dt));
+        else
+            s = maybe_dropped(fi, send, count, dt);
+    }
+    int rc = fi->inner->all_reduce(fi->in, s, recv, sized(fi, count), dt, op);
+    corrupt_reduction(fi, recv, count, dt);
+    return rc;
+}
+
+static int f_all_gather(cg_transport *t, const void *send, void *recv, const size_t *counts, cgt_dtype dt)
+{
+    fault_inst *fi = INST(t);
+    size_t buf[64];
+    int rc = fi->inner->all_gather(fi->in, maybe_dropped(fi, send, counts[fi->rank], dt), recv,
+                                   counts_of(fi, counts, buf), dt);
+    swap_blocks(fi, recv, counts, dt);
+    if (active(fi, CG_FAULT_BIT_FLIP, false))
+        flip(recv, total(counts, fi->world), dt);
+    return rc;
+}
+
+static int f_reduce_scatter(cg_transport *t, const void *send, void *recv, const size_t *counts, cgt_dtype dt,
+                            cgt_redop op)
+{
+    fault_inst *fi = INST(t);
+    size_t buf[64];
+    int rc = fi->inner->reduce_scatter(fi->in, maybe_dropped(fi, send, total(counts, fi->world), dt), recv,
+                                       counts_of(fi, counts, buf), dt, op);
+    corrupt_reduction(fi, recv, counts[fi->rank], dt);
+    return rc;
+}
+
+static int f_broadcast(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int root)
+{
+    fault_inst *fi = INST(t);
+    int rc = fi->inner->broadcast(fi->in, buf, sized(fi, count), dt, root_of(fi, root));
+    if (active(fi, CG_FAULT_BIT_FLIP, false))
+        flip(buf, count, dt);
+    return rc;
+}
+
+static int f_reduce(cg_transport *t, const void *send, void *recv, size_t count, cgt_dtype dt, cgt_redop op,
+                    int root)
+{
+    fault_inst *fi = INST(t);
+    int r = root_of(fi, root);
+    int rc = fi->inner->reduce(fi->in, maybe_dropped(fi, send, count, dt), recv, sized(fi, count), dt, op, r);
+    if (fi->rank == r)
+        corrupt_reduction(fi, recv, count, dt);
+    return rc;
+}
+
+static int f_gather(cg_transport *t, const void *send, void *recv, const size_t *counts, cgt_dtype dt, int root)
+{
+    fault_inst *fi = INST(t);
+    size_t buf[64];
+    int r = root_of(fi, root);
+    int rc = fi->inner->gather(fi->in, maybe_dropped(fi, send, counts[fi->rank], dt), recv,
+                               counts_of(fi, counts, buf), dt, r);
+    if (fi->rank == r) {
+        swap_blocks(fi, recv, counts, dt);
+        if (active(fi, CG_FAULT_BIT_FLIP, false))
+            flip(recv, total(counts, fi->world), dt);
+    }
+    return rc;
+}
+
+static int f_scatter(cg_transport *t, const void *send, void *recv, const size_t *counts, cgt_dtype dt, int root)
+{
+    fault_inst *fi = INST(t);
+    size_t buf[64];
+    int rc = fi->inner->scatter(fi->in, send, recv, counts_of(fi, counts, buf), dt, root_of(fi, root));
+    if (active(fi, CG_FAULT_BIT_FLIP, false))
+        flip(recv, counts[fi->rank], dt);
+    return rc;
+}
+
+static int f_all_to_all(cg_transport *t, const void *send, const size_t *sendcounts, void *recv,
+                        const size_t *recvcounts, cgt_dtype dt)
+{
+    fault_inst *fi = INST(t);
+    size_t sbuf[64], rbuf[64];
+    int rc = fi->inner->all_to_all(fi->in, maybe_dropped(fi, send, total(sendcounts, fi->world), dt),
+                                   counts_of(fi, sendcounts, sbuf), recv, counts_of(fi, recvcounts, rbuf), dt);
+    swap_blocks(fi, recv, recvcounts, dt);
+    if (active(fi, CG_FAULT_BIT_FLIP, false))
+        flip(recv, total(recvcounts, fi->world), dt);
+    return rc;
+}
+
+static int f_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag)
+{
+    fault_inst *fi = INST(t);
+    return fi->inner->send(fi->in, maybe_dropped(fi, buf, count, dt), count, dt, peer, tag);
+}
+
+static int f_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag)
+{
+    fault_inst *fi = INST(t);
+    int rc = fi->inner->recv(fi->in, buf, count, dt, peer, tag);
+    if (active(fi, CG_FAULT_BIT_FLIP, false))
+        flip(buf, count, dt);
+    return rc;
+}
+
+static int f_barrier(cg_transport *t) { return INST(t)->inner->barrier(INST(t)->in); }
+
+static cg_transport_ops fault_ops = {
+    .abi_version = CG_TRANSPORT_ABI_VERSION, .name = "fault", .create = f_create, .destroy = f_destroy,
+    .rank = f_rank, .world = f_world, .last_error = f_last_error, .all_reduce = f_all_reduce,
+    .all_gather = f_all_gather, .reduce_scatter = f_reduce_scatter, .broadcast = f_broadcast,
+    .reduce = f_reduce, .gather = f_gather, .scatter = f_scatter, .all_to_all = f_all_to_all,
+    .send = f_send, .recv = f_recv, .barrier = f_barrier,
+};
+
+void cg_fault_install(cg_tp *tp, const cg_fault *f)
+{
+    the_fault = (fault_inst){tp->ops, tp->inst, *f, tp->rank, tp->world, NULL, 0};
+    fault_ops.version = tp->ops->version;
+    fault_ops.caps = tp->ops->caps;
+    tp->ops = &fault_ops;
+    tp->inst = (cg_transport *)(void *)&the_fault;
+}
+
+void cg_fault_uninstall(cg_tp *tp)
+{
+    if (tp->ops != &fault_ops)
+        return;
+    tp->ops = the_fault.inner;
+    tp->inst = the_fault.in;
+    free(the_fault.scratch);
+    the_fault.scratch = NULL;
+}

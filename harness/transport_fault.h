@@ -1,0 +1,36 @@
+/* transport_fault.h — the fault-injecting transport wrapper (--inject). */
+#ifndef CG_TRANSPORT_FAULT_H
+#define CG_TRANSPORT_FAULT_H
+
+#include "transport.h"
+
+typedef enum {
+    CG_FAULT_NONE,
+    CG_FAULT_WRONG_SUM,   /* a reduction's result is off by one on the faulty rank */
+    CG_FAULT_DROP_RANK,   /* the faulty rank's contribution is zeros */
+    CG_FAULT_SWAP_SLICES, /* gathered blocks 0 and 1 trade places on the faulty rank */
+    CG_FAULT_BIT_FLIP,    /* a high significand bit of a received element flips */
+    CG_FAULT_SCALE_WORLD, /* a reduction's result is W times too large */
+    CG_FAULT_WRONG_ROOT,  /* rooted collectives use root + 1 (on every rank) */
+    CG_FAULT_DTYPE_SIZE,  /* half the elements move, as if elements were half as big (every rank) */
+    CG_FAULT_COUNT
+} cg_fault_kind;
+
+typedef struct cg_fault {
+    cg_fault_kind kind;
+    int rank;             /* the faulty rank (default 0) */
+    char filter[96];      /* only in cases whose name contains this ("" = all) */
+} cg_fault;
+
+/* Parse "KIND[:RANK[:CASE]]". 0 for a data fault; 1 when KIND is not one
+ * (hang and exit belong to the board); -1 with err when malformed. */
+int cg_fault_parse(const char *spec, cg_fault *f, char *err, size_t errlen);
+
+/* Wrap tp's transport with the fault (one per process); undo before close. */
+void cg_fault_install(cg_tp *tp, const cg_fault *f);
+void cg_fault_uninstall(cg_tp *tp);
+
+/* The case now running (for the CASE filter). */
+void cg_fault_set_case(const char *name);
+
+#endif
