@@ -24,11 +24,8 @@
 #include "jobs.h"
 #include "report_json.h"
 #include "runner.h"
+#include "stop.h"
 #include "terminal.h"
-
-static volatile sig_atomic_t interrupted;
-
-static void on_interrupt(int sig) { interrupted = sig; }
 
 typedef struct launch {
     const cg_options *o;
@@ -183,6 +180,22 @@ static void record_lost_job(launch *L, const cg_job *job, int world, const char 
         cg_term_case(stdout, c, L->index, L->total, L->o->verbose);
 }
 
+static void record_unrun_job(launch *L, const cg_job *job, int world)
+{
+    const cg_case *cs = L->set->cases[job->case_index];
+    cg_case_result *c = cg_report_add_case(L->rep, cs->name, cs->file, cs->source, world);
+    if (!c)
+        return;
+    cg_case_set_rules(c, job->rules);
+    c->status = CG_SKIP;
+    char msg[64];
+    snprintf(msg, sizeof msg, "not run: interrupted by signal %d", cg_stop_signal());
+    c->message = strdup(msg);
+    ++L->index;
+    if (!L->o->quiet)
+        cg_term_case(stdout, c, L->index, L->total, L->o->verbose);
+}
+
 static void kill_group(pid_t pid)
 {
     kill(-pid, SIGTERM);
@@ -196,7 +209,7 @@ static void kill_group(pid_t pid)
 static int run_world(launch *L, const cg_job *jobs, int n, int w)
 {
     int start = 0;
-    while (start < n && !interrupted) {
+    while (start < n && !cg_stop_signal()) {
         char err[1024], why[2048], log_line[512];
         long offset = 0;
         int done = 0, status = 0;
@@ -212,7 +225,7 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
         }
         double began = cg_now(), last = began;
         bool exited = false;
-        while (!exited && !interrupted) {
+        while (!exited && !cg_stop_signal()) {
             sleep_ms(20);
             exited = waitpid(pid, &status, WNOHANG) == pid;
             int before = done;
@@ -230,8 +243,12 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
         if (!exited) {
             cg_board_describe(&board, why, sizeof why);
             char msg[2048];
-            snprintf(msg, sizeof msg, "%s after the %g s deadline: %s",
-                     interrupted ? "interrupted" : "killed", L->o->timeout, why[0] ? why : "no rank reported");
+            if (cg_stop_signal())
+                snprintf(msg, sizeof msg, "interrupted by signal %d while running: %s", cg_stop_signal(),
+                         why[0] ? why : "no rank reported");
+            else
+                snprintf(msg, sizeof msg, "killed after the %g s deadline: %s", L->o->timeout,
+                         why[0] ? why : "no rank reported");
             kill_group(pid);
             take_results(L, &offset, &done);
             snprintf(why, sizeof why, "%s", msg);
@@ -251,6 +268,8 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
             start++;
         }
     }
+    for (; start < n; start++) /* interrupted: say what did not run */
+        record_unrun_job(L, &jobs[start], w);
     return 0;
 }
 
@@ -274,8 +293,6 @@ int cg_run_launcher(const cg_options *o, const cg_case_set *set, cg_report *rep)
     snprintf(L.board, sizeof L.board, "%s/board", L.dir);
     snprintf(L.results, sizeof L.results, "%s/results", L.dir);
     snprintf(L.log, sizeof L.log, "%s/log", L.dir);
-    signal(SIGINT, on_interrupt);
-    signal(SIGTERM, on_interrupt);
     cg_job *per_world[CG_MAX_WORLD + 1] = {0};
     int counts[CG_MAX_WORLD + 1] = {0}, rc = 0;
     for (int w = 1; w <= CG_MAX_WORLD && rc == 0; w++) {
@@ -285,7 +302,7 @@ int cg_run_launcher(const cg_options *o, const cg_case_set *set, cg_report *rep)
         else
             L.total += counts[w];
     }
-    for (int w = 1; w <= CG_MAX_WORLD && rc == 0 && !interrupted; w++)
+    for (int w = 1; w <= CG_MAX_WORLD && rc == 0; w++)
         if (counts[w] > 0 && run_world(&L, per_world[w], counts[w], w) != 0) {
             fprintf(stderr, "collgrad-check: cannot start the W=%d job (%s)\n", w, mpiexec_path());
             rc = CG_EXIT_INFRA;
@@ -299,7 +316,7 @@ int cg_run_launcher(const cg_options *o, const cg_case_set *set, cg_report *rep)
             L.worst = rep->cases[i].error_class;
     if (rc == 0)
         rc = cg_exit_status(rep, L.worst);
-    if (interrupted && rc < CG_EXIT_INFRA)
+    if (cg_stop_signal() && rc < CG_EXIT_INFRA)
         rc = CG_EXIT_INFRA;
     return rc;
 }

@@ -14,6 +14,7 @@
 #include "plugin_check.h"
 #include "report_json.h"
 #include "runner.h"
+#include "stop.h"
 #include "terminal.h"
 #include "worker.h"
 
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
         free(o.paths);
         return rc;
     }
+    if (!o.worker && !cg_launched_by_mpi())
+        cg_stop_install(); /* a signal ends the run between jobs, report written */
     cg_case_set set;
     rc = cg_case_set_load(&set, o.paths, o.npaths);
     if (rc == 0 && set.n == 0) {

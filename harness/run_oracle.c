@@ -8,6 +8,7 @@
 #include "expect.h"
 #include "oracle.h"
 #include "runner.h"
+#include "stop.h"
 #include "terminal.h"
 
 double cg_now(void)
@@ -52,7 +53,7 @@ static int total_jobs(const cg_options *o, const cg_case_set *set)
 int cg_run_oracle_only(const cg_options *o, const cg_case_set *set, cg_report *rep)
 {
     int total = total_jobs(o, set), index = 0, worst = 0;
-    for (int i = 0; i < set->n; i++) {
+    for (int i = 0; i < set->n && !cg_stop_signal(); i++) { /* a signal ends it between jobs */
         const cg_case *cs = set->cases[i];
         int worlds[CG_MAX_WORLD], nw = cg_case_worlds(o, cs, worlds);
         if (nw == 0) {
@@ -87,5 +88,10 @@ int cg_run_oracle_only(const cg_options *o, const cg_case_set *set, cg_report *r
         }
     }
     cg_report_count(rep);
+    if (cg_stop_signal()) {
+        fprintf(stderr, "collgrad-check: interrupted by signal %d after %d of %d jobs\n", cg_stop_signal(),
+                index, total);
+        return CG_EXIT_INFRA;
+    }
     return cg_exit_status(rep, worst);
 }
