@@ -4,11 +4,11 @@
  * must export CG_RULES_ENTRY (rules.h). The plugin calls the tool's own
  * functions (cg_tp_*, cg_tensor_*, cg_reference_backward), which the
  * executable exports (ENABLE_EXPORTS in CMakeLists.txt). */
-#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "plugin.h"
 #include "rules.h"
 
 __attribute__((format(printf, 3, 4))) static void say(char *buf, size_t len, const char *fmt, ...)
@@ -19,13 +19,6 @@ __attribute__((format(printf, 3, 4))) static void say(char *buf, size_t len, con
     va_start(ap, fmt);
     vsnprintf(buf, len, fmt, ap);
     va_end(ap);
-}
-
-/* The same test as for transports: a '/' or a .so suffix means a file. */
-static bool is_plugin_path(const char *name)
-{
-    size_t n = strlen(name);
-    return strchr(name, '/') != NULL || (n >= 3 && strcmp(name + n - 3, ".so") == 0);
 }
 
 /* "reference, c10d, ..." for the unknown-name message. */
@@ -63,21 +56,11 @@ static const char *table_problem(const cg_rules *r, char *why, size_t len)
  * returns the same handle, so loading per job costs nothing. */
 static const cg_rules *load_plugin(const char *path, char *err, size_t errlen)
 {
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        say(err, errlen, "%s: %s", path, dlerror());
+    void *lib;
+    cg_plugin_fn fn = cg_plugin_open(path, CG_RULES_ENTRY, "rule set", &lib, err, errlen);
+    if (!fn)
         return NULL;
-    }
-    void *sym = dlsym(lib, CG_RULES_ENTRY);
-    if (!sym) {
-        say(err, errlen, "%s: no symbol '%s' (not a collgrad-check rule set?)", path,
-            CG_RULES_ENTRY);
-        dlclose(lib);
-        return NULL;
-    }
-    cg_rules_entry_fn entry;
-    memcpy(&entry, &sym, sizeof entry); /* ISO C has no object-to-function pointer cast */
-    const cg_rules *r = entry();
+    const cg_rules *r = ((cg_rules_entry_fn)fn)();
     char why[160];
     if (!r)
         say(err, errlen, "%s: %s() returned NULL", path, CG_RULES_ENTRY);
@@ -85,7 +68,7 @@ static const cg_rules *load_plugin(const char *path, char *err, size_t errlen)
         say(err, errlen, "%s: %s", path, why);
     else
         return r;
-    dlclose(lib);
+    cg_plugin_close(lib);
     return NULL;
 }
 
@@ -98,7 +81,7 @@ const cg_rules *cg_rules_load(const char *name_or_path, char *err, size_t errlen
     const cg_rules *r = cg_rules_find(name_or_path);
     if (r)
         return r;
-    if (is_plugin_path(name_or_path))
+    if (cg_is_plugin_path(name_or_path))
         return load_plugin(name_or_path, err, errlen);
     char names[256];
     builtin_names(names, sizeof names);

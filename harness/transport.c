@@ -21,7 +21,8 @@
  * or never returns is counted too. */
 #include "transport.h"
 
-#include <dlfcn.h>
+#include "plugin.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,21 +91,11 @@ static const char *missing_entry(const cg_transport_ops *o)
  * live in it, and reports may print them after cg_tp_close. */
 static const cg_transport_ops *load_plugin(const char *path, char *err, size_t errlen)
 {
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        say(err, errlen, "%s: %s", path, dlerror());
+    void *lib;
+    cg_plugin_fn fn = cg_plugin_open(path, CG_TRANSPORT_ENTRY, "transport", &lib, err, errlen);
+    if (!fn)
         return NULL;
-    }
-    void *sym = dlsym(lib, CG_TRANSPORT_ENTRY);
-    if (!sym) {
-        say(err, errlen, "%s: no symbol '%s' (not a collgrad-check transport?)", path,
-            CG_TRANSPORT_ENTRY);
-        dlclose(lib);
-        return NULL;
-    }
-    cg_transport_entry_fn entry;
-    memcpy(&entry, &sym, sizeof entry); /* ISO C has no object-to-function pointer cast */
-    const cg_transport_ops *ops = entry();
+    const cg_transport_ops *ops = ((cg_transport_entry_fn)fn)();
     const char *missing = NULL;
     if (!ops)
         say(err, errlen, "%s: %s() returned NULL", path, CG_TRANSPORT_ENTRY);
@@ -115,14 +106,8 @@ static const cg_transport_ops *load_plugin(const char *path, char *err, size_t e
         say(err, errlen, "%s: transport table has no '%s'", path, missing);
     else
         return ops;
-    dlclose(lib);
+    cg_plugin_close(lib);
     return NULL;
-}
-
-static bool is_plugin_path(const char *name)
-{
-    size_t n = strlen(name);
-    return strchr(name, '/') != NULL || (n >= 3 && strcmp(name + n - 3, ".so") == 0);
 }
 
 int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen)
@@ -131,7 +116,7 @@ int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen)
     const cg_transport_ops *ops = NULL;
     if (strcmp(name, "mpi") == 0)
         ops = cg_transport_mpi();
-    else if (is_plugin_path(name))
+    else if (cg_is_plugin_path(name))
         ops = load_plugin(name, tp->err, sizeof tp->err);
     else
         say(tp->err, sizeof tp->err, "unknown transport '%s' (built in: mpi)", name);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "report_json.h"
 
 typedef struct tally {
     int regressions, fixes, changes;
@@ -56,29 +57,17 @@ static char *read_whole(const char *path)
     return text;
 }
 
-static const char *str_of(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static double num_of(const cJSON *o, const char *key, double dflt)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
 /* A report has our schema, a cases array, and every case a name and a world. */
 static bool looks_like_report(const cJSON *root)
 {
-    const char *schema = str_of(root, "schema");
+    const char *schema = cg_json_str(root, "schema");
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, "cases");
     if (!schema || strncmp(schema, "collgrad-check/report/", 22) != 0 || !cJSON_IsArray(cases))
         return false;
     const cJSON *c;
     cJSON_ArrayForEach(c, cases)
     {
-        if (!str_of(c, "name") || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(c, "world")))
+        if (!cg_json_str(c, "name") || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(c, "world")))
             return false;
     }
     return true;
@@ -111,30 +100,30 @@ static bool same_str(const char *a, const char *b)
  * ("-" for none): how a --rules A report lines up with a --rules B one. */
 static const char *case_rules_key(const side *s, const cJSON *c)
 {
-    const char *r = str_of(c, "rules");
-    return same_str(r, str_of(s->root, "rules")) ? "" : r ? r : "-";
+    const char *r = cg_json_str(c, "rules");
+    return same_str(r, cg_json_str(s->root, "rules")) ? "" : r ? r : "-";
 }
 
 /* "" when the check belongs to its case's own rule set, "-" when to none. */
 static const char *check_rules_key(const cJSON *c, const cJSON *k)
 {
-    const char *r = str_of(k, "rules");
-    return !r ? "-" : same_str(r, str_of(c, "rules")) ? "" : r;
+    const char *r = cg_json_str(k, "rules");
+    return !r ? "-" : same_str(r, cg_json_str(c, "rules")) ? "" : r;
 }
 
 static bool same_case(const side *a, const cJSON *ca, const side *b, const cJSON *cb)
 {
-    return same_str(str_of(ca, "name"), str_of(cb, "name")) &&
-           num_of(ca, "world", 0) == num_of(cb, "world", 0) &&
+    return same_str(cg_json_str(ca, "name"), cg_json_str(cb, "name")) &&
+           cg_json_num(ca, "world", 0) == cg_json_num(cb, "world", 0) &&
            strcmp(case_rules_key(a, ca), case_rules_key(b, cb)) == 0;
 }
 
 static bool same_check(const cJSON *ca, const cJSON *a, const cJSON *cb, const cJSON *b)
 {
-    return same_str(str_of(a, "tensor"), str_of(b, "tensor")) &&
-           num_of(a, "rank", -1) == num_of(b, "rank", -1) &&
-           same_str(str_of(a, "semantics"), str_of(b, "semantics")) &&
-           same_str(str_of(a, "against"), str_of(b, "against")) &&
+    return same_str(cg_json_str(a, "tensor"), cg_json_str(b, "tensor")) &&
+           cg_json_num(a, "rank", -1) == cg_json_num(b, "rank", -1) &&
+           same_str(cg_json_str(a, "semantics"), cg_json_str(b, "semantics")) &&
+           same_str(cg_json_str(a, "against"), cg_json_str(b, "against")) &&
            strcmp(check_rules_key(ca, a), check_rules_key(cb, b)) == 0;
 }
 
@@ -144,8 +133,8 @@ static bool same_check(const cJSON *ca, const cJSON *a, const cJSON *cb, const c
 static void case_label(const cJSON *old, const cJSON *new, char *buf, size_t len)
 {
     const cJSON *c = old ? old : new;
-    const char *ro = old ? str_of(old, "rules") : NULL, *rn = new ? str_of(new, "rules") : NULL;
-    int n = snprintf(buf, len, "%s W=%d", str_of(c, "name"), (int)num_of(c, "world", 0));
+    const char *ro = old ? cg_json_str(old, "rules") : NULL, *rn = new ? cg_json_str(new, "rules") : NULL;
+    int n = snprintf(buf, len, "%s W=%d", cg_json_str(c, "name"), (int)cg_json_num(c, "world", 0));
     if (n < 0 || (size_t)n >= len)
         return;
     if (old && new && !same_str(ro, rn))
@@ -157,13 +146,13 @@ static void case_label(const cJSON *old, const cJSON *new, char *buf, size_t len
 /* "per_rank(x) rank 0", "per_rank(x) rank 1 rules=torch-nn vs case", "finite_difference" */
 static void check_label(const cJSON *c, const cJSON *k, char *buf, size_t len)
 {
-    const char *tensor = str_of(k, "tensor"), *sem = str_of(k, "semantics");
-    const char *rules = str_of(k, "rules"), *key = check_rules_key(c, k);
-    int rank = (int)num_of(k, "rank", -1);
+    const char *tensor = cg_json_str(k, "tensor"), *sem = cg_json_str(k, "semantics");
+    const char *rules = cg_json_str(k, "rules"), *key = check_rules_key(c, k);
+    int rank = (int)cg_json_num(k, "rank", -1);
     char rank_part[32] = "", rules_part[96] = "";
     if (rank >= 0)
         snprintf(rank_part, sizeof rank_part, " rank %d", rank);
-    bool vs_case = same_str(str_of(k, "against"), "case");
+    bool vs_case = same_str(cg_json_str(k, "against"), "case");
     if (rules && (vs_case || key[0]))
         snprintf(rules_part, sizeof rules_part, " rules=%s", rules);
     if (tensor && tensor[0])
@@ -176,7 +165,7 @@ static void check_label(const cJSON *c, const cJSON *k, char *buf, size_t len)
 
 static const char *status_of(const cJSON *o)
 {
-    const char *s = str_of(o, "status");
+    const char *s = cg_json_str(o, "status");
     return s ? s : "?";
 }
 
@@ -210,10 +199,10 @@ static int values_len(const cJSON *k, const char *key)
 static void print_evidence(const cJSON *k)
 {
     int n = values_len(k, "observed");
-    int i = (int)num_of(k, "first_bad_index", -1);
+    int i = (int)cg_json_num(k, "first_bad_index", -1);
     if (i < 0 || i >= n)
         i = 0;
-    const char *note = str_of(k, "note");
+    const char *note = cg_json_str(k, "note");
     if (n > 0 && values_len(k, "expected") > i) {
         printf(" (expected %.10g, observed %.10g", value_at(k, "expected", i),
                value_at(k, "observed", i));
@@ -323,7 +312,7 @@ static int compare_case(const cJSON *co, const cJSON *cn, tally *t)
     case_label(co, cn, where, sizeof where);
     const char *so = status_of(co), *sn = status_of(cn);
     if (!same_str(so, sn)) {
-        const char *msg = str_of(cn, "message");
+        const char *msg = cg_json_str(cn, "message");
         printf("%s: %s -> %s%s%s%s\n", where, so, sn, msg ? " (" : "", msg ? msg : "",
                msg ? ")" : "");
         count(t, so, sn);

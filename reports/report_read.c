@@ -7,13 +7,13 @@
 
 #include "report_json.h"
 
-static const char *str_of(const cJSON *o, const char *key)
+const char *cg_json_str(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static double num_of(const cJSON *o, const char *key, double dflt)
+double cg_json_num(const cJSON *o, const char *key, double dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
@@ -47,21 +47,21 @@ static double *values_of(const cJSON *o, const char *key, int64_t *n)
 
 static int read_check(cg_case_result *c, const cJSON *k)
 {
-    cg_check *chk = cg_case_add_note(c, str_of(k, "tensor"), (int)num_of(k, "rank", -1),
-                                     str_of(k, "semantics") ? str_of(k, "semantics") : "?", str_of(k, "rules"),
-                                     status_of(str_of(k, "status")), str_of(k, "note"));
+    cg_check *chk = cg_case_add_note(c, cg_json_str(k, "tensor"), (int)cg_json_num(k, "rank", -1),
+                                     cg_json_str(k, "semantics") ? cg_json_str(k, "semantics") : "?", cg_json_str(k, "rules"),
+                                     status_of(cg_json_str(k, "status")), cg_json_str(k, "note"));
     if (!chk)
         return -1;
-    const char *against = str_of(k, "against");
+    const char *against = cg_json_str(k, "against");
     chk->against = against ? strdup(against) : NULL;
     int64_t ne, no;
     chk->expected = values_of(k, "expected", &ne);
     chk->observed = values_of(k, "observed", &no);
     chk->numel = ne < no ? ne : no;
-    chk->max_abs_err = num_of(k, "max_abs_err", 0);
-    chk->max_rel_err = num_of(k, "max_rel_err", 0);
-    chk->max_ulp = num_of(k, "max_ulp", 0);
-    chk->first_bad = (int64_t)num_of(k, "first_bad_index", -1);
+    chk->max_abs_err = cg_json_num(k, "max_abs_err", 0);
+    chk->max_rel_err = cg_json_num(k, "max_rel_err", 0);
+    chk->max_ulp = cg_json_num(k, "max_ulp", 0);
+    chk->first_bad = (int64_t)cg_json_num(k, "first_bad_index", -1);
     return chk->expected && chk->observed ? 0 : -1;
 }
 
@@ -70,25 +70,25 @@ int cg_case_from_json_line(cg_report *r, const char *line)
     cJSON *o = cJSON_Parse(line);
     if (!o)
         return -1;
-    cg_case_result *c = cg_report_add_case(r, str_of(o, "name"), str_of(o, "file"), str_of(o, "source"),
-                                           (int)num_of(o, "world", 0));
+    cg_case_result *c = cg_report_add_case(r, cg_json_str(o, "name"), cg_json_str(o, "file"), cg_json_str(o, "source"),
+                                           (int)cg_json_num(o, "world", 0));
     int rc = c ? 0 : -1;
     if (c) {
-        c->status = status_of(str_of(o, "status"));
-        cg_case_set_rules(c, str_of(o, "rules"));
-        c->duration_s = num_of(o, "duration_s", 0);
-        c->error_class = (int)num_of(o, "error_class", 0);
-        const char *m = str_of(o, "message");
+        c->status = status_of(cg_json_str(o, "status"));
+        cg_case_set_rules(c, cg_json_str(o, "rules"));
+        c->duration_s = cg_json_num(o, "duration_s", 0);
+        c->error_class = (int)cg_json_num(o, "error_class", 0);
+        const char *m = cg_json_str(o, "message");
         c->message = m ? strdup(m) : NULL;
         const cJSON *rep = cJSON_GetObjectItemCaseSensitive(o, "replicated");
         c->replicated_defined = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rep, "defined"));
-        const char *why = str_of(rep, "reason");
+        const char *why = cg_json_str(rep, "reason");
         c->replicated_reason = why ? strdup(why) : NULL;
         const cJSON *fd = cJSON_GetObjectItemCaseSensitive(o, "finite_difference");
-        c->fd_status = status_of(str_of(fd, "status"));
-        c->fd_max_rel_err = num_of(fd, "max_rel_err", 0);
-        c->fd_tolerance = num_of(fd, "tolerance", 0);
-        const char *fdr = str_of(fd, "reason");
+        c->fd_status = status_of(cg_json_str(fd, "status"));
+        c->fd_max_rel_err = cg_json_num(fd, "max_rel_err", 0);
+        c->fd_tolerance = cg_json_num(fd, "tolerance", 0);
+        const char *fdr = cg_json_str(fd, "reason");
         c->fd_note = fdr ? strdup(fdr) : NULL;
         const cJSON *wi;
         cJSON_ArrayForEach(wi, cJSON_GetObjectItemCaseSensitive(o, "warnings"))
@@ -106,7 +106,7 @@ int cg_case_from_json_line(cg_report *r, const char *line)
                 if (n < 32 && cJSON_IsString(item))
                     names[n++] = item->valuestring;
             }
-            cg_case_set_diagnosis(c, names, n, str_of(d, "explanation"), str_of(d, "see"));
+            cg_case_set_diagnosis(c, names, n, cg_json_str(d, "explanation"), cg_json_str(d, "see"));
         }
         const cJSON *k;
         cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(o, "checks"))
