@@ -167,6 +167,10 @@ static cg_tensor *local_op(const call_ctx *c, int slot)
     };
     if (strcmp(f, "cat") == 0) {
         int n = npositional(c->e), axis = 0;
+        if (n < 1) { /* the parser insists too; never read xs[0] unset */
+            cg_fail_at(c->I, c->e->pos, slot, "expected at least one tensor to cat, got none");
+            return NULL;
+        }
         cg_tensor *xs[64];
         for (int k = 0; k < n; k++)
             if (!(xs[k] = tensor_arg(c, arg_at(c->e, k, NULL), slot)))

@@ -50,7 +50,9 @@ trap 'rc=$?; rm -rf "$probe"; [ $rc -ne 0 ] && keep_out; exit $rc' EXIT
 
 opts=(-max_len=4096 -timeout=25 -rss_limit_mb=2048 -artifact_prefix="$out/crashes/"
       -dict="$fuzz/case.dict" -print_final_stats=1)
-seeds=("$fuzz/corpus")
+# The live cases and malformed files too (libFuzzer reads folders
+# recursively), so cases added after the corpus was copied are seeds as well.
+seeds=("$fuzz/corpus" "$root/cases" "$root/tests/malformed")
 [ -d "$fuzz/regressions" ] && seeds+=("$fuzz/regressions")
 
 # Replay: every seed and regression once. The scratch corpus comes first so

@@ -6,3 +6,13 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/build.sh" -DCG_WERROR=ON
 cd "${CG_BUILD_DIR:-$root/build}"
 ctest --output-on-failure -j 2 "$@"
+cd "$root"
+
+# CG_TEST_EXTRA=1 (CI sets it): also replay and briefly grow the parser fuzz
+# corpus, run memcheck on the oracle and the unit tests, and the whole suite
+# under ASan+UBSan.
+if [ "${CG_TEST_EXTRA:-0}" = 1 ]; then
+  FUZZ_SECONDS="${FUZZ_SECONDS:-30}" "$root/scripts/fuzz.sh"
+  "$root/scripts/valgrind.sh"
+  "$root/scripts/sanitize.sh"
+fi

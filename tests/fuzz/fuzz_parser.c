@@ -58,7 +58,7 @@ static bound eval(estimate *E, const cg_expr *e);
 
 static bound lookup(const estimate *E, const char *name)
 {
-    for (int i = E->nnames - 1; i >= 0; i--)
+    for (int i = 0; i < E->nnames; i++)
         if (strcmp(E->names[i].name, name) == 0)
             return E->names[i].b;
     return unknown;
@@ -95,7 +95,7 @@ static bound binary(const cg_expr *e, bound a, bound b, estimate *E)
     switch (e->op) {
     case CG_OP_ADD: case CG_OP_SUB: r.mag = a.mag + b.mag; break;
     case CG_OP_MUL: r.mag = a.mag * b.mag; break;
-    case CG_OP_MOD: r.mag = fmin(a.mag, b.mag); break;
+    case CG_OP_MOD: r.mag = b.mag; break; /* |a % b| < |b| whichever sign convention */
     case CG_OP_DIV: /* only divisors known to be >= 1 in magnitude */
         if (e->args[1]->kind == CG_E_WORLD)
             r.mag = a.mag;
@@ -137,7 +137,8 @@ static bound call(estimate *E, const cg_expr *e, const bound *args)
         E->work += r.numel;
     } else if (is(e, "pow")) {
         r.numel = fmax(args[0].numel, args[1].numel);
-    } else if (is(e, "all_gather") || is(e, "gather")) {
+    } else if (is(e, "all_gather") || is(e, "gather") || is(e, "all_to_all")) {
+        /* all_to_all too: rank r's part of n rows is up to one row per rank */
         r = (bound){args[0].numel * E->world, args[0].mag};
     } else if (is(e, "recv")) {
         r = (bound){E->sent, INFINITY};
@@ -145,7 +146,7 @@ static bound call(estimate *E, const cg_expr *e, const bound *args)
         E->sent = fmax(E->sent, args[0].numel);
     } else if (is(e, "param") || is(e, "relu") || is(e, "abs") || is(e, "neg") || is(e, "clone") ||
                is(e, "detach") || is(e, "transpose") || is(e, "reshape") || is(e, "slice") ||
-               is(e, "broadcast") || is(e, "scatter") || is(e, "all_to_all")) {
+               is(e, "broadcast") || is(e, "scatter")) {
         r.mag = args[0].mag; /* moves or signs values, never grows them */
     } else if (is(e, "mean")) {
         r.mag = args[0].mag;
