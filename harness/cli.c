@@ -22,7 +22,7 @@ void cg_print_usage(FILE *f)
             "                    with the oracle (reference, c10d, torch-nn, gatherlayer,\n"
             "                    diffdist); default: reference plus the emulations the\n"
             "                    cases' rules= expectations name\n"
-            "  --transport NAME  mpi (default) or a plugin ./libx.so\n"
+            "  --transport NAME  mpi (default), nccl (GPU builds) or a plugin ./libx.so\n"
             "  --timeout SEC     per-job deadline; a hung or dead rank is reported (default 60)\n"
             "  --junit FILE      write JUnit XML\n"
             "  --check-sync      before each collective, compare every rank's (op, dtype,\n"

@@ -156,9 +156,14 @@ static void last_log_line(const launch *L, char *buf, size_t len)
     if (!f)
         return;
     char line[512];
-    while (fgets(line, sizeof line, f))
-        if (line[0] != '\n' && strspn(line, " =\n") != strlen(line))
+    bool ours = false; /* our own message beats MPI's "Abort(3) ..." that follows it */
+    while (fgets(line, sizeof line, f)) {
+        bool mine = strncmp(line, "collgrad-check:", 15) == 0;
+        if (line[0] != '\n' && strspn(line, " =\n") != strlen(line) && (mine || !ours)) {
             snprintf(buf, len, "%s", line);
+            ours |= mine;
+        }
+    }
     fclose(f);
     buf[strcspn(buf, "\n")] = '\0';
 }

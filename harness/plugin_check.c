@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "collgrad_transport.h"
+#include "transport.h"
 
 static bool is_plugin_path(const char *name)
 {
@@ -15,10 +16,24 @@ static bool is_plugin_path(const char *name)
     return strchr(name, '/') != NULL || (n >= 3 && strcmp(name + n - 3, ".so") == 0);
 }
 
+/* "nccl" needs a GPU (and a build with CUDA): without one, every rank of
+ * every job would fail alike. */
+static int nccl_precheck(char *err, size_t errlen)
+{
+#ifdef HAVE_CUDA
+    return cg_nccl_available(err, errlen);
+#else
+    snprintf(err, errlen, "%s", CG_NCCL_NOT_BUILT);
+    return -1;
+#endif
+}
+
 int cg_transport_precheck(const char *transport, char *err, size_t errlen)
 {
+    if (transport && strcmp(transport, "nccl") == 0)
+        return nccl_precheck(err, errlen);
     if (!transport || !is_plugin_path(transport))
-        return 0; /* built-in names are checked where they are opened */
+        return 0; /* "mpi" is checked where it is opened */
     void *lib = dlopen(transport, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         snprintf(err, errlen, "%s", dlerror());

@@ -116,6 +116,13 @@ int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen)
     const cg_transport_ops *ops = NULL;
     if (strcmp(name, "mpi") == 0)
         ops = cg_transport_mpi();
+#ifdef HAVE_CUDA
+    else if (strcmp(name, "nccl") == 0)
+        ops = cg_transport_nccl();
+#else
+    else if (strcmp(name, "nccl") == 0)
+        say(tp->err, sizeof tp->err, "%s", CG_NCCL_NOT_BUILT);
+#endif
     else if (cg_is_plugin_path(name))
         ops = load_plugin(name, tp->err, sizeof tp->err);
     else

@@ -55,11 +55,18 @@ struct cg_tp {
     char err[512];
 };
 
-/* The built-in transport named `name` ("mpi"), or a plugin path ("./libx.so").
+/* The built-in transport named `name` ("mpi", "nccl"), or a plugin path ("./libx.so").
  * 0, or -1 with err. MPI must be initialized. */
 int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen);
 void cg_tp_close(cg_tp *tp);
 const cg_transport_ops *cg_transport_mpi(void);
+/* The built-in "nccl" transport (transport_nccl.c), present only in a build
+ * with CUDA and NCCL (HAVE_CUDA); cg_nccl_available is its pre-check: 0 when
+ * a CUDA device is visible, else -1 with "nccl: no CUDA device is visible
+ * (cudaGetDeviceCount: ...)". */
+const cg_transport_ops *cg_transport_nccl(void);
+int cg_nccl_available(char *err, size_t errlen);
+#define CG_NCCL_NOT_BUILT "nccl: this collgrad-check was built without CUDA/NCCL"
 
 cgt_dtype cg_tp_dtype(cg_dtype dt);
 

@@ -1,0 +1,70 @@
+/* transport_nccl.h — private to the "nccl" transport: its instance and the
+ * helpers transport_nccl_setup.c gives the entries in transport_nccl.c.
+ * Built only with CUDA and NCCL (HAVE_CUDA). */
+#ifndef CG_TRANSPORT_NCCL_H
+#define CG_TRANSPORT_NCCL_H
+
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+#include <nccl.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "transport.h"
+
+struct cg_transport {
+    MPI_Comm comm;           /* a duplicate of MPI_COMM_WORLD: start-up only */
+    ncclComm_t nccl;
+    cudaStream_t stream;
+    int rank, world, device;
+    bool broken;             /* a call failed: destroy aborts instead of draining */
+    int *one;                /* one device int, for barrier */
+    void *stage[2];          /* device copies of host buffers: [0] input, [1] output */
+    size_t stage_cap[2];
+    struct cgn_self_msg *self; /* sends to this rank, not yet received (transport_nccl_p2p.c) */
+    int nself, self_cap;
+    char err[512];
+};
+
+/* ---- errors: 0, or -1 with t->err set ---------------------------------------- */
+
+int cgn_fail(cg_transport *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "<function> failed: <NCCL's or CUDA's text>" from the text of the call. */
+int cgn_nccl_check(cg_transport *t, const char *call, ncclResult_t r);
+int cgn_cuda_check(cg_transport *t, const char *call, cudaError_t e);
+#define NCCL_CALL(t, call) cgn_nccl_check((t), #call, (call))
+#define CUDA_CALL(t, call) cgn_cuda_check((t), #call, (call))
+/* NCCL's type and element size for dt. */
+int cgn_type(cg_transport *t, cgt_dtype dt, ncclDataType_t *type, size_t *size);
+/* r names a rank of the world ("root 5 out of range (world 4)" otherwise). */
+int cgn_check_rank(cg_transport *t, const char *what, int r);
+/* Closes a group whose calls gave rc (0 or -1); the first failure stays the
+ * message. */
+int cgn_group_end(cg_transport *t, int rc);
+
+/* ---- device views of the caller's buffers ------------------------------------ */
+
+/* The device address of an input: p itself when NCCL can use it (device or
+ * managed memory; NULL and 0 bytes too), else a copy in stage slot 0. */
+int cgn_dev_in(cg_transport *t, const void *p, size_t bytes, const void **out);
+/* The device address of an output: p itself, or stage slot 1 (cgn_finish
+ * copies it back). */
+int cgn_dev_out(cg_transport *t, void *p, size_t bytes, void **out);
+/* An input and an output, one staged buffer when in == out (in place). */
+int cgn_dev_pair(cg_transport *t, const void *in, size_t in_bytes, void *out, size_t out_bytes,
+                 const void **din, void **dout);
+/* Waits for the entry's work on the stream, then copies a staged output
+ * (dev != user) back into user. */
+int cgn_finish(cg_transport *t, void *user, void *dev, size_t bytes);
+/* A device-to-device copy in stream order (a rank's own block). */
+int cgn_copy(cg_transport *t, void *dst, const void *src, size_t bytes);
+
+/* The entries the table takes from the other files. */
+cg_transport *cgn_create(const char **err);
+void cgn_destroy(cg_transport *t);
+const char *cgn_version(void);
+int cgn_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag);
+int cgn_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag);
+void cgn_drop_self_messages(cg_transport *t); /* for destroy */
+
+#endif

@@ -1,0 +1,374 @@
+/* transport_nccl_setup.c — the "nccl" transport's instance: start-up over
+ * MPI, shut-down, error messages, and the staging of host buffers through
+ * device memory (transport_nccl.h). The entries are in transport_nccl.c and
+ * transport_nccl_p2p.c.
+ *
+ * Start-up, as nccl-tests does it: the node-local rank (MPI_Comm_split_type
+ * with MPI_COMM_TYPE_SHARED) modulo the visible GPUs picks the device; rank 0
+ * makes the ncclUniqueId and MPI_Bcast gives it to the others; then
+ * ncclCommInitRank. The ranks agree (an MPI_Allreduce) that every one of them
+ * has its device before any of them enters NCCL, so one rank's failure fails
+ * them all with a message instead of leaving the others in ncclCommInitRank.
+ *
+ * Several ranks on one GPU: NCCL refuses them ("Duplicate GPU detected").
+ * COLLGRAD_NCCL_SHARE_GPU=1 makes each rank claim its own host
+ * (NCCL_HOSTID=collgrad-rank-<rank>) and turns off NCCL's P2P and SHM
+ * transports, so the ranks talk over NCCL's network transport on this host.
+ * NCCL reads these once per process, so they are set before its first call. */
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport_nccl.h"
+
+/* ---- errors ----------------------------------------------------------------- */
+
+int cgn_fail(cg_transport *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->err, sizeof t->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* The function's name out of the text of a call: "ncclSend(buf, ...)". */
+static int name_len(const char *call) { return (int)strcspn(call, "( "); }
+
+/* NCCL's last message for the communicator, after ": ", or "". */
+static const char *detail(const cg_transport *t, const char **sep)
+{
+    const char *more = t->nccl ? ncclGetLastError(t->nccl) : NULL;
+    *sep = more && more[0] ? ": " : "";
+    return more ? more : "";
+}
+
+int cgn_nccl_check(cg_transport *t, const char *call, ncclResult_t r)
+{
+    if (r == ncclSuccess)
+        return 0;
+    const char *sep, *more = detail(t, &sep);
+    t->broken = true;
+    return cgn_fail(t, "%.*s failed: %s%s%s", name_len(call), call, ncclGetErrorString(r), sep,
+                    more);
+}
+
+int cgn_cuda_check(cg_transport *t, const char *call, cudaError_t e)
+{
+    if (e == cudaSuccess)
+        return 0;
+    t->broken = true;
+    return cgn_fail(t, "%.*s failed: %s", name_len(call), call, cudaGetErrorString(e));
+}
+
+int cgn_type(cg_transport *t, cgt_dtype dt, ncclDataType_t *type, size_t *size)
+{
+    switch (dt) {
+    case CGT_F32: *type = ncclFloat32; *size = 4; return 0;
+    case CGT_F64: *type = ncclFloat64; *size = 8; return 0;
+    case CGT_BF16: *type = ncclBfloat16; *size = 2; return 0;
+    case CGT_F16: *type = ncclFloat16; *size = 2; return 0;
+    }
+    return cgn_fail(t, "unknown dtype %d", (int)dt);
+}
+
+int cgn_check_rank(cg_transport *t, const char *what, int r)
+{
+    if (r < 0 || r >= t->world)
+        return cgn_fail(t, "%s %d out of range (world %d)", what, r, t->world);
+    return 0;
+}
+
+int cgn_group_end(cg_transport *t, int rc)
+{
+    ncclResult_t r = ncclGroupEnd();
+    return rc ? -1 : cgn_nccl_check(t, "ncclGroupEnd", r);
+}
+
+/* ---- staging ------------------------------------------------------------------ */
+
+static bool on_device(const void *p)
+{
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError(); /* a plain host pointer may fail here; the error is not sticky */
+        return false;
+    }
+    return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+
+/* Stage slot s, grown to at least `bytes`. Nothing is in flight: every entry
+ * waits for its stream before it returns. */
+static int stage_buffer(cg_transport *t, int s, size_t bytes, void **out)
+{
+    if (t->stage_cap[s] < bytes) {
+        if (t->stage[s] && CUDA_CALL(t, cudaFree(t->stage[s])))
+            return -1;
+        t->stage[s] = NULL;
+        t->stage_cap[s] = 0;
+        if (CUDA_CALL(t, cudaMalloc(&t->stage[s], bytes)))
+            return -1;
+        t->stage_cap[s] = bytes;
+    }
+    *out = t->stage[s];
+    return 0;
+}
+
+int cgn_dev_in(cg_transport *t, const void *p, size_t bytes, const void **out)
+{
+    void *d = NULL;
+    *out = p;
+    if (!p || bytes == 0 || on_device(p))
+        return 0;
+    if (stage_buffer(t, 0, bytes, &d) ||
+        CUDA_CALL(t, cudaMemcpyAsync(d, p, bytes, cudaMemcpyHostToDevice, t->stream)))
+        return -1;
+    *out = d;
+    return 0;
+}
+
+int cgn_dev_out(cg_transport *t, void *p, size_t bytes, void **out)
+{
+    *out = p;
+    if (!p || bytes == 0 || on_device(p))
+        return 0;
+    return stage_buffer(t, 1, bytes, out);
+}
+
+int cgn_dev_pair(cg_transport *t, const void *in, size_t in_bytes, void *out, size_t out_bytes,
+                 const void **din, void **dout)
+{
+    if (in && in == out) {
+        if (cgn_dev_in(t, in, in_bytes > out_bytes ? in_bytes : out_bytes, din))
+            return -1;
+        *dout = (void *)*din;
+        return 0;
+    }
+    return cgn_dev_in(t, in, in_bytes, din) || cgn_dev_out(t, out, out_bytes, dout) ? -1 : 0;
+}
+
+/* Polls the stream and NCCL's asynchronous error, so that a dead peer or a
+ * network failure ends the wait with NCCL's message (nccl-tests'
+ * testStreamSynchronize); a hang stays the watchdog's to report. */
+static int wait_stream(cg_transport *t)
+{
+    for (;;) {
+        cudaError_t q = cudaStreamQuery(t->stream);
+        if (q == cudaSuccess)
+            return 0;
+        if (q != cudaErrorNotReady)
+            return cgn_cuda_check(t, "cudaStreamQuery", q);
+        ncclResult_t async = ncclSuccess;
+        if (NCCL_CALL(t, ncclCommGetAsyncError(t->nccl, &async)))
+            return -1;
+        if (async != ncclSuccess && async != ncclInProgress) {
+            const char *sep, *more = detail(t, &sep);
+            t->broken = true;
+            return cgn_fail(t, "NCCL failed while this rank waited: %s%s%s",
+                            ncclGetErrorString(async), sep, more);
+        }
+        sched_yield();
+    }
+}
+
+int cgn_finish(cg_transport *t, void *user, void *dev, size_t bytes)
+{
+    if (wait_stream(t))
+        return -1;
+    if (!user || dev == user || bytes == 0)
+        return 0;
+    if (CUDA_CALL(t, cudaMemcpyAsync(user, dev, bytes, cudaMemcpyDeviceToHost, t->stream)))
+        return -1;
+    return wait_stream(t);
+}
+
+int cgn_copy(cg_transport *t, void *dst, const void *src, size_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    return CUDA_CALL(t, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, t->stream));
+}
+
+/* ---- devices ------------------------------------------------------------------- */
+
+/* The number of visible GPUs, or -1 with the reason there is none. */
+static int visible_devices(int *n, char *why, size_t len)
+{
+    cudaError_t e = cudaGetDeviceCount(n);
+    if (e != cudaSuccess || *n <= 0) {
+        snprintf(why, len, "no CUDA device is visible (cudaGetDeviceCount: %s)",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        *n = 0;
+        return -1;
+    }
+    return 0;
+}
+
+int cg_nccl_available(char *err, size_t errlen)
+{
+    int n = 0;
+    char why[256];
+    if (visible_devices(&n, why, sizeof why) == 0)
+        return 0;
+    snprintf(err, errlen, "nccl: %s", why);
+    return -1;
+}
+
+static bool share_gpu_requested(void)
+{
+    const char *v = getenv("COLLGRAD_NCCL_SHARE_GPU");
+    return v && strcmp(v, "1") == 0;
+}
+
+/* Each rank its own "host", and only NCCL's network transport between them. */
+static void share_gpu_env(int rank)
+{
+    char host[64];
+    snprintf(host, sizeof host, "collgrad-rank-%d", rank);
+    setenv("NCCL_HOSTID", host, 1);
+    setenv("NCCL_P2P_DISABLE", "1", 1);
+    setenv("NCCL_SHM_DISABLE", "1", 1);
+}
+
+/* This rank's GPU (its node-local rank modulo the node's GPUs), its stream
+ * and its barrier int. Collective: every rank calls it, failing or not. The
+ * stream is a blocking one: it is ordered with the legacy default stream,
+ * where the kernels of cuda_ops.h run, so a buffer a kernel is still writing
+ * is complete before NCCL reads it, and NCCL's result before a kernel reads it. */
+static int claim_device(cg_transport *t)
+{
+    MPI_Comm node;
+    int local = 0, nlocal = 1, ndev = 0;
+    char why[256];
+    if (MPI_Comm_split_type(t->comm, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &node) !=
+        MPI_SUCCESS)
+        return cgn_fail(t, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
+    MPI_Comm_rank(node, &local);
+    MPI_Comm_size(node, &nlocal);
+    MPI_Comm_free(&node);
+    if (visible_devices(&ndev, why, sizeof why))
+        return cgn_fail(t, "%s", why);
+    bool share = share_gpu_requested();
+    if (nlocal > ndev && !share)
+        return cgn_fail(t, "%d ranks on this host share %d GPU%s, which NCCL refuses (\"Duplicate "
+                        "GPU detected\"); set COLLGRAD_NCCL_SHARE_GPU=1 to run them anyway",
+                        nlocal, ndev, ndev == 1 ? "" : "s");
+    if (share)
+        share_gpu_env(t->rank);
+    t->device = local % ndev;
+    if (CUDA_CALL(t, cudaSetDevice(t->device)) ||
+        CUDA_CALL(t, cudaStreamCreate(&t->stream)) ||
+        CUDA_CALL(t, cudaMalloc((void **)&t->one, sizeof *t->one)) ||
+        CUDA_CALL(t, cudaMemset(t->one, 0, sizeof *t->one)))
+        return -1;
+    return 0;
+}
+
+/* 0 when every rank's ok is set; else -1, with this rank's own message kept. */
+static int agree(cg_transport *t, int ok, const char *what)
+{
+    int all = 0;
+    if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, t->comm) != MPI_SUCCESS)
+        return cgn_fail(t, "MPI_Allreduce failed while agreeing on %s", what);
+    if (all)
+        return 0;
+    if (ok)
+        cgn_fail(t, "another rank failed %s (its message says why)", what);
+    return -1;
+}
+
+/* Rank 0's ncclUniqueId to every rank, with whether rank 0 could make one. */
+static int share_unique_id(cg_transport *t, ncclUniqueId *id)
+{
+    struct {
+        int ok;
+        ncclUniqueId id;
+    } msg;
+    memset(&msg, 0, sizeof msg);
+    if (t->rank == 0)
+        msg.ok = NCCL_CALL(t, ncclGetUniqueId(&msg.id)) == 0;
+    if (MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, 0, t->comm) != MPI_SUCCESS)
+        return cgn_fail(t, "MPI_Bcast of the ncclUniqueId failed");
+    if (!msg.ok)
+        return t->rank == 0 ? -1 : cgn_fail(t, "rank 0 could not make an ncclUniqueId");
+    *id = msg.id;
+    return 0;
+}
+
+static int setup(cg_transport *t)
+{
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &t->comm) != MPI_SUCCESS)
+        return cgn_fail(t, "MPI_Comm_dup(MPI_COMM_WORLD) failed");
+    if (MPI_Comm_rank(t->comm, &t->rank) != MPI_SUCCESS ||
+        MPI_Comm_size(t->comm, &t->world) != MPI_SUCCESS)
+        return cgn_fail(t, "MPI_Comm_rank/MPI_Comm_size failed");
+    ncclUniqueId id;
+    if (agree(t, claim_device(t) == 0, "to set up its GPU") || share_unique_id(t, &id))
+        return -1;
+    return NCCL_CALL(t, ncclCommInitRank(&t->nccl, t->world, id, t->rank));
+}
+
+/* ---- instances ------------------------------------------------------------------ */
+
+void cgn_destroy(cg_transport *t)
+{
+    if (!t)
+        return;
+    if (t->nccl && t->broken)
+        ncclCommAbort(t->nccl); /* after a failure, destroy could wait on dead peers */
+    else if (t->nccl)
+        ncclCommDestroy(t->nccl);
+    cgn_drop_self_messages(t);
+    for (int s = 0; s < 2; s++)
+        if (t->stage[s])
+            cudaFree(t->stage[s]);
+    if (t->one)
+        cudaFree(t->one);
+    if (t->stream)
+        cudaStreamDestroy(t->stream);
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && t->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&t->comm);
+    free(t);
+}
+
+cg_transport *cgn_create(const char **err)
+{
+    static char why[512]; /* the ABI wants static text: the last failure's stays here */
+    int initialized = 0;
+    if (MPI_Initialized(&initialized) != MPI_SUCCESS || !initialized) {
+        *err = "MPI is not initialized";
+        return NULL;
+    }
+    cg_transport *t = calloc(1, sizeof *t);
+    if (!t) {
+        *err = "out of memory";
+        return NULL;
+    }
+    t->comm = MPI_COMM_NULL;
+    if (setup(t) == 0)
+        return t;
+    snprintf(why, sizeof why, "%s", t->err);
+    *err = why;
+    cgn_destroy(t);
+    return NULL;
+}
+
+/* "NCCL 2.28.9, CUDA runtime 13.0" for reports (NCCL >= 2.9's version code). */
+const char *cgn_version(void)
+{
+    static char version[96];
+    int nccl = 0, cuda = 0;
+    if (version[0])
+        return version;
+    if (ncclGetVersion(&nccl) != ncclSuccess)
+        nccl = 0;
+    if (cudaRuntimeGetVersion(&cuda) != cudaSuccess)
+        cuda = 0;
+    snprintf(version, sizeof version, "NCCL %d.%d.%d, CUDA runtime %d.%d", nccl / 10000,
+             nccl % 10000 / 100, nccl % 100, cuda / 1000, cuda % 1000 / 10);
+    return version;
+}
