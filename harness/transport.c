@@ -89,7 +89,7 @@ static const char *missing_entry(const cg_transport_ops *o)
 
 /* The plugin stays loaded once accepted: its table and name/version strings
  * live in it, and reports may print them after cg_tp_close. */
-static const cg_transport_ops *load_plugin(const char *path, char *err, size_t errlen)
+const cg_transport_ops *cg_transport_load(const char *path, char *err, size_t errlen)
 {
     void *lib;
     cg_plugin_fn fn = cg_plugin_open(path, CG_TRANSPORT_ENTRY, "transport", &lib, err, errlen);
@@ -124,7 +124,7 @@ int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen)
         say(tp->err, sizeof tp->err, "%s", CG_NCCL_NOT_BUILT);
 #endif
     else if (cg_is_plugin_path(name))
-        ops = load_plugin(name, tp->err, sizeof tp->err);
+        ops = cg_transport_load(name, tp->err, sizeof tp->err);
     else
         say(tp->err, sizeof tp->err, "unknown transport '%s' (built in: mpi)", name);
     if (ops) {

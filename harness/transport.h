@@ -60,6 +60,9 @@ struct cg_tp {
 int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen);
 void cg_tp_close(cg_tp *tp);
 const cg_transport_ops *cg_transport_mpi(void);
+/* Load a transport plugin's table and check its ABI and entries (the plugin
+ * stays loaded). NULL with err ("PATH: transport ABI version 7, ..."). */
+const cg_transport_ops *cg_transport_load(const char *path, char *err, size_t errlen);
 /* The built-in "nccl" transport (transport_nccl.c), present only in a build
  * with CUDA and NCCL (HAVE_CUDA); cg_nccl_available is its pre-check: 0 when
  * a CUDA device is visible, else -1 with "nccl: no CUDA device is visible
