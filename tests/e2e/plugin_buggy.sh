@@ -16,6 +16,9 @@ expect_grep "reduce_scatter_sum \(W=2\) \.+ \*\*\*Failed" "$TMP/out"
 expect_grep "fail value\(y\) rank 0 rules=reference: expected \[1, 3\] observed \[5, 7\]" "$TMP/out"
 expect_grep "fail value\(y\) rank 3 rules=reference: expected \[30, 34\] observed \[6, 10\]" "$TMP/out"
 expect_grep "\"transport\":[[:space:]]*\".*libbuggy_transport.so\"" "$TMP/rs.json"
+# ... and the diagnosis names the problem
+expect_grep "diagnosis: the transport's reduce_scatter delivers results in the wrong rank order: rank 0 holds rank 1's value of y" "$TMP/out"
+expect_grep '"matches":[[:space:]]*\[[[:space:]]*"wrong_rank_order"' "$TMP/rs.json"
 
 # confined to reduce_scatter: all_reduce through the same plugin passes
 expect_exit 0 -- "$BIN" --transport "$BUGGY" "$COLL/all_reduce_sum.case"
