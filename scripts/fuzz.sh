@@ -43,7 +43,7 @@ echo "fuzz: building $build/fuzz_parser"
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
   -Wall -Wextra -Wno-unused-parameter -Iharness -Ioracles "${sources[@]}" -lm -o "$build/fuzz_parser")
 
-out="${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/cg-fuzz.XXXXXX")}"
+out="${FUZZ_OUT:-$(mktemp -d)}"  # a fresh scratch directory
 mkdir -p "$out/corpus" "$out/crashes"
 keep_out() { echo "fuzz: FAILED; inputs and crash artifacts are in $out" >&2; }
 trap 'rc=$?; rm -rf "$probe"; [ $rc -ne 0 ] && keep_out; exit $rc' EXIT
