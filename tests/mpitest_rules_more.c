@@ -17,8 +17,6 @@
 
 #include "mpitest_rules.h"
 
-/* ---- closed-form per-rank values ------------------------------------------ */
-
 /* ---- one backward call ------------------------------------------------------ */
 
 static uint64_t transport_calls(void)
