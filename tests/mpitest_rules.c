@@ -379,25 +379,12 @@ static void test_errors(void)
         expect_failure(cg_rules_all()[i], &tp, CG_C_SEND, 2, "send");
 }
 
-int main(int argc, char **argv)
+static void all_tests(void)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    char err[512];
-    if (cg_tp_open(&tp, "mpi", err, sizeof err) < 0) {
-        fprintf(stderr, "rank %d: cannot open the mpi transport: %s\n", my_rank, err);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
     test_registry();
     test_reference();
     test_emulations();
     test_errors();
-    cg_tp_close(&tp);
-    int mine[2] = {n_passed, n_failed}, all[2];
-    MPI_Allreduce(mine, all, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (my_rank == 0)
-        printf("mpitest_rules W=%d: %d passed, %d failed\n", world_size, all[0], all[1]);
-    MPI_Finalize();
-    return all[1] == 0 ? 0 : 1;
 }
+
+int main(int argc, char **argv) { return mpitest_main(argc, argv, "mpitest_rules", all_tests); }

@@ -6,6 +6,7 @@
 #define CG_MPITEST_RULES_H
 
 #include <math.h>
+#include <mpi.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -130,6 +131,28 @@ static inline void expect_grad(const char *what, const cg_tensor *gx, const doub
             bad = e;
     CHECK(bad < 0, "%s: gx[%lld] = %.17g, want %.17g", what, (long long)bad,
           bad < 0 ? 0.0 : cg_get(gx, bad), bad < 0 ? 0.0 : want[bad]);
+}
+
+/* The whole program around the tests: MPI up, the mpi transport open, the
+ * tests, then "NAME W=4: N passed, N failed" from rank 0 and the exit status. */
+static inline int mpitest_main(int argc, char **argv, const char *name, void (*tests)(void))
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+    char err[512];
+    if (cg_tp_open(&tp, "mpi", err, sizeof err) < 0) {
+        fprintf(stderr, "rank %d: cannot open the mpi transport: %s\n", my_rank, err);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    tests();
+    cg_tp_close(&tp);
+    int mine[2] = {n_passed, n_failed}, all[2];
+    MPI_Allreduce(mine, all, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (my_rank == 0)
+        printf("%s W=%d: %d passed, %d failed\n", name, world_size, all[0], all[1]);
+    MPI_Finalize();
+    return all[1] == 0 ? 0 : 1;
 }
 
 #endif

@@ -231,25 +231,12 @@ static void test_megatron(void)
     expect_failure(m, coll(CG_C_ALL_GATHER, CG_RED_SUM, 0), 1, NULL, "gy 1");
 }
 
-int main(int argc, char **argv)
+static void all_tests(void)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    char err[512];
-    if (cg_tp_open(&tp, "mpi", err, sizeof err) < 0) {
-        fprintf(stderr, "rank %d: cannot open the mpi transport: %s\n", my_rank, err);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
     test_torch_funcol();
     test_horovod();
     test_torch_xla();
     test_megatron();
-    cg_tp_close(&tp);
-    int mine[2] = {n_passed, n_failed}, all[2];
-    MPI_Allreduce(mine, all, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (my_rank == 0)
-        printf("mpitest_rules_more W=%d: %d passed, %d failed\n", world_size, all[0], all[1]);
-    MPI_Finalize();
-    return all[1] == 0 ? 0 : 1;
 }
+
+int main(int argc, char **argv) { return mpitest_main(argc, argv, "mpitest_rules_more", all_tests); }
