@@ -32,7 +32,15 @@ void cg_cuda_blas_release(void);
             return cg_cuda_fail_call(#call, cudaGetErrorString(e_));                              \
     } while (0)
 
-/* After a <<<...>>> launch: a bad configuration is only visible here. */
+/* kernel<<<grid, block>>>(args...) on the default stream. Spelled as a macro
+ * so that the host emulation (tests/cuda_emu) runs these same kernels; a
+ * template kernel goes through a local pointer first (its commas would split
+ * the macro's arguments): `auto *k = my_kernel<T, Op>; CG_LAUNCH(k, g, b, x);`. */
+#ifndef CG_LAUNCH
+#define CG_LAUNCH(kernel, grid, block, ...) kernel<<<(grid), (block)>>>(__VA_ARGS__)
+#endif
+
+/* After a launch: a bad configuration is only visible here. */
 #define LAUNCHCHECK(kernel)                                                                       \
     do {                                                                                          \
         cudaError_t e_ = cudaGetLastError();                                                      \
