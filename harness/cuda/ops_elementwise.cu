@@ -155,8 +155,8 @@ static int binary_forward(const char *name, cg_dtype dt, const void *a, int64_t 
         return 0;
     return dispatch(dt, name, [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        binary_forward_kernel<T, Op>
-            <<<grid_for(n), CG_CUDA_BLOCK>>>((const T *)a, na, (const T *)b, nb, (T *)out, n);
+        auto *k = binary_forward_kernel<T, Op>;
+        CG_LAUNCH(k, grid_for(n), CG_CUDA_BLOCK, (const T *)a, na, (const T *)b, nb, (T *)out, n);
         LAUNCHCHECK(name);
         return 0;
     });
@@ -173,12 +173,13 @@ static int push_partial(const char *name, cg_dtype dt, const void *a, int64_t na
     return dispatch(dt, name, [&](auto tag) {
         typedef typename decltype(tag)::type T;
         const T *ta = (const T *)a, *tb = (const T *)b, *tg = (const T *)gout;
-        if (broadcast)
-            binary_backward_bcast_kernel<T, Op, which><<<1, CG_CUDA_BLOCK>>>(ta, na, tb, nb, tg, n,
-                                                                             (T *)g);
-        else
-            binary_backward_kernel<T, Op, which>
-                <<<grid_for(n), CG_CUDA_BLOCK>>>(ta, na, tb, nb, tg, n, (T *)g);
+        if (broadcast) {
+            auto *k = binary_backward_bcast_kernel<T, Op, which>;
+            CG_LAUNCH(k, 1, CG_CUDA_BLOCK, ta, na, tb, nb, tg, n, (T *)g);
+        } else {
+            auto *k = binary_backward_kernel<T, Op, which>;
+            CG_LAUNCH(k, grid_for(n), CG_CUDA_BLOCK, ta, na, tb, nb, tg, n, (T *)g);
+        }
         LAUNCHCHECK(name);
         return 0;
     });
@@ -203,7 +204,8 @@ static int unary_forward(const char *name, cg_dtype dt, const void *a, void *out
         return 0;
     return dispatch(dt, name, [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        unary_forward_kernel<T, Op><<<grid_for(n), CG_CUDA_BLOCK>>>((const T *)a, (T *)out, n);
+        auto *k = unary_forward_kernel<T, Op>;
+        CG_LAUNCH(k, grid_for(n), CG_CUDA_BLOCK, (const T *)a, (T *)out, n);
         LAUNCHCHECK(name);
         return 0;
     });
@@ -217,8 +219,8 @@ static int unary_backward(const char *name, cg_dtype dt, const void *a, const vo
         return 0;
     return dispatch(dt, name, [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        unary_backward_kernel<T, Op>
-            <<<grid_for(n), CG_CUDA_BLOCK>>>((const T *)a, (const T *)gout, (T *)ga, n);
+        auto *k = unary_backward_kernel<T, Op>;
+        CG_LAUNCH(k, grid_for(n), CG_CUDA_BLOCK, (const T *)a, (const T *)gout, (T *)ga, n);
         LAUNCHCHECK(name);
         return 0;
     });
@@ -295,7 +297,8 @@ int cg_cuda_accumulate(cg_dtype dt, void *dst, const void *src, int64_t n)
         return 0;
     return dispatch(dt, "accumulate", [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        accumulate_kernel<T><<<grid_for(n), CG_CUDA_BLOCK>>>((T *)dst, (const T *)src, n);
+        auto *k = accumulate_kernel<T>;
+        CG_LAUNCH(k, grid_for(n), CG_CUDA_BLOCK, (T *)dst, (const T *)src, n);
         LAUNCHCHECK("accumulate");
         return 0;
     });
@@ -311,7 +314,8 @@ int cg_cuda_any_zero(cg_dtype dt, const void *a, int64_t n, int *found)
     int rc = dispatch(dt, "any_zero", [&](auto tag) {
         typedef typename decltype(tag)::type T;
         CUDACHECK(cudaMemset(flag, 0, sizeof *flag));
-        any_zero_kernel<T><<<grid_for(n), CG_CUDA_BLOCK>>>((const T *)a, n, flag);
+        auto *k = any_zero_kernel<T>;
+        CG_LAUNCH(k, grid_for(n), CG_CUDA_BLOCK, (const T *)a, n, flag);
         LAUNCHCHECK("any_zero");
         CUDACHECK(cudaMemcpy(found, flag, sizeof *flag, cudaMemcpyDeviceToHost));
         return 0;

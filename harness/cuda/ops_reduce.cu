@@ -187,7 +187,8 @@ static int sum_forward(const char *name, cg_dtype dt, cg_cuda_axis v, const void
         return 0;
     return dispatch(dt, name, [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        sum_forward_kernel<T><<<row_grid(v), CG_CUDA_BLOCK>>>((const T *)a, v, mean, (T *)out);
+        auto *k = sum_forward_kernel<T>;
+        CG_LAUNCH(k, row_grid(v), CG_CUDA_BLOCK, (const T *)a, v, mean, (T *)out);
         LAUNCHCHECK(name);
         return 0;
     });
@@ -201,7 +202,8 @@ static int sum_backward(const char *name, cg_dtype dt, cg_cuda_axis v, const voi
         return 0;
     return dispatch(dt, name, [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        sum_backward_kernel<T><<<grid_for(n), CG_CUDA_BLOCK>>>((const T *)gout, v, scale, (T *)ga);
+        auto *k = sum_backward_kernel<T>;
+        CG_LAUNCH(k, grid_for(n), CG_CUDA_BLOCK, (const T *)gout, v, scale, (T *)ga);
         LAUNCHCHECK(name);
         return 0;
     });
@@ -229,8 +231,8 @@ static int extremum_forward(const char *name, cg_dtype dt, const void *const *xs
         int rc = dispatch(dt, name, [&](auto tag) {
             typedef typename decltype(tag)::type T;
             CUDACHECK(cudaMemset(flag, 0, sizeof *flag));
-            extremum_forward_kernel<T>
-                <<<grid_for(numel), CG_CUDA_BLOCK>>>(pack, n, numel, sign, (T *)out, flag);
+            auto *k = extremum_forward_kernel<T>;
+            CG_LAUNCH(k, grid_for(numel), CG_CUDA_BLOCK, pack, n, numel, sign, (T *)out, flag);
             LAUNCHCHECK(name);
             CUDACHECK(cudaMemcpy(&found, flag, sizeof found, cudaMemcpyDeviceToHost));
             return 0;
@@ -284,7 +286,8 @@ int cg_cuda_logsumexp(cg_dtype dt, cg_cuda_axis v, const void *a, void *out)
         return 0;
     return dispatch(dt, "logsumexp", [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        logsumexp_forward_kernel<T><<<row_grid(v), CG_CUDA_BLOCK>>>((const T *)a, v, (T *)out);
+        auto *k = logsumexp_forward_kernel<T>;
+        CG_LAUNCH(k, row_grid(v), CG_CUDA_BLOCK, (const T *)a, v, (T *)out);
         LAUNCHCHECK("logsumexp");
         return 0;
     });
@@ -297,8 +300,8 @@ int cg_cuda_logsumexp_backward(cg_dtype dt, cg_cuda_axis v, const void *a, const
         return 0;
     return dispatch(dt, "logsumexp backward", [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        logsumexp_backward_kernel<T>
-            <<<row_grid(v), CG_CUDA_BLOCK>>>((const T *)a, v, (const T *)gout, (T *)ga);
+        auto *k = logsumexp_backward_kernel<T>;
+        CG_LAUNCH(k, row_grid(v), CG_CUDA_BLOCK, (const T *)a, v, (const T *)gout, (T *)ga);
         LAUNCHCHECK("logsumexp backward");
         return 0;
     });
@@ -310,7 +313,8 @@ int cg_cuda_log_softmax(cg_dtype dt, cg_cuda_axis v, const void *a, void *out)
         return 0;
     return dispatch(dt, "log_softmax", [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        log_softmax_forward_kernel<T><<<row_grid(v), CG_CUDA_BLOCK>>>((const T *)a, v, (T *)out);
+        auto *k = log_softmax_forward_kernel<T>;
+        CG_LAUNCH(k, row_grid(v), CG_CUDA_BLOCK, (const T *)a, v, (T *)out);
         LAUNCHCHECK("log_softmax");
         return 0;
     });
@@ -323,8 +327,8 @@ int cg_cuda_log_softmax_backward(cg_dtype dt, cg_cuda_axis v, const void *a, con
         return 0;
     return dispatch(dt, "log_softmax backward", [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        log_softmax_backward_kernel<T>
-            <<<row_grid(v), CG_CUDA_BLOCK>>>((const T *)a, v, (const T *)gout, (T *)ga);
+        auto *k = log_softmax_backward_kernel<T>;
+        CG_LAUNCH(k, row_grid(v), CG_CUDA_BLOCK, (const T *)a, v, (const T *)gout, (T *)ga);
         LAUNCHCHECK("log_softmax backward");
         return 0;
     });
@@ -353,8 +357,9 @@ int cg_cuda_extremum_backward(cg_dtype dt, const void *const *xs, int n, int64_t
         grads.p[j] = gxs[j];
     return dispatch(dt, "extremum backward", [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        extremum_backward_kernel<T><<<grid_for(numel), CG_CUDA_BLOCK>>>(
-            pack, n, numel, (const T *)out, (const T *)gout, grads);
+        auto *k = extremum_backward_kernel<T>;
+        CG_LAUNCH(k, grid_for(numel), CG_CUDA_BLOCK, pack, n, numel, (const T *)out,
+                  (const T *)gout, grads);
         LAUNCHCHECK("extremum backward");
         return 0;
     });

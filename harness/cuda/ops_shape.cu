@@ -48,9 +48,9 @@ static int block_copy(const char *name, cg_dtype dt, side src, side dst, int64_t
         return 0;
     return dispatch(dt, name, [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        block_copy_kernel<T, accumulate><<<grid_for(outer * chunk), CG_CUDA_BLOCK>>>(
-            (const T *)src.buf, src.stride, src.off, (T *)dst.buf, dst.stride, dst.off, outer,
-            chunk);
+        auto *k = block_copy_kernel<T, accumulate>;
+        CG_LAUNCH(k, grid_for(outer * chunk), CG_CUDA_BLOCK, (const T *)src.buf, src.stride,
+                  src.off, (T *)dst.buf, dst.stride, dst.off, outer, chunk);
         LAUNCHCHECK(name);
         return 0;
     });
@@ -64,9 +64,9 @@ static int transpose(const char *name, cg_dtype dt, const void *src, int64_t bat
         return 0;
     return dispatch(dt, name, [&](auto tag) {
         typedef typename decltype(tag)::type T;
-        transpose_kernel<T, accumulate>
-            <<<grid_for(batch * rows * cols), CG_CUDA_BLOCK>>>((const T *)src, batch, rows, cols,
-                                                               (T *)dst);
+        auto *k = transpose_kernel<T, accumulate>;
+        CG_LAUNCH(k, grid_for(batch * rows * cols), CG_CUDA_BLOCK, (const T *)src, batch, rows,
+                  cols, (T *)dst);
         LAUNCHCHECK(name);
         return 0;
     });
