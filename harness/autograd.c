@@ -56,22 +56,33 @@ int cg_accum_grad(cg_graph *g, cg_tensor *t, const cg_tensor *d)
         return -1;
     }
     cg_tensor *p = pgrad_of(g, t);
-    if (!p)
-        return -1;
-    for (int64_t i = 0; i < t->numel; i++)
-        cg_set(p, i, cg_get(p, i) + cg_get(d, i));
-    return 0;
+    return p ? cg_tensor_accumulate(g, p, d) : -1;
 }
 
+/* Element by element: for the CPU ops' loops only, so a device tensor here
+ * is a bug in an op's dispatch, reported rather than dereferenced. */
 int cg_accum_grad_at(cg_graph *g, cg_tensor *t, int64_t i, double v)
 {
     if (!t->requires_grad)
         return 0;
+    if (t->on_device) {
+        cg_fail(g, "internal error: an element-wise host gradient update on a device tensor");
+        return -1;
+    }
     cg_tensor *p = pgrad_of(g, t);
     if (!p)
         return -1;
     cg_set(p, i, cg_get(p, i) + v);
     return 0;
+}
+
+int cg_grad_slot(cg_graph *g, cg_tensor *t, cg_tensor **slot)
+{
+    *slot = NULL;
+    if (!t->requires_grad)
+        return 0;
+    *slot = pgrad_of(g, t);
+    return *slot ? 0 : -1;
 }
 
 /* ---- one backward pass --------------------------------------------------- */
@@ -94,10 +105,8 @@ static int seed_roots(cg_graph *g, cg_tensor *const *roots, int nroots)
         if (!roots[r])
             continue;
         cg_tensor *p = pgrad_of(g, roots[r]);
-        if (!p)
+        if (!p || cg_tensor_add_scalar(g, p, 1.0) < 0)
             return -1;
-        for (int64_t i = 0; i < p->numel; i++)
-            cg_set(p, i, cg_get(p, i) + 1.0);
     }
     return 0;
 }
@@ -115,15 +124,9 @@ static int run_tape(cg_graph *g)
     return 0;
 }
 
-static void add_into(cg_tensor *acc, const cg_tensor *d)
-{
-    for (int64_t i = 0; i < acc->numel; i++)
-        cg_set(acc, i, cg_get(acc, i) + cg_get(d, i));
-}
-
 /* The first pass to reach a tensor hands it its pgrad as .grad; later passes
  * add in place, which is how repeated backward calls accumulate. */
-static void fold_pgrads(cg_graph *g)
+static int fold_pgrads(cg_graph *g)
 {
     int64_t n;
     cg_tensor *const *all = cg_graph_tensors(g, &n);
@@ -131,11 +134,12 @@ static void fold_pgrads(cg_graph *g)
         cg_tensor *t = all[i];
         if (!t->pgrad || !(t->is_leaf || t->retain))
             continue;
-        if (t->grad)
-            add_into(t->grad, t->pgrad);
-        else
+        if (!t->grad)
             t->grad = t->pgrad;
+        else if (cg_tensor_accumulate(g, t->grad, t->pgrad) < 0)
+            return -1;
     }
+    return 0;
 }
 
 /* The pgrad tensors stay in the arena until cg_graph_free(); case programs
@@ -156,7 +160,7 @@ int cg_backward(cg_graph *g, cg_tensor *const *roots, int nroots)
     if (rc == 0)
         rc = run_tape(g);
     if (rc == 0)
-        fold_pgrads(g);
+        rc = fold_pgrads(g);
     drop_pgrads(g);
     return rc;
 }

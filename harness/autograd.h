@@ -41,8 +41,12 @@ bool cg_any_requires_grad(cg_tensor *const *in, int nin);
 /* t->pgrad += d (elementwise, same numel). Allocates pgrad on first use.
  * No-op when t does not require grad. Returns 0 or -1 (OOM). */
 int cg_accum_grad(cg_graph *g, cg_tensor *t, const cg_tensor *d);
-/* t->pgrad[i] += v, allocating pgrad on first use; no-op without requires_grad. */
+/* t->pgrad[i] += v, allocating pgrad on first use; no-op without requires_grad.
+ * Host tensors only (the CPU ops' loops). */
 int cg_accum_grad_at(cg_graph *g, cg_tensor *t, int64_t i, double v);
+/* *slot = t's pgrad for this pass, made (zeros) on first use, for a kernel to
+ * accumulate into; NULL when t needs no gradient. 0, or -1 out of memory. */
+int cg_grad_slot(cg_graph *g, cg_tensor *t, cg_tensor **slot);
 
 /* One backward pass: seed each root's pgrad with ones (roots may be NULL when
  * a rank has none), run the tape in reverse, fold pgrad into grad for leaves

@@ -94,7 +94,8 @@ static cg_tensor *construct(const call_ctx *c, int slot)
     } else if (dims_from(c, is_full ? 1 : 0, slot, &ndim, shape) != 0) {
         return NULL;
     }
-    cg_tensor *t = cg_tensor_new(I->g, I->dtype, ndim, shape);
+    /* built on the host and placed afterwards: the only upload of a run */
+    cg_tensor *t = cg_tensor_new_host(I->g, I->dtype, ndim, shape);
     if (!t) {
         cg_fail_op(I, c->e->pos, slot);
         return NULL;
@@ -119,7 +120,10 @@ static cg_tensor *construct(const call_ctx *c, int slot)
                                           : cg_rng_normal(key, i, I->cs->dtype);
         cg_set(t, i, cg_round_to(I->cs->dtype, v));
     }
-    return t;
+    cg_tensor *placed = cg_tensor_place(I->g, t);
+    if (!placed)
+        cg_fail_op(I, c->e->pos, slot);
+    return placed;
 }
 
 /* param(t): a leaf that requires grad, holding t's values. */

@@ -22,7 +22,12 @@ int cg_val_int(cg_interp *I, const cg_val *v, cg_srcpos pos, int slot, const cha
     bool constant = v->is_tensor && v->t->numel == 1 && !v->t->requires_grad;
     if (v->is_tensor && !constant)
         return cg_fail_at(I, pos, slot, "expected %s (an integer), got a tensor", what);
-    double x = constant ? cg_get(v->t, 0) : v->s;
+    /* on a CUDA graph this reads one element back: an integer argument,
+     * never a value the gradients depend on */
+    const cg_tensor *h = constant ? cg_tensor_host(I->g, v->t) : NULL;
+    if (constant && !h)
+        return cg_fail_op(I, pos, slot);
+    double x = constant ? cg_get(h, 0) : v->s;
     if (!isfinite(x) || x != floor(x) || fabs(x) > 1e15)
         return cg_fail_at(I, pos, slot, "expected %s (an integer), got %g", what, x);
     *out = (int64_t)x;
@@ -87,7 +92,7 @@ static int eval_list(cg_interp *I, const cg_expr *e, cg_val *out)
     for (int s = 0; rc == 0 && s < I->nslots; s++) {
         if (!I->active[s])
             continue;
-        cg_tensor *t = cg_tensor_new(I->g, I->dtype, ndim, shape);
+        cg_tensor *t = cg_tensor_new_host(I->g, I->dtype, ndim, shape);
         if (!t) {
             rc = cg_fail_op(I, e->pos, s);
             break;
@@ -97,6 +102,10 @@ static int eval_list(cg_interp *I, const cg_expr *e, cg_val *out)
                 rc = cg_fail_at(I, leaves[i]->pos, s, "expected a number in a list literal, got a tensor");
             else
                 cg_set(t, i, cg_round_to(I->cs->dtype, vals[i * ns + s].s));
+        }
+        if (rc == 0 && !(t = cg_tensor_place(I->g, t))) {
+            rc = cg_fail_op(I, e->pos, s);
+            break;
         }
         out[s] = (cg_val){.is_tensor = true, .t = t};
     }

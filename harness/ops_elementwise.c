@@ -3,10 +3,14 @@
  * Each op is a value function plus its partial derivatives, handed to one
  * shared forward and one shared backward. Values and derivatives are taken in
  * double and rounded once into the output's dtype. A numel-1 operand
- * broadcasts against the other; its gradient is the sum over the output. */
+ * broadcasts against the other; its gradient is the sum over the output.
+ * On a CUDA graph the same scaffolding hands the op's code to its kernel
+ * twin (cuda/ops_elementwise.cu) instead of running the loop. */
 #include "ops.h"
 
 #include <math.h>
+
+#include "cuda/cuda_ops.h"
 
 typedef double (*binary_fn)(double a, double b);
 typedef double (*unary_fn)(double x);
@@ -47,17 +51,28 @@ static const cg_tensor *output_shape_of(cg_graph *g, const char *op, const cg_te
 /* out = f(a, b) elementwise with broadcasting. Fails on a dtype or shape
  * mismatch, or out of memory. */
 static cg_tensor *binary_forward(cg_graph *g, const char *op, cg_tensor *a, cg_tensor *b,
-                                 binary_fn f, int (*backward)(cg_graph *, cg_node *))
+                                 binary_fn f, cg_cuda_binary_op code,
+                                 int (*backward)(cg_graph *, cg_node *))
 {
     const cg_tensor *like = output_shape_of(g, op, a, b);
     cg_tensor *out = like ? cg_tensor_like(g, like) : NULL;
-    if (!out)
-        return NULL;
-    for (int64_t i = 0; i < out->numel; i++)
-        cg_set(out, i, f(cg_get(a, operand_index(a, i)), cg_get(b, operand_index(b, i))));
     cg_tensor *in[2] = {a, b};
-    if (cg_any_requires_grad(in, 2) && !cg_record(g, op, out, in, 2, backward))
+    if (!out || cg_check_placed(g, op, out, in, 2) < 0)
         return NULL;
+    if (out->on_device) {
+        if (cg_cuda_binary(code, out->dtype, a->data, a->numel, b->data, b->numel, out->data,
+                           out->numel) < 0)
+            return cg_fail_device(g), NULL;
+    } else {
+        for (int64_t i = 0; i < out->numel; i++)
+            cg_set(out, i, f(cg_get(a, operand_index(a, i)), cg_get(b, operand_index(b, i))));
+    }
+    if (!cg_any_requires_grad(in, 2))
+        return out;
+    cg_node *n = cg_record(g, op, out, in, 2, backward);
+    if (!n)
+        return NULL;
+    n->iarg[0] = code; /* the kernel twin's code, for the backward */
     return out;
 }
 
@@ -79,8 +94,24 @@ static int push_partial(cg_graph *g, const cg_node *n, cg_tensor *t, binary_fn d
     return broadcast ? cg_accum_grad_at(g, t, 0, total) : 0;
 }
 
+/* Both partials in one kernel; a NULL slot is an input that needs none. */
+static int binary_backward_device(cg_graph *g, cg_node *n, cg_cuda_binary_op code)
+{
+    cg_tensor *a = n->in[0], *b = n->in[1], *ga, *gb;
+    const cg_tensor *gout = n->out->pgrad;
+    if (cg_grad_slot(g, a, &ga) < 0 || cg_grad_slot(g, b, &gb) < 0)
+        return -1;
+    if (cg_cuda_binary_backward(code, gout->dtype, a->data, a->numel, b->data, b->numel,
+                                gout->data, gout->numel, ga ? ga->data : NULL,
+                                gb ? gb->data : NULL) < 0)
+        return cg_fail_device(g);
+    return 0;
+}
+
 static int binary_backward(cg_graph *g, cg_node *n, binary_fn dfda, binary_fn dfdb)
 {
+    if (n->out->on_device)
+        return binary_backward_device(g, n, (cg_cuda_binary_op)n->iarg[0]);
     if (n->in[0]->requires_grad && push_partial(g, n, n->in[0], dfda) < 0)
         return -1;
     if (n->in[1]->requires_grad && push_partial(g, n, n->in[1], dfdb) < 0)
@@ -100,7 +131,7 @@ static double add_f(double a, double b) { return a + b; }
 static int add_backward(cg_graph *g, cg_node *n) { return binary_backward(g, n, one, one); }
 cg_tensor *cg_add(cg_graph *g, cg_tensor *a, cg_tensor *b)
 {
-    return binary_forward(g, "add", a, b, add_f, add_backward);
+    return binary_forward(g, "add", a, b, add_f, CG_CUDA_ADD, add_backward);
 }
 
 /* sub: a - b. */
@@ -108,7 +139,7 @@ static double sub_f(double a, double b) { return a - b; }
 static int sub_backward(cg_graph *g, cg_node *n) { return binary_backward(g, n, one, minus_one); }
 cg_tensor *cg_sub(cg_graph *g, cg_tensor *a, cg_tensor *b)
 {
-    return binary_forward(g, "sub", a, b, sub_f, sub_backward);
+    return binary_forward(g, "sub", a, b, sub_f, CG_CUDA_SUB, sub_backward);
 }
 
 /* mul: a * b; d/da = b, d/db = a. */
@@ -116,7 +147,7 @@ static double mul_f(double a, double b) { return a * b; }
 static int mul_backward(cg_graph *g, cg_node *n) { return binary_backward(g, n, second, first); }
 cg_tensor *cg_mul(cg_graph *g, cg_tensor *a, cg_tensor *b)
 {
-    return binary_forward(g, "mul", a, b, mul_f, mul_backward);
+    return binary_forward(g, "mul", a, b, mul_f, CG_CUDA_MUL, mul_backward);
 }
 
 /* div: a / b; d/da = 1/b, d/db = -a/b^2 (IEEE inf/nan at b == 0, like torch). */
@@ -126,7 +157,7 @@ static double div_db(double a, double b) { return -a / (b * b); }
 static int div_backward(cg_graph *g, cg_node *n) { return binary_backward(g, n, div_da, div_db); }
 cg_tensor *cg_div(cg_graph *g, cg_tensor *a, cg_tensor *b)
 {
-    return binary_forward(g, "div", a, b, div_f, div_backward);
+    return binary_forward(g, "div", a, b, div_f, CG_CUDA_DIV, div_backward);
 }
 
 /* pow: a^b. d/da = b a^(b-1), taken as 0 where b == 0 so that 0^0 does not
@@ -136,22 +167,31 @@ static double pow_db(double a, double b) { return a == 0.0 ? 0.0 : pow(a, b) * l
 static int pow_backward(cg_graph *g, cg_node *n) { return binary_backward(g, n, pow_da, pow_db); }
 cg_tensor *cg_pow(cg_graph *g, cg_tensor *a, cg_tensor *b)
 {
-    return binary_forward(g, "pow", a, b, pow, pow_backward);
+    return binary_forward(g, "pow", a, b, pow, CG_CUDA_POW, pow_backward);
 }
 
 /* ---- unary scaffolding --------------------------------------------------- */
 
 /* out = f(a) elementwise; fails only out of memory. */
 static cg_tensor *unary_forward(cg_graph *g, const char *op, cg_tensor *a, unary_fn f,
-                                int (*backward)(cg_graph *, cg_node *))
+                                cg_cuda_unary_op code, int (*backward)(cg_graph *, cg_node *))
 {
     cg_tensor *out = cg_tensor_like(g, a);
-    if (!out)
+    if (!out || cg_check_placed(g, op, out, &a, 1) < 0)
         return NULL;
-    for (int64_t i = 0; i < a->numel; i++)
-        cg_set(out, i, f(cg_get(a, i)));
-    if (a->requires_grad && !cg_record(g, op, out, &a, 1, backward))
+    if (out->on_device) {
+        if (cg_cuda_unary(code, a->dtype, a->data, out->data, a->numel) < 0)
+            return cg_fail_device(g), NULL;
+    } else {
+        for (int64_t i = 0; i < a->numel; i++)
+            cg_set(out, i, f(cg_get(a, i)));
+    }
+    if (!a->requires_grad)
+        return out;
+    cg_node *n = cg_record(g, op, out, &a, 1, backward);
+    if (!n)
         return NULL;
+    n->iarg[0] = code;
     return out;
 }
 
@@ -160,6 +200,15 @@ static int unary_backward(cg_graph *g, cg_node *n, unary_fn dfdx)
 {
     cg_tensor *a = n->in[0];
     const cg_tensor *gout = n->out->pgrad;
+    if (a->on_device) {
+        cg_tensor *ga;
+        if (cg_grad_slot(g, a, &ga) < 0)
+            return -1;
+        if (ga && cg_cuda_unary_backward((cg_cuda_unary_op)n->iarg[0], a->dtype, a->data,
+                                         gout->data, ga->data, a->numel) < 0)
+            return cg_fail_device(g);
+        return 0;
+    }
     for (int64_t i = 0; i < a->numel; i++)
         if (cg_accum_grad_at(g, a, i, cg_get(gout, i) * dfdx(cg_get(a, i))) < 0)
             return -1;
@@ -169,6 +218,12 @@ static int unary_backward(cg_graph *g, cg_node *n, unary_fn dfdx)
 /* relu and abs have a kink at 0: the finite-difference check must skip it. */
 static void note_zeros(cg_graph *g, const cg_tensor *a, const char *reason)
 {
+    if (a->on_device) { /* one flag comes back, not the tensor */
+        int found = 0;
+        if (cg_cuda_any_zero(a->dtype, a->data, a->numel, &found) == 0 && found)
+            cg_note_nondiff(g, reason);
+        return;
+    }
     for (int64_t i = 0; i < a->numel; i++)
         if (cg_get(a, i) == 0.0) {
             cg_note_nondiff(g, reason);
@@ -184,14 +239,14 @@ static double neg_d(double x) { (void)x; return -1.0; }
 static int neg_backward(cg_graph *g, cg_node *n) { return unary_backward(g, n, neg_d); }
 cg_tensor *cg_neg(cg_graph *g, cg_tensor *a)
 {
-    return unary_forward(g, "neg", a, neg_f, neg_backward);
+    return unary_forward(g, "neg", a, neg_f, CG_CUDA_NEG, neg_backward);
 }
 
 /* exp: e^a; the derivative is e^a again, recomputed in double. */
 static int exp_backward(cg_graph *g, cg_node *n) { return unary_backward(g, n, exp); }
 cg_tensor *cg_exp(cg_graph *g, cg_tensor *a)
 {
-    return unary_forward(g, "exp", a, exp, exp_backward);
+    return unary_forward(g, "exp", a, exp, CG_CUDA_EXP, exp_backward);
 }
 
 /* log: natural log (nan below 0, -inf at 0, like torch); d/da = 1/a. */
@@ -199,7 +254,7 @@ static double log_d(double x) { return 1.0 / x; }
 static int log_backward(cg_graph *g, cg_node *n) { return unary_backward(g, n, log_d); }
 cg_tensor *cg_log(cg_graph *g, cg_tensor *a)
 {
-    return unary_forward(g, "log", a, log, log_backward);
+    return unary_forward(g, "log", a, log, CG_CUDA_LOG, log_backward);
 }
 
 /* tanh: d/da = 1 - tanh(a)^2. */
@@ -207,7 +262,7 @@ static double tanh_d(double x) { double t = tanh(x); return 1.0 - t * t; }
 static int tanh_backward(cg_graph *g, cg_node *n) { return unary_backward(g, n, tanh_d); }
 cg_tensor *cg_tanh(cg_graph *g, cg_tensor *a)
 {
-    return unary_forward(g, "tanh", a, tanh, tanh_backward);
+    return unary_forward(g, "tanh", a, tanh, CG_CUDA_TANH, tanh_backward);
 }
 
 /* relu: max(a, 0), nan passing through; gradient 1 above 0, else 0. */
@@ -217,7 +272,7 @@ static int relu_backward(cg_graph *g, cg_node *n) { return unary_backward(g, n, 
 cg_tensor *cg_relu(cg_graph *g, cg_tensor *a)
 {
     note_zeros(g, a, "relu at 0");
-    return unary_forward(g, "relu", a, relu_f, relu_backward);
+    return unary_forward(g, "relu", a, relu_f, CG_CUDA_RELU, relu_backward);
 }
 
 /* abs: |a|; gradient sign(a), 0 at 0. */
@@ -226,5 +281,5 @@ static int abs_backward(cg_graph *g, cg_node *n) { return unary_backward(g, n, a
 cg_tensor *cg_abs(cg_graph *g, cg_tensor *a)
 {
     note_zeros(g, a, "abs at 0");
-    return unary_forward(g, "abs", a, fabs, abs_backward);
+    return unary_forward(g, "abs", a, fabs, CG_CUDA_ABS, abs_backward);
 }

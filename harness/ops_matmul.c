@@ -3,8 +3,12 @@
  * Operands are 1-D or 2-D. As in numpy, a 1-D left operand is a row [1,k]
  * and a 1-D right operand a column [k,1], and the added axis is dropped from
  * the result: [k]@[k,n] -> [n], [m,k]@[k] -> [m], [k]@[k] -> a 0-d scalar.
- * Every dot product is summed in double and rounded once. */
+ * Every dot product is summed in double and rounded once on the host; on a
+ * CUDA graph cuBLAS computes it (cuda/ops_matmul.cu), f64 exactly as here,
+ * f32 and half in float accumulation as every GPU library does. */
 #include "ops.h"
+
+#include "cuda/cuda_ops.h"
 
 typedef struct {
     int64_t m, k, n;
@@ -44,6 +48,15 @@ static int matmul_backward(cg_graph *g, cg_node *n)
     mm_dims d;
     if (mm_view(g, a, b, &d) < 0)
         return -1;
+    if (gc->on_device) {
+        cg_tensor *ga, *gb;
+        if (cg_grad_slot(g, a, &ga) < 0 || cg_grad_slot(g, b, &gb) < 0)
+            return -1;
+        if (cg_cuda_matmul_backward(a->dtype, a->data, b->data, gc->data, ga ? ga->data : NULL,
+                                    gb ? gb->data : NULL, d.m, d.k, d.n) < 0)
+            return cg_fail_device(g);
+        return 0;
+    }
     for (int64_t i = 0; a->requires_grad && i < d.m; i++)
         for (int64_t p = 0; p < d.k; p++) {
             double s = 0.0;
@@ -77,16 +90,18 @@ cg_tensor *cg_matmul(cg_graph *g, cg_tensor *a, cg_tensor *b)
     if (b->ndim == 2)
         shape[ndim++] = d.n;
     cg_tensor *out = cg_tensor_new(g, a->dtype, ndim, shape);
-    if (!out)
+    cg_tensor *in[2] = {a, b};
+    if (!out || cg_check_placed(g, "matmul", out, in, 2) < 0)
         return NULL;
-    for (int64_t i = 0; i < d.m; i++)
+    if (out->on_device && cg_cuda_matmul(a->dtype, a->data, b->data, out->data, d.m, d.k, d.n) < 0)
+        return cg_fail_device(g), NULL;
+    for (int64_t i = 0; !out->on_device && i < d.m; i++)
         for (int64_t j = 0; j < d.n; j++) {
             double s = 0.0;
             for (int64_t p = 0; p < d.k; p++)
                 s += cg_get(a, i * d.k + p) * cg_get(b, p * d.n + j);
             cg_set(out, i * d.n + j, s);
         }
-    cg_tensor *in[2] = {a, b};
     if (cg_any_requires_grad(in, 2) && !cg_record(g, "matmul", out, in, 2, matmul_backward))
         return NULL;
     return out;

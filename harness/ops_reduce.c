@@ -3,11 +3,14 @@
  *
  * A reduction sees its input as [outer, len, inner] with the reduced axis in
  * the middle; axis < 0 reduces everything (outer = inner = 1). Output element
- * (o, j) collects input elements (o, k, j) for k in [0, len). */
+ * (o, j) collects input elements (o, k, j) for k in [0, len). On a CUDA graph
+ * each op hands the same view to its kernel twin (cuda/ops_reduce.cu). */
 #include "ops.h"
 
 #include <math.h>
 #include <stdio.h>
+
+#include "cuda/cuda_ops.h"
 
 typedef struct {
     int64_t outer, len, inner;
@@ -36,6 +39,17 @@ static int view_axis(cg_graph *g, const cg_tensor *a, int axis, axis_view *v)
         v->inner *= a->shape[d];
     return 0;
 }
+
+static cg_cuda_axis device_view(const axis_view *v)
+{
+    return (cg_cuda_axis){v->outer, v->len, v->inner};
+}
+
+/* The kernel twins of the backward passes below: the gradient slot of the
+ * node's one input, or NULL when it needs none. */
+typedef int (*axis_backward_fn)(cg_dtype, cg_cuda_axis, const void *gout, void *ga);
+typedef int (*axis_backward_a_fn)(cg_dtype, cg_cuda_axis, const void *a, const void *gout,
+                                  void *ga);
 
 /* A zero tensor shaped like a with axis removed (a 0-d scalar for axis < 0). */
 static cg_tensor *reduced_like(cg_graph *g, const cg_tensor *a, int axis)
@@ -70,8 +84,13 @@ static cg_tensor *sum_scaled(cg_graph *g, const char *op, cg_tensor *a, int axis
 {
     axis_view v;
     cg_tensor *out = view_axis(g, a, axis, &v) < 0 ? NULL : reduced_like(g, a, axis);
-    if (!out)
+    if (!out || cg_check_placed(g, op, out, &a, 1) < 0)
         return NULL;
+    if (out->on_device) {
+        int rc = mean ? cg_cuda_mean(a->dtype, device_view(&v), a->data, out->data)
+                      : cg_cuda_sum(a->dtype, device_view(&v), a->data, out->data);
+        return rc < 0 ? (cg_fail_device(g), NULL) : track_axis(g, op, out, a, axis, backward);
+    }
     for (int64_t o = 0; o < v.outer; o++)
         for (int64_t j = 0; j < v.inner; j++) {
             double s = 0.0;
@@ -90,6 +109,15 @@ static int sum_scaled_backward(cg_graph *g, cg_node *n, bool mean)
     axis_view v;
     if (view_axis(g, a, (int)n->iarg[0], &v) < 0)
         return -1;
+    if (a->on_device) {
+        cg_tensor *ga;
+        if (cg_grad_slot(g, a, &ga) < 0)
+            return -1;
+        axis_backward_fn kernel = mean ? cg_cuda_mean_backward : cg_cuda_sum_backward;
+        return ga && kernel(a->dtype, device_view(&v), gout->data, ga->data) < 0
+                   ? cg_fail_device(g)
+                   : 0;
+    }
     double scale = mean ? 1.0 / (double)v.len : 1.0;
     for (int64_t o = 0; o < v.outer; o++)
         for (int64_t j = 0; j < v.inner; j++) {
@@ -142,15 +170,30 @@ cg_tensor *cg_logsumexp(cg_graph *g, cg_tensor *a, int axis)
 {
     axis_view v;
     cg_tensor *out = view_axis(g, a, axis, &v) < 0 ? NULL : reduced_like(g, a, axis);
-    if (!out)
+    if (!out || cg_check_placed(g, "logsumexp", out, &a, 1) < 0)
         return NULL;
+    if (out->on_device)
+        return cg_cuda_logsumexp(a->dtype, device_view(&v), a->data, out->data) < 0
+                   ? (cg_fail_device(g), NULL)
+                   : track_axis(g, "logsumexp", out, a, axis, logsumexp_backward);
     for (int64_t o = 0; o < v.outer; o++)
-        for (int64_t j = 0; j < v.inner; j++)
-            {
+        for (int64_t j = 0; j < v.inner; j++) {
             lse_parts p = row_lse(a, &v, o, j);
             cg_set(out, o * v.inner + j, p.shift + log(p.sum));
         }
     return track_axis(g, "logsumexp", out, a, axis, logsumexp_backward);
+}
+
+/* The device backward of logsumexp and log_softmax: both read a itself. */
+static int softmax_family_backward_device(cg_graph *g, cg_node *n, const axis_view *v,
+                                          axis_backward_a_fn kernel)
+{
+    cg_tensor *a = n->in[0], *ga;
+    if (cg_grad_slot(g, a, &ga) < 0)
+        return -1;
+    if (ga && kernel(a->dtype, device_view(v), a->data, n->out->pgrad->data, ga->data) < 0)
+        return cg_fail_device(g);
+    return 0;
 }
 
 /* da(o, k, j) += dout(o, j) * softmax(o, k, j). */
@@ -161,6 +204,8 @@ static int logsumexp_backward(cg_graph *g, cg_node *n)
     axis_view v;
     if (view_axis(g, a, (int)n->iarg[0], &v) < 0)
         return -1;
+    if (a->on_device)
+        return softmax_family_backward_device(g, n, &v, cg_cuda_logsumexp_backward);
     for (int64_t o = 0; o < v.outer; o++)
         for (int64_t j = 0; j < v.inner; j++) {
             lse_parts p = row_lse(a, &v, o, j);
@@ -181,8 +226,12 @@ cg_tensor *cg_log_softmax(cg_graph *g, cg_tensor *a, int axis)
 {
     axis_view v;
     cg_tensor *out = view_axis(g, a, axis, &v) < 0 ? NULL : cg_tensor_like(g, a);
-    if (!out)
+    if (!out || cg_check_placed(g, "log_softmax", out, &a, 1) < 0)
         return NULL;
+    if (out->on_device)
+        return cg_cuda_log_softmax(a->dtype, device_view(&v), a->data, out->data) < 0
+                   ? (cg_fail_device(g), NULL)
+                   : track_axis(g, "log_softmax", out, a, axis, log_softmax_backward);
     for (int64_t o = 0; o < v.outer; o++)
         for (int64_t j = 0; j < v.inner; j++) {
             lse_parts p = row_lse(a, &v, o, j);
@@ -201,6 +250,8 @@ static int log_softmax_backward(cg_graph *g, cg_node *n)
     axis_view v;
     if (view_axis(g, a, (int)n->iarg[0], &v) < 0)
         return -1;
+    if (a->on_device)
+        return softmax_family_backward_device(g, n, &v, cg_cuda_log_softmax_backward);
     for (int64_t o = 0; o < v.outer; o++)
         for (int64_t j = 0; j < v.inner; j++) {
             lse_parts p = row_lse(a, &v, o, j);
@@ -249,10 +300,26 @@ static cg_tensor *extremum_forward(cg_graph *g, const char *op, cg_tensor *const
         }
     }
     cg_tensor *out = cg_tensor_like(g, xs[0]);
-    if (!out)
+    if (!out || cg_check_placed(g, op, out, xs, n) < 0)
         return NULL;
     bool tie = false;
-    for (int64_t i = 0; i < out->numel; i++) {
+    if (out->on_device) {
+        int found = 0;
+        const void *data[CG_CUDA_MAX_INPUTS];
+        if (n > CG_CUDA_MAX_INPUTS) {
+            cg_fail(g, "expected at most %d inputs for %s on the device, got %d",
+                    CG_CUDA_MAX_INPUTS, op, n);
+            return NULL;
+        }
+        for (int j = 0; j < n; j++)
+            data[j] = xs[j]->data;
+        int rc = sign > 0 ? cg_cuda_maxn(out->dtype, data, n, out->numel, out->data, &found)
+                          : cg_cuda_minn(out->dtype, data, n, out->numel, out->data, &found);
+        if (rc < 0)
+            return cg_fail_device(g), NULL;
+        tie = found != 0;
+    }
+    for (int64_t i = 0; !out->on_device && i < out->numel; i++) {
         double y = cg_get(xs[0], i);
         for (int j = 1; j < n; j++) {
             double x = cg_get(xs[j], i);
@@ -277,9 +344,28 @@ static cg_tensor *extremum_forward(cg_graph *g, const char *op, cg_tensor *const
 
 /* dxs[j](i) += dout(i) / #winners(i) for each input j attaining out(i). The
  * output holds an input's exact value, so equality finds the winners. */
+static int extremum_backward_device(cg_graph *g, cg_node *n)
+{
+    const void *xs[CG_CUDA_MAX_INPUTS];
+    void *gxs[CG_CUDA_MAX_INPUTS];
+    for (int j = 0; j < n->nin; j++) { /* nin <= CG_CUDA_MAX_INPUTS: the forward checked */
+        cg_tensor *slot;
+        if (cg_grad_slot(g, n->in[j], &slot) < 0)
+            return -1;
+        xs[j] = n->in[j]->data;
+        gxs[j] = slot ? slot->data : NULL;
+    }
+    if (cg_cuda_extremum_backward(n->out->dtype, xs, n->nin, n->out->numel, n->out->data,
+                                  n->out->pgrad->data, gxs) < 0)
+        return cg_fail_device(g);
+    return 0;
+}
+
 static int extremum_backward(cg_graph *g, cg_node *n)
 {
     const cg_tensor *out = n->out, *gout = n->out->pgrad;
+    if (out->on_device)
+        return extremum_backward_device(g, n);
     for (int64_t i = 0; i < out->numel; i++) {
         double y = cg_get(out, i);
         int winners = 0;

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "cuda/cuda_ops.h"
+
 typedef int (*backward_fn)(cg_graph *, cg_node *);
 
 /* "[2,-1]" for a shape given as an array (ndim already checked <= 4). */
@@ -38,10 +40,12 @@ static cg_tensor *track(cg_graph *g, const char *op, cg_tensor *out, cg_tensor *
     return out;
 }
 
-static void copy_values(cg_tensor *dst, const cg_tensor *src)
+/* dst = src, element for element (same numel and dtype), on either side. */
+static int copy_values(cg_graph *g, const char *op, cg_tensor *dst, cg_tensor *src)
 {
-    for (int64_t i = 0; i < src->numel; i++)
-        cg_set(dst, i, cg_get(src, i));
+    if (cg_check_placed(g, op, dst, &src, 1) < 0)
+        return -1;
+    return cg_tensor_copy_elems(g, dst, 0, src, 0, src->numel);
 }
 
 /* da(i) += dout(i): for ops that keep row-major order (reshape, clone). */
@@ -71,6 +75,18 @@ static matrix_view last_two_axes(const cg_tensor *a)
 static int transpose_into(cg_graph *g, cg_tensor *dst, const cg_tensor *src, matrix_view v,
                           bool accumulate)
 {
+    if (src->on_device) {
+        cg_tensor *slot = dst;
+        if (accumulate && cg_grad_slot(g, dst, &slot) < 0)
+            return -1;
+        int rc = !slot ? 0
+                 : accumulate
+                     ? cg_cuda_transpose_backward(src->dtype, src->data, v.batch, v.cols, v.rows,
+                                                  slot->data)
+                     : cg_cuda_transpose(src->dtype, src->data, v.batch, v.rows, v.cols,
+                                         dst->data);
+        return rc < 0 ? cg_fail_device(g) : 0;
+    }
     for (int64_t b = 0; b < v.batch; b++)
         for (int64_t r = 0; r < v.rows; r++)
             for (int64_t c = 0; c < v.cols; c++) {
@@ -100,9 +116,9 @@ cg_tensor *cg_transpose(cg_graph *g, cg_tensor *a)
         shape[a->ndim - 1] = a->shape[a->ndim - 2];
     }
     cg_tensor *out = cg_tensor_new(g, a->dtype, a->ndim, shape);
-    if (!out)
+    if (!out || cg_check_placed(g, "transpose", out, &a, 1) < 0 ||
+        transpose_into(g, out, a, last_two_axes(a), false) < 0)
         return NULL;
-    transpose_into(g, out, a, last_two_axes(a), false);
     return track(g, "transpose", out, &a, 1, transpose_backward, 0, 0);
 }
 
@@ -158,9 +174,8 @@ cg_tensor *cg_reshape(cg_graph *g, cg_tensor *a, int ndim, const int64_t *shape)
     if (resolve_shape(g, a, ndim, shape, resolved) < 0)
         return NULL;
     cg_tensor *out = cg_tensor_new(g, a->dtype, ndim, resolved);
-    if (!out)
+    if (!out || copy_values(g, "reshape", out, a) < 0)
         return NULL;
-    copy_values(out, a);
     return track(g, "reshape", out, &a, 1, same_order_backward, 0, 0);
 }
 
@@ -231,6 +246,41 @@ static void outer_inner(const cg_tensor *out, int axis, int64_t *outer, int64_t 
         *inner *= out->shape[d];
 }
 
+/* The kernel's arguments for n inputs: data pointers and widths along axis. */
+static int cat_args(cg_graph *g, cg_tensor *const *xs, int n, int axis, const void **data,
+                    int64_t *widths)
+{
+    if (n > CG_CUDA_MAX_INPUTS) {
+        cg_fail(g, "expected at most %d inputs for cat on the device, got %d", CG_CUDA_MAX_INPUTS,
+                n);
+        return -1;
+    }
+    for (int j = 0; j < n; j++) {
+        data[j] = xs[j]->data;
+        widths[j] = cat_width(xs[j], axis);
+    }
+    return 0;
+}
+
+static int cat_backward_device(cg_graph *g, cg_node *n, int64_t outer, int64_t inner)
+{
+    const void *data[CG_CUDA_MAX_INPUTS];
+    void *gxs[CG_CUDA_MAX_INPUTS];
+    int64_t widths[CG_CUDA_MAX_INPUTS];
+    if (cat_args(g, n->in, n->nin, (int)n->iarg[0], data, widths) < 0)
+        return -1;
+    for (int j = 0; j < n->nin; j++) {
+        cg_tensor *slot;
+        if (cg_grad_slot(g, n->in[j], &slot) < 0)
+            return -1;
+        gxs[j] = slot ? slot->data : NULL;
+    }
+    if (cg_cuda_cat_backward(n->out->dtype, n->out->pgrad->data, widths, n->nin, outer, inner,
+                             gxs) < 0)
+        return cg_fail_device(g);
+    return 0;
+}
+
 /* Input j owns entries [offset_j, offset_j + width_j) along the axis of every
  * outer row of the output; its gradient is that block of dout. */
 static int cat_backward(cg_graph *g, cg_node *n)
@@ -239,6 +289,8 @@ static int cat_backward(cg_graph *g, cg_node *n)
     int axis = (int)n->iarg[0];
     int64_t outer, inner, offset = 0, total = n->out->shape[axis];
     outer_inner(n->out, axis, &outer, &inner);
+    if (gout->on_device)
+        return cat_backward_device(g, n, outer, inner);
     for (int j = 0; j < n->nin; j++) {
         int64_t chunk = cat_width(n->in[j], axis) * inner;
         for (int64_t o = 0; o < outer; o++)
@@ -264,10 +316,19 @@ cg_tensor *cg_cat(cg_graph *g, cg_tensor *const *xs, int n, int axis)
     if (cat_shape(g, xs, n, axis, shape, &ref) < 0)
         return NULL;
     cg_tensor *out = cg_tensor_new(g, ref->dtype, ref->ndim, shape);
-    if (!out)
+    if (!out || cg_check_placed(g, "cat", out, xs, n) < 0)
         return NULL;
     int64_t outer, inner, offset = 0;
     outer_inner(out, axis, &outer, &inner);
+    if (out->on_device) {
+        const void *data[CG_CUDA_MAX_INPUTS];
+        int64_t widths[CG_CUDA_MAX_INPUTS];
+        if (cat_args(g, xs, n, axis, data, widths) < 0)
+            return NULL;
+        if (cg_cuda_cat(out->dtype, data, widths, n, outer, inner, out->data) < 0)
+            return cg_fail_device(g), NULL;
+        return track(g, "cat", out, xs, n, cat_backward, axis, 0);
+    }
     for (int j = 0; j < n; j++) {
         int64_t chunk = cat_width(xs[j], axis) * inner;
         for (int64_t o = 0; o < outer; o++)
@@ -297,6 +358,15 @@ static int slice_backward(cg_graph *g, cg_node *n)
     int64_t start = n->iarg[1], outer, inner, len = n->in[0]->shape[axis];
     int64_t chunk = n->out->shape[axis];
     outer_inner(n->out, axis, &outer, &inner);
+    if (gout->on_device) {
+        cg_tensor *ga;
+        if (cg_grad_slot(g, n->in[0], &ga) < 0)
+            return -1;
+        if (ga && cg_cuda_slice_backward(gout->dtype, (cg_cuda_axis){outer, len, inner}, start,
+                                         chunk, gout->data, ga->data) < 0)
+            return cg_fail_device(g);
+        return 0;
+    }
     for (int64_t o = 0; o < outer; o++)
         for (int64_t e = 0; e < chunk * inner; e++)
             if (cg_accum_grad_at(g, n->in[0], (o * len + start) * inner + e,
@@ -317,10 +387,14 @@ cg_tensor *cg_slice(cg_graph *g, cg_tensor *a, int axis, int64_t start, int64_t 
     memcpy(shape, a->shape, sizeof shape);
     shape[axis] = stop > start ? stop - start : 0;
     cg_tensor *out = cg_tensor_new(g, a->dtype, a->ndim, shape);
-    if (!out)
+    if (!out || cg_check_placed(g, "slice", out, &a, 1) < 0)
         return NULL;
     outer_inner(out, axis, &outer, &inner);
-    for (int64_t o = 0; o < outer; o++)
+    if (out->on_device &&
+        cg_cuda_slice(a->dtype, (cg_cuda_axis){outer, len, inner}, start, shape[axis], a->data,
+                      out->data) < 0)
+        return cg_fail_device(g), NULL;
+    for (int64_t o = 0; !out->on_device && o < outer; o++)
         for (int64_t e = 0; e < shape[axis] * inner; e++)
             cg_set(out, o * shape[axis] * inner + e, cg_get(a, (o * len + start) * inner + e));
     return track(g, "slice", out, &a, 1, slice_backward, axis, start);
@@ -330,6 +404,15 @@ cg_tensor *cg_slice(cg_graph *g, cg_tensor *a, int axis, int64_t start, int64_t 
 static int index_backward(cg_graph *g, cg_node *n)
 {
     int64_t block = n->out->numel, first = n->iarg[0] * block;
+    if (n->out->on_device) {
+        cg_tensor *ga;
+        if (cg_grad_slot(g, n->in[0], &ga) < 0)
+            return -1;
+        if (ga && cg_cuda_index_backward(ga->dtype, n->out->pgrad->data, n->in[0]->shape[0],
+                                         block, n->iarg[0], ga->data) < 0)
+            return cg_fail_device(g);
+        return 0;
+    }
     for (int64_t e = 0; e < block; e++)
         if (cg_accum_grad_at(g, n->in[0], first + e, cg_get(n->out->pgrad, e)) < 0)
             return -1;
@@ -354,9 +437,11 @@ cg_tensor *cg_index(cg_graph *g, cg_tensor *a, int64_t i)
     }
     i = i < 0 ? i + len : i;
     cg_tensor *out = cg_tensor_new(g, a->dtype, a->ndim - 1, a->shape + 1);
-    if (!out)
+    if (!out || cg_check_placed(g, "index", out, &a, 1) < 0)
         return NULL;
-    for (int64_t e = 0; e < out->numel; e++)
+    if (out->on_device && cg_cuda_index(a->dtype, a->data, len, out->numel, i, out->data) < 0)
+        return cg_fail_device(g), NULL;
+    for (int64_t e = 0; !out->on_device && e < out->numel; e++)
         cg_set(out, e, cg_get(a, i * out->numel + e));
     return track(g, "index", out, &a, 1, index_backward, i, 0);
 }
@@ -367,9 +452,8 @@ cg_tensor *cg_index(cg_graph *g, cg_tensor *a, int64_t i)
 cg_tensor *cg_clone(cg_graph *g, cg_tensor *a)
 {
     cg_tensor *out = cg_tensor_like(g, a);
-    if (!out)
+    if (!out || copy_values(g, "clone", out, a) < 0)
         return NULL;
-    copy_values(out, a);
     return track(g, "clone", out, &a, 1, same_order_backward, 0, 0);
 }
 
@@ -377,7 +461,5 @@ cg_tensor *cg_clone(cg_graph *g, cg_tensor *a)
 cg_tensor *cg_detach(cg_graph *g, cg_tensor *a)
 {
     cg_tensor *out = cg_tensor_like(g, a);
-    if (out)
-        copy_values(out, a);
-    return out;
+    return out && copy_values(g, "detach", out, a) == 0 ? out : NULL;
 }

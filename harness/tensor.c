@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/cuda_ops.h"
+
 #define ARENA_CHUNK_BYTES ((size_t)64 * 1024)
 #define ERR_LEN 512
 #define NONDIFF_LEN 128
@@ -29,6 +31,7 @@ struct cg_graph {
     cg_node *tape;        /* newest node first */
     char err[ERR_LEN];
     char nondiff[NONDIFF_LEN]; /* first non-differentiable point met; "" = none */
+    cg_cuda_arena *device;     /* non-NULL: tensor data lives here (cg_graph_use_cuda) */
 };
 
 /* ---- the arena ----------------------------------------------------------- */
@@ -46,8 +49,49 @@ void cg_graph_free(cg_graph *g)
         next = c->next;
         free(c);
     }
+    cg_cuda_arena_free(g->device);
     free(g->tensors);
     free(g);
+}
+
+int cg_graph_use_cuda(cg_graph *g)
+{
+    if (g->device)
+        return 0;
+    if (g->ntensors > 0) {
+        cg_fail(g, "cg_graph_use_cuda: the graph already has host tensors");
+        return -1;
+    }
+#ifndef HAVE_CUDA
+    cg_fail(g, "%s", cg_cuda_last_error());
+    return -1;
+#else
+    g->device = cg_cuda_arena_new();
+    if (!g->device)
+        cg_fail(g, "out of memory (device arena)");
+    return g->device ? 0 : -1;
+#endif
+}
+
+bool cg_graph_on_cuda(const cg_graph *g)
+{
+    return g->device != NULL;
+}
+
+void *cg_alloc_data(cg_graph *g, size_t n)
+{
+    if (!g->device)
+        return cg_alloc(g, n);
+    void *p = cg_cuda_alloc(g->device, n);
+    if (!p)
+        cg_fail_device(g);
+    return p;
+}
+
+int cg_fail_device(cg_graph *g)
+{
+    cg_fail(g, "%s", cg_cuda_last_error());
+    return -1;
 }
 
 static arena_chunk *chunk_new(size_t cap)
@@ -217,7 +261,10 @@ static int check_new_shape(cg_graph *g, cg_dtype dt, int ndim, const int64_t *sh
     return 0;
 }
 
-cg_tensor *cg_tensor_new(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape)
+/* The tensor struct is always host memory; its data lives on the device
+ * when `device` is set (the graph must be a CUDA one). */
+static cg_tensor *tensor_new_at(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape,
+                                bool device)
 {
     int64_t numel;
     if (check_new_shape(g, dt, ndim, shape, &numel) < 0)
@@ -225,7 +272,9 @@ cg_tensor *cg_tensor_new(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shap
     cg_tensor *t = cg_alloc(g, sizeof *t);
     if (!t)
         return NULL;
-    t->data = cg_alloc(g, (size_t)numel * cg_dtype_size(dt));
+    size_t bytes = (size_t)numel * cg_dtype_size(dt);
+    t->data = device ? cg_alloc_data(g, bytes) : cg_alloc(g, bytes);
+    t->on_device = device;
     if (!t->data || remember_tensor(g, t) < 0)
         return NULL;
     t->ndim = ndim;
@@ -237,18 +286,30 @@ cg_tensor *cg_tensor_new(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shap
     return t;
 }
 
+cg_tensor *cg_tensor_new(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape)
+{
+    return tensor_new_at(g, dt, ndim, shape, g->device != NULL);
+}
+
+cg_tensor *cg_tensor_new_host(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape)
+{
+    return tensor_new_at(g, dt, ndim, shape, false);
+}
+
 cg_tensor *cg_tensor_like(cg_graph *g, const cg_tensor *t)
 {
     return cg_tensor_new(g, t->dtype, t->ndim, t->shape);
 }
 
+/* Built on the host, then placed: a constant is an input to load. */
 cg_tensor *cg_full(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape, double v)
 {
-    cg_tensor *t = cg_tensor_new(g, dt, ndim, shape);
-    if (t)
-        for (int64_t i = 0; i < t->numel; i++)
-            cg_set(t, i, v);
-    return t;
+    cg_tensor *t = cg_tensor_new_host(g, dt, ndim, shape);
+    if (!t)
+        return NULL;
+    for (int64_t i = 0; i < t->numel; i++)
+        cg_set(t, i, v);
+    return cg_tensor_place(g, t);
 }
 
 cg_tensor *cg_scalar(cg_graph *g, cg_dtype dt, double v)
@@ -259,9 +320,18 @@ cg_tensor *cg_scalar(cg_graph *g, cg_dtype dt, double v)
 cg_tensor *cg_tensor_cast(cg_graph *g, const cg_tensor *t, cg_dtype dt)
 {
     cg_tensor *c = cg_tensor_new(g, dt, t->ndim, t->shape);
-    if (c)
-        for (int64_t i = 0; i < t->numel; i++)
-            cg_set(c, i, cg_get(t, i));
+    if (!c)
+        return NULL;
+    if (c->on_device != t->on_device) {
+        cg_fail(g, "cg_tensor_cast: the tensor is not where the graph's tensors are");
+        return NULL;
+    }
+    if (c->on_device)
+        return cg_cuda_convert(dt, c->data, t->dtype, t->data, t->numel) < 0
+                   ? (cg_fail_device(g), NULL)
+                   : c;
+    for (int64_t i = 0; i < t->numel; i++)
+        cg_set(c, i, cg_get(t, i));
     return c;
 }
 

@@ -46,6 +46,8 @@ typedef struct cg_tensor {
     struct cg_tensor *grad;  /* accumulated over backward passes; NULL until one reaches it */
     struct cg_tensor *pgrad; /* gradient flowing in the current pass; NULL = zero */
     int64_t id;            /* creation order in the graph, for stable printing */
+    bool on_device;        /* data is CUDA device memory; last, so plugins built
+                            * against the earlier layout still read the rest */
 } cg_tensor;
 
 /* ---- the arena ---------------------------------------------------------- */
@@ -72,6 +74,21 @@ cg_tensor *const *cg_graph_tensors(const cg_graph *g, int64_t *n); /* creation o
 cg_node *cg_graph_tape(const cg_graph *g);        /* newest node; NULL when empty */
 void cg_graph_push_tape(cg_graph *g, cg_node *n); /* n->prev = newest; n becomes newest */
 
+/* ---- where the data lives ------------------------------------------------ */
+
+/* A new graph keeps its tensors in host memory. After cg_graph_use_cuda(g),
+ * every tensor made in g lives on the current CUDA device (data is a device
+ * pointer, on_device is true): only the cg_cuda_* kernels, the transport and
+ * the copies below may touch it, never cg_get/cg_set. Call it before the
+ * first tensor is made, after the transport has picked the GPU. Returns 0, or
+ * -1 with the graph's error (a build without CUDA, out of memory). */
+int cg_graph_use_cuda(cg_graph *g);
+bool cg_graph_on_cuda(const cg_graph *g);
+/* Zeroed bytes where g's tensors live (a transport's scratch); NULL + error. */
+void *cg_alloc_data(cg_graph *g, size_t n);
+/* cg_fail(g, <the CUDA layer's last message>); returns -1. */
+int cg_fail_device(cg_graph *g);
+
 /* ---- construction -------------------------------------------------------- */
 
 /* A new zero-filled tensor. ndim 0 is a scalar (numel 1). Any dim may be 0. */
@@ -79,8 +96,35 @@ cg_tensor *cg_tensor_new(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shap
 cg_tensor *cg_tensor_like(cg_graph *g, const cg_tensor *t); /* same dtype/shape, zeros */
 cg_tensor *cg_scalar(cg_graph *g, cg_dtype dt, double v);
 cg_tensor *cg_full(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape, double v);
-/* Copy of t's values in dtype dt (rounded), no autograd history. */
+/* Copy of t's values in dtype dt (rounded), no autograd history, where g's
+ * tensors live. */
 cg_tensor *cg_tensor_cast(cg_graph *g, const cg_tensor *t, cg_dtype dt);
+/* A zero-filled tensor in host memory whatever g's device: values are built
+ * there with cg_set, then moved with cg_tensor_place. */
+cg_tensor *cg_tensor_new_host(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape);
+
+/* ---- whole tensors on either side (tensor_math.c) ------------------------ */
+/* Each returns -1 (or NULL) with the graph's error when a CUDA call fails. */
+
+/* host (a host tensor) where g's tensors live: an uploaded copy on a CUDA
+ * graph, host itself otherwise. Loading inputs is the only upload a run makes. */
+cg_tensor *cg_tensor_place(cg_graph *g, cg_tensor *host);
+/* t's values in host memory: a downloaded copy of a device tensor (owned by
+ * g), t itself otherwise. Reading results is the only download a run makes. */
+const cg_tensor *cg_tensor_host(cg_graph *g, const cg_tensor *t);
+/* 0 when every in[k] lives where out does; else -1 with "<op>: ..." (an op
+ * must never hand a kernel a host pointer, or a host loop a device one). */
+int cg_check_placed(cg_graph *g, const char *op, const cg_tensor *out, cg_tensor *const *in,
+                    int nin);
+/* dst[dst_at + i] = src[src_at + i] for i < n; same dtype, same side. */
+int cg_tensor_copy_elems(cg_graph *g, cg_tensor *dst, int64_t dst_at, const cg_tensor *src,
+                         int64_t src_at, int64_t n);
+/* dst += src elementwise (same numel and dtype). */
+int cg_tensor_accumulate(cg_graph *g, cg_tensor *dst, const cg_tensor *src);
+/* t += v, t *= v, t /= v for every element. */
+int cg_tensor_add_scalar(cg_graph *g, cg_tensor *t, double v);
+int cg_tensor_mul_scalar(cg_graph *g, cg_tensor *t, double v);
+int cg_tensor_div_scalar(cg_graph *g, cg_tensor *t, double v);
 
 static inline double cg_get(const cg_tensor *t, int64_t i);
 static inline void cg_set(cg_tensor *t, int64_t i, double v);

@@ -138,4 +138,27 @@ int cg_cuda_matmul(cg_dtype dt, const void *a, const void *b, void *out, int64_t
 int cg_cuda_matmul_backward(cg_dtype dt, const void *a, const void *b, const void *gout, void *ga,
                             void *gb, int64_t m, int64_t k, int64_t n);
 
+/* ---- whole-tensor updates by a number (cuda/ops_scalar.cu) ------------------ */
+
+/* dst[i] += v, *= v, /= v; the host loops are in tensor_math.c. */
+int cg_cuda_add_scalar(cg_dtype dt, void *dst, int64_t n, double v);
+int cg_cuda_mul_scalar(cg_dtype dt, void *dst, int64_t n, double v);
+int cg_cuda_div_scalar(cg_dtype dt, void *dst, int64_t n, double v);
+/* dst[i] = src[i] converted from `from` to `to` (cg_tensor_cast). */
+int cg_cuda_convert(cg_dtype to, void *dst, cg_dtype from, const void *src, int64_t n);
+
+/* ---- the rule sets' local arithmetic (cuda/rules_local.cu) -------------------- */
+
+/* The twins of rules_local.c; formulas in rules_local_math.h. zeros, nonzero,
+ * mask and ties are f64 buffers of n elements. */
+int cg_cuda_prod_split(cg_dtype dt, const void *x, int64_t n, double *zeros, double *nonzero);
+int cg_cuda_prod_scale(cg_dtype dt, const void *x, const double *zeros, const double *nonzero,
+                       void *gx, int64_t n);
+int cg_cuda_equal_mask(cg_dtype dt, const void *x, const void *m, int64_t n, double *mask);
+int cg_cuda_tie_scale(cg_dtype dt, const void *x, const void *m, const double *ties, void *gx,
+                      int64_t n);
+/* gx = torch_xla's AllReduce.backward: prod ? g*y/x (0 at x == 0) : g where x == y. */
+int cg_cuda_xla_grad(cg_dtype dt, int prod, const void *gy, const void *x, const void *y, void *gx,
+                     int64_t n);
+
 #endif
