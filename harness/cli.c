@@ -20,9 +20,13 @@ void cg_print_usage(FILE *f)
             "                    list N are skipped)\n"
             "  --rules NAME      run every case under rule set NAME alone and compare it\n"
             "                    with the oracle (reference, c10d, torch-nn, gatherlayer,\n"
-            "                    diffdist); default: reference plus the emulations the\n"
-            "                    cases' rules= expectations name\n"
+            "                    diffdist, torch-funcol, horovod, torch-xla, megatron, or a\n"
+            "                    plugin ./liby.so); default: reference plus the emulations\n"
+            "                    the cases' rules= expectations name\n"
             "  --transport NAME  mpi (default), nccl (GPU builds) or a plugin ./libx.so\n"
+            "  --device DEV      cpu or cuda: where the ranks' tensors live and their local\n"
+            "                    ops run (default cuda with --transport nccl, else cpu);\n"
+            "                    the oracle always runs on the CPU in f64\n"
             "  --timeout SEC     per-job deadline; a hung or dead rank is reported (default 60)\n"
             "  --junit FILE      write JUnit XML\n"
             "  --check-sync      before each collective, compare every rank's (op, dtype,\n"
@@ -74,7 +78,7 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
         const char *val = NULL;
         static const char *const valued[] = {"--json", "--world", "--junit", "--rules", "--transport",
                                              "--timeout", "--inject", "--jobs", "--board", "--results",
-                                             "--explain"};
+                                             "--explain", "--device"};
         bool takes_value = false;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
             takes_value |= strcmp(a, valued[k]) == 0;
@@ -109,6 +113,10 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
             o->rules = val;
         } else if (strcmp(a, "--transport") == 0) {
             o->transport = val;
+        } else if (strcmp(a, "--device") == 0) {
+            if (strcmp(val, "cpu") != 0 && strcmp(val, "cuda") != 0)
+                return usage_error("expected cpu or cuda after --device, got '%s'", val);
+            o->device = val;
         } else if (strcmp(a, "--inject") == 0) {
             o->inject = val;
         } else if (strcmp(a, "--jobs") == 0) {

@@ -24,6 +24,7 @@ typedef struct cg_options {
     const char *junit;   /* --junit FILE */
     const char *rules;   /* --rules NAME: every case under NAME alone (NULL: the default run) */
     const char *transport; /* --transport NAME|PATH.so (default "mpi") */
+    const char *device;  /* --device cpu|cuda (NULL: cuda with nccl, else cpu; device.h) */
     double timeout;      /* --timeout SEC: per-job deadline */
     int world;           /* --world N: only this world size (0 = each case's own) */
     const char *inject;  /* --inject hang:R|exit:R[:CASE] (the tool's own tests) */

@@ -85,6 +85,10 @@ static pid_t start_job(const launch *L, int world)
                            "--timeout", tbuf};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         argv[a++] = fixed[i];
+    if (L->o->device) {
+        argv[a++] = "--device";
+        argv[a++] = L->o->device;
+    }
     if (L->o->no_fd)
         argv[a++] = "--no-fd";
     if (L->o->check_sync)

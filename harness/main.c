@@ -8,6 +8,7 @@
 #include "case_set.h"
 #include "cli.h"
 #include "compare.h"
+#include "device.h"
 #include "explain.h"
 #include "junit.h"
 #include "launcher.h"
@@ -65,15 +66,21 @@ int main(int argc, char **argv)
         return rc;
     }
     char perr[1024];
-    if (!o.oracle_only && cg_transport_precheck(o.transport, perr, sizeof perr) != 0) {
+    int pre = 0;
+    if (!o.oracle_only && cg_transport_precheck(o.transport, perr, sizeof perr) != 0)
+        pre = CG_EXIT_INFRA;
+    else if (!o.oracle_only)
+        pre = cg_device_precheck(&o, perr, sizeof perr);
+    if (pre != 0) {
         fprintf(stderr, "collgrad-check: %s\n", perr); /* once, not once per job's ranks */
         cg_case_set_free(&set);
         free(o.paths);
-        return CG_EXIT_INFRA;
+        return pre;
     }
     cg_report *rep = o.oracle_only ? cg_report_new("oracle-only", NULL, NULL, "cpu")
                                    : cg_report_new("distributed", o.transport,
-                                                   o.rules ? o.rules : "reference", "cpu");
+                                                   o.rules ? o.rules : "reference",
+                                                   cg_device_name(cg_device_of(&o)));
     if (!rep) {
         fprintf(stderr, "collgrad-check: out of memory\n");
         rc = CG_EXIT_INFRA;

@@ -1,5 +1,6 @@
 /* rules.c — the registry of built-in rule sets and the helpers they share. */
 #include "rules.h"
+#include "rules_local.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -127,9 +128,7 @@ int cg_rules_pass_gradient(cg_rule_call *call)
     size_t n = (size_t)call->x->numel;
     if (check_local(call, n, n) < 0)
         return -1;
-    if (n > 0)
-        memcpy(call->gx->data, call->gy->data, n * cg_dtype_size(call->gx->dtype));
-    return 0;
+    return cg_local_copy(call, call->gx->data, call->gy->data, n * cg_dtype_size(call->gx->dtype));
 }
 
 int cg_rules_keep_own_slice(cg_rule_call *call)
@@ -143,7 +142,6 @@ int cg_rules_keep_own_slice(cg_rule_call *call)
     if (check_local(call, mine, total) < 0)
         return -1;
     size_t esz = cg_dtype_size(call->gx->dtype);
-    if (mine > 0)
-        memcpy(call->gx->data, (const char *)call->gy->data + start * esz, mine * esz);
-    return 0;
+    return cg_local_copy(call, call->gx->data, (const char *)call->gy->data + start * esz,
+                         mine * esz);
 }

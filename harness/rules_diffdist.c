@@ -13,6 +13,7 @@
  * reduce backward (they raise NotImplementedError), so those are reference
  * here as well. */
 #include "rules.h"
+#include "rules_local.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -53,16 +54,18 @@ static int all_gather_by_reduces(cg_rule_call *call)
     for (int j = 0; j < call->world; j++)
         largest = call->in_counts[j] > largest ? call->in_counts[j] : largest;
     void *ignored = NULL;
+    cg_graph *scratch = NULL;
     int rc;
     if ((size_t)call->gx->numel != call->in_counts[call->rank] || (size_t)call->gy->numel != total)
         rc = cg_rules_fail(call, "gx has %lld elements and gy %lld, expected %zu and %zu",
                            (long long)call->gx->numel, (long long)call->gy->numel,
                            call->in_counts[call->rank], total);
-    else if (!(ignored = calloc(largest ? largest : 1, cg_dtype_size(call->gx->dtype))))
-        rc = cg_rules_fail(call, "out of memory");
+    else if (!(scratch = cg_local_scratch(call)) ||
+             !(ignored = cg_local_buffer(call, scratch, largest * cg_dtype_size(call->gx->dtype))))
+        rc = -1;
     else
         rc = issue_one_reduce_per_rank(call, off, ignored);
-    free(ignored);
+    cg_graph_free(scratch);
     free(off);
     return rc;
 }
@@ -82,8 +85,9 @@ static int broadcast_keeping_gradient(cg_rule_call *call)
     if (cg_tp_reduce(call->tp, call->gy->data, call->gx->data, n, call->gx->dtype, CGT_SUM,
                      call->coll->root) < 0)
         return cg_rules_tp_fail(call);
-    if (call->rank != call->coll->root && n > 0)
-        memcpy(call->gx->data, call->gy->data, n * cg_dtype_size(call->gx->dtype));
+    if (call->rank != call->coll->root)
+        return cg_local_copy(call, call->gx->data, call->gy->data,
+                             n * cg_dtype_size(call->gx->dtype));
     return 0;
 }
 

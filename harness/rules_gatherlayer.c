@@ -12,6 +12,7 @@
  * gives 12 and 18). The `all_x[rank] = x` trick and open_clip without
  * gather_with_grad compute the same. Every other collective is reference. */
 #include "rules.h"
+#include "rules_local.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +35,8 @@ static int own_slice_of_own_gradient(cg_rule_call *call)
         return cg_rules_fail(call, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
                              cg_dtype_name(call->gx->dtype));
     size_t esz = cg_dtype_size(call->gx->dtype);
-    if (mine > 0)
-        memcpy(call->gx->data, (const char *)call->gy->data + start * esz, mine * esz);
-    return 0;
+    return cg_local_copy(call, call->gx->data, (const char *)call->gy->data + start * esz,
+                         mine * esz);
 }
 
 static int gatherlayer_backward(cg_rule_call *call)

@@ -27,6 +27,7 @@
  * Horovod has no reduce, gather or scatter; they are reference here. The
  * prescale and postscale factors are taken at their default of 1. */
 #include "rules.h"
+#include "rules_local.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -70,15 +71,14 @@ static int all_gather_average(cg_rule_call *call)
         return cg_rules_fail(call, "gx has %lld elements and gy %lld, expected %zu and %zu",
                              (long long)call->gx->numel, (long long)call->gy->numel, mine, total);
     size_t esz = cg_dtype_size(call->gx->dtype);
-    char *avg = malloc(total > 0 ? total * esz : 1);
-    if (!avg)
-        return cg_rules_fail(call, "out of memory");
-    int rc = cg_tp_all_reduce(call->tp, call->gy->data, avg, total, call->gx->dtype, CGT_AVG);
-    if (rc < 0)
+    cg_graph *scratch = cg_local_scratch(call);
+    char *avg = scratch ? cg_local_buffer(call, scratch, total * esz) : NULL;
+    int rc = avg ? 0 : -1;
+    if (rc == 0 && cg_tp_all_reduce(call->tp, call->gy->data, avg, total, call->gx->dtype, CGT_AVG) < 0)
         rc = cg_rules_tp_fail(call);
-    else if (mine > 0)
-        memcpy(call->gx->data, avg + start * esz, mine * esz);
-    free(avg);
+    if (rc == 0)
+        rc = cg_local_copy(call, call->gx->data, avg + start * esz, mine * esz);
+    cg_graph_free(scratch);
     return rc;
 }
 
@@ -95,10 +95,7 @@ static int reduce_scatter_scaled(cg_rule_call *call)
     summed.coll = &as_sum;
     if (cg_reference_backward(&summed) < 0)
         return -1;
-    double scale = op == CG_RED_SUM ? call->world : 1.0;
-    for (int64_t e = 0; e < call->gx->numel; e++)
-        cg_set(call->gx, e, cg_get(call->gx, e) * scale);
-    return 0;
+    return cg_local_mul(call, call->gx, op == CG_RED_SUM ? call->world : 1.0);
 }
 
 /* Every rank averages g; only the root keeps it. Non-roots receive into a
@@ -115,13 +112,15 @@ static int broadcast_average(cg_rule_call *call)
     if (at_root && (size_t)call->gx->numel != n)
         return cg_rules_fail(call, "gx has %lld elements but gy %zu", (long long)call->gx->numel,
                              n);
-    void *scratch = at_root ? NULL : malloc(n > 0 ? n * cg_dtype_size(call->gx->dtype) : 1);
-    if (!at_root && !scratch)
-        return cg_rules_fail(call, "out of memory");
-    void *recv = at_root ? call->gx->data : scratch;
-    int rc = cg_tp_all_reduce(call->tp, call->gy->data, recv, n, call->gx->dtype, CGT_AVG);
-    free(scratch);
-    return rc < 0 ? cg_rules_tp_fail(call) : 0;
+    cg_graph *scratch = at_root ? NULL : cg_local_scratch(call);
+    void *recv = at_root ? call->gx->data
+                 : scratch ? cg_local_buffer(call, scratch, n * cg_dtype_size(call->gx->dtype))
+                           : NULL;
+    int rc = recv ? 0 : -1;
+    if (rc == 0 && cg_tp_all_reduce(call->tp, call->gy->data, recv, n, call->gx->dtype, CGT_AVG) < 0)
+        rc = cg_rules_tp_fail(call);
+    cg_graph_free(scratch);
+    return rc;
 }
 
 static int horovod_backward(cg_rule_call *call)

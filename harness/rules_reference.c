@@ -10,6 +10,7 @@
  * float64 whatever x's dtype, so a check measures the formula rather than the
  * rounding of a helper; the gradient itself travels in its own dtype. */
 #include "rules.h"
+#include "rules_local.h"
 
 #include <string.h>
 
@@ -57,10 +58,7 @@ static size_t *new_counts(cg_rule_call *c, cg_graph *s)
  * stay zero there, so it never gets gx. */
 static void *ignored_buffer(cg_rule_call *c, cg_graph *s, size_t n)
 {
-    void *p = cg_alloc(s, n * cg_dtype_size(c->gx->dtype));
-    if (!p)
-        cg_rules_fail(c, "out of memory");
-    return p;
+    return cg_local_buffer(c, s, n * cg_dtype_size(c->gx->dtype));
 }
 
 /* Sizes that disagree with the counts would make the transport read or
@@ -86,20 +84,12 @@ static int scale_by_product_of_others(cg_rule_call *c, cg_graph *s)
     cg_tensor *nonzero_prod = cg_tensor_new(s, CG_F64, 1, &len);
     if (!zeros || !nonzero_prod)
         return cg_rules_fail(c, "out of memory");
-    for (int64_t e = 0; e < len; e++) {
-        double v = cg_get(x, e);
-        cg_set(zeros, e, v == 0.0 ? 1.0 : 0.0);
-        cg_set(nonzero_prod, e, v == 0.0 ? 1.0 : v);
-    }
+    if (cg_local_prod_split(c, x, zeros, nonzero_prod) < 0)
+        return -1;
     if (cg_tp_all_reduce(c->tp, zeros->data, zeros->data, n, CG_F64, CGT_SUM) < 0 ||
         cg_tp_all_reduce(c->tp, nonzero_prod->data, nonzero_prod->data, n, CG_F64, CGT_PROD) < 0)
         return cg_rules_tp_fail(c);
-    for (int64_t e = 0; e < len; e++) {
-        double v = cg_get(x, e), nz = cg_get(zeros, e), p = cg_get(nonzero_prod, e);
-        double others = nz == 0.0 ? p / v : (nz == 1.0 && v == 0.0) ? p : 0.0;
-        cg_set(c->gx, e, cg_get(c->gx, e) * others);
-    }
-    return 0;
+    return cg_local_prod_scale(c, x, zeros, nonzero_prod, c->gx);
 }
 
 /* [x_i == m] / #ties, m = max (or min) over ranks: ties share the gradient
@@ -121,16 +111,11 @@ static int scale_by_tie_share(cg_rule_call *c, cg_graph *s, const cg_tensor *ext
     cg_tensor *ties = cg_tensor_new(s, CG_F64, 1, &len);
     if (!ties)
         return cg_rules_fail(c, "out of memory");
-    for (int64_t e = 0; e < len; e++)
-        cg_set(ties, e, cg_get(x, e) == cg_get(extremum, e) ? 1.0 : 0.0);
+    if (cg_local_equal_mask(c, x, extremum, ties) < 0)
+        return -1;
     if (cg_tp_all_reduce(c->tp, ties->data, ties->data, n, CG_F64, CGT_SUM) < 0)
         return cg_rules_tp_fail(c);
-    for (int64_t e = 0; e < len; e++) {
-        bool mine = cg_get(x, e) == cg_get(extremum, e);
-        double share = mine ? 1.0 / cg_get(ties, e) : 0.0;
-        cg_set(c->gx, e, cg_get(c->gx, e) * share);
-    }
-    return 0;
+    return cg_local_tie_scale(c, x, extremum, ties, c->gx);
 }
 
 /* gx (the summed gradient of op_k x_k, laid out like x) times the local
@@ -141,9 +126,7 @@ static int scale_by_local_factor(cg_rule_call *c, cg_graph *s, const cg_tensor *
     case CG_RED_SUM:
         return 0;
     case CG_RED_AVG:
-        for (int64_t e = 0; e < c->gx->numel; e++)
-            cg_set(c->gx, e, cg_get(c->gx, e) / c->world);
-        return 0;
+        return cg_local_div(c, c->gx, c->world);
     case CG_RED_PROD:
         return scale_by_product_of_others(c, s);
     case CG_RED_MAX:
@@ -216,9 +199,9 @@ static int reduce_backward(cg_rule_call *c, cg_graph *s)
 {
     size_t n = (size_t)c->x->numel;
     if (c->rank == c->coll->root) {
-        if (expect_numel(c, "gy", c->gy, n) < 0)
+        if (expect_numel(c, "gy", c->gy, n) < 0 ||
+            cg_local_copy(c, c->gx->data, c->gy->data, n * cg_dtype_size(c->gx->dtype)) < 0)
             return -1;
-        memcpy(c->gx->data, c->gy->data, n * cg_dtype_size(c->gx->dtype));
     }
     if (cg_tp_broadcast(c->tp, c->gx->data, n, c->gx->dtype, c->coll->root) < 0)
         return cg_rules_tp_fail(c);
@@ -333,9 +316,9 @@ int cg_reference_backward(cg_rule_call *call)
 {
     if (check_call(call) < 0)
         return -1;
-    cg_graph *scratch = cg_graph_new();
+    cg_graph *scratch = cg_local_scratch(call);
     if (!scratch)
-        return cg_rules_fail(call, "out of memory");
+        return -1;
     int rc = reference_backward_of[call->coll->kind](call, scratch);
     cg_graph_free(scratch);
     return rc;

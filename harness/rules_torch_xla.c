@@ -19,25 +19,7 @@
  *
  * torch_xla has no other differentiable collective; the rest is reference. */
 #include "rules.h"
-
-/* The gradient XLA's AllReduce.backward gives one element. */
-static double xla_element_grad(cg_redop op, double g, double in, double out, int world)
-{
-    switch (op) {
-    case CG_RED_SUM:
-        return g;
-    case CG_RED_AVG:
-        return g / world;
-    case CG_RED_PROD:
-        return in != 0.0 ? g * (out / in) : 0.0;
-    case CG_RED_MAX:
-    case CG_RED_MIN:
-        return in == out ? g : 0.0;
-    case CG_RED_COUNT:
-        break;
-    }
-    return 0.0;
-}
+#include "rules_local.h"
 
 static int all_reduce_local(cg_rule_call *call)
 {
@@ -51,11 +33,23 @@ static int all_reduce_local(cg_rule_call *call)
         return cg_rules_fail(call, "gy, y and gx have %lld, %lld and %lld elements, expected %lld",
                              (long long)call->gy->numel, (long long)call->y->numel,
                              (long long)call->gx->numel, (long long)n);
-    for (int64_t e = 0; e < n; e++)
-        cg_set(call->gx, e,
-               xla_element_grad(call->coll->op, cg_get(call->gy, e), cg_get(call->x, e),
-                                cg_get(call->y, e), call->world));
-    return 0;
+    size_t bytes = (size_t)n * cg_dtype_size(call->gx->dtype);
+    switch (call->coll->op) {
+    case CG_RED_SUM:
+        return cg_local_copy(call, call->gx->data, call->gy->data, bytes);
+    case CG_RED_AVG:
+        if (cg_local_copy(call, call->gx->data, call->gy->data, bytes) < 0)
+            return -1;
+        return cg_local_div(call, call->gx, call->world);
+    case CG_RED_PROD:
+    case CG_RED_MAX:
+    case CG_RED_MIN:
+        return cg_local_xla_grad(call, call->coll->op == CG_RED_PROD, call->gy, call->x, call->y,
+                                 call->gx);
+    case CG_RED_COUNT:
+        break;
+    }
+    return cg_rules_fail(call, "unknown reduction op %d", (int)call->coll->op);
 }
 
 static int torch_xla_backward(cg_rule_call *call)

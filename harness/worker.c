@@ -55,6 +55,7 @@ static void put_str(buf *b, const char *s)
         put(b, s, (size_t)n);
 }
 
+/* t must be in host memory (pack_rank downloads device tensors first). */
 static void put_values(buf *b, const cg_tensor *t, int64_t numel)
 {
     for (int64_t i = 0; i < numel; i++) {
@@ -63,21 +64,42 @@ static void put_values(buf *b, const cg_tensor *t, int64_t numel)
     }
 }
 
-/* [error][n][name ndim shape[4] value[numel] grad[numel]]... */
-static void pack_rank(buf *b, const cg_interp *I, const char *error)
+/* The named tensors' values and gradients in host memory: on a CUDA graph
+ * this is where they are read back, the run's only download. NULL with the
+ * graph's error when a copy fails. */
+static const cg_tensor **host_views(cg_graph *g, const cg_binding *bind, int n)
 {
-    put_str(b, error);
+    const cg_tensor **v = cg_alloc(g, (size_t)(2 * n + 1) * sizeof *v);
+    for (int i = 0; v && i < n; i++) {
+        v[2 * i] = cg_tensor_host(g, bind[i].t);
+        v[2 * i + 1] = bind[i].t->grad ? cg_tensor_host(g, bind[i].t->grad) : NULL;
+        if (!v[2 * i] || (bind[i].t->grad && !v[2 * i + 1]))
+            return NULL;
+    }
+    return v;
+}
+
+/* [error][n][name ndim shape[4] value[numel] grad[numel]]... */
+static void pack_rank(buf *b, cg_graph *g, const cg_interp *I, const char *error)
+{
     const cg_binding *bind = NULL;
     int n = I ? cg_interp_bindings(I, 0, &bind) : 0;
+    const cg_tensor **host = n > 0 ? host_views(g, bind, n) : NULL;
+    if (n > 0 && !host) {
+        put_str(b, cg_graph_error(g)); /* reading the results back failed: say why */
+        put_i64(b, 0);
+        return;
+    }
+    put_str(b, error);
     put_i64(b, n);
     for (int i = 0; i < n; i++) {
-        const cg_tensor *t = bind[i].t;
+        const cg_tensor *t = host[2 * i];
         put_str(b, bind[i].name);
         put_i64(b, t->ndim);
         for (int d = 0; d < CG_MAX_DIMS; d++)
             put_i64(b, t->shape[d]);
         put_values(b, t, t->numel);
-        put_values(b, t->grad, t->numel);
+        put_values(b, host[2 * i + 1], t->numel);
     }
 }
 
@@ -160,20 +182,27 @@ static int unpack_rank(const char *p, size_t n, cg_obs_rank *rk)
 
 /* ---- one job on this rank ------------------------------------------------ */
 
-/* Run the program on this rank; pack what it produced into b. */
-static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const cg_oracle *plan, buf *b)
+/* Run the program on this rank, its tensors on `dev`; pack what it produced
+ * into b. */
+static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const cg_oracle *plan,
+                     cg_device dev, buf *b)
 {
     cg_graph *g = cg_graph_new();
     cg_wcomm w = {tp, rules, tp->rank, tp->world, cs->dtype, plan->events, plan->nevents, 0};
     cg_comm comm = cg_wcomm_comm(&w);
     int me = tp->rank;
+    if (g && dev == CG_DEVICE_CUDA && cg_graph_use_cuda(g) < 0) {
+        pack_rank(b, g, NULL, cg_graph_error(g));
+        cg_graph_free(g);
+        return;
+    }
     cg_interp *I = g ? cg_interp_new(cs, tp->world, &me, 1, cs->dtype, g, &comm) : NULL;
     if (!I)
-        pack_rank(b, NULL, "out of memory");
+        pack_rank(b, g, NULL, "out of memory");
     else if (cg_interp_run(I) != 0)
-        pack_rank(b, I, cg_interp_error(I));
+        pack_rank(b, g, I, cg_interp_error(I));
     else
-        pack_rank(b, I, NULL);
+        pack_rank(b, g, I, NULL);
     cg_interp_free(I);
     cg_graph_free(g);
 }
@@ -211,10 +240,10 @@ static int gather_observed(const buf *mine, int world, cg_observed *obs, char *e
  * 0; 1 on rank 0 when a rank's results could not be collected (err set);
  * -1 on a local failure. */
 static int run_and_gather(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const cg_oracle *plan,
-                          cg_observed *obs, char *err, size_t errlen)
+                          cg_device dev, cg_observed *obs, char *err, size_t errlen)
 {
     buf b = {0};
-    run_rank(cs, rules, tp, plan, &b);
+    run_rank(cs, rules, tp, plan, dev, &b);
     int rc = b.oom ? -1 : 0;
     if (tp->rank != 0 && rc == 0 &&
         MPI_Send(b.p, (int)b.n, MPI_BYTE, 0, RESULT_TAG, MPI_COMM_WORLD) != MPI_SUCCESS)
@@ -227,7 +256,8 @@ static int run_and_gather(const cg_case *cs, const cg_rules *rules, cg_tp *tp, c
 
 /* Name the mistake a mismatch matches: re-run the case under every built-in
  * emulation over the trusted transport (gradient mismatches only), and ask
- * the oracle for its variants; rank 0 compares (diagnose.h). */
+ * the oracle for its variants; rank 0 compares (diagnose.h). The re-runs
+ * stay on the host, whatever the run under test used: they are references. */
 static int diagnose_job(const cg_case *cs, const cg_job *job, cg_tp *trusted, const cg_oracle *o,
                         const cg_observed *obs, bool gradients, cg_case_result *res)
 {
@@ -241,7 +271,8 @@ static int diagnose_job(const cg_case *cs, const cg_job *job, cg_tp *trusted, co
         if (strcmp(all[i]->name, "reference") == 0)
             continue;
         char err[256];
-        int got = run_and_gather(cs, all[i], trusted, o, &runs_obs[n], err, sizeof err);
+        int got = run_and_gather(cs, all[i], trusted, o, CG_DEVICE_CPU, &runs_obs[n], err,
+                                 sizeof err);
         rc = got < 0 ? -1 : 0;
         runs[n] = (cg_rule_run){all[i]->name, got == 0 ? &runs_obs[n] : NULL};
         n++;
@@ -260,8 +291,8 @@ static int diagnose_job(const cg_case *cs, const cg_job *job, cg_tp *trusted, co
     return rc;
 }
 
-int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *trusted, bool fd,
-                  cg_case_result *res, int *error_class)
+int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *trusted, cg_device dev,
+                  bool fd, cg_case_result *res, int *error_class)
 {
     char msg[512];
     const cg_rules *rules = cg_rules_load(job->rules, msg, sizeof msg);
@@ -294,7 +325,7 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *truste
     cg_observed obs;
     memset(&obs, 0, sizeof obs);
     char err[256];
-    int rc = run_and_gather(cs, rules, tp, o, &obs, err, sizeof err);
+    int rc = run_and_gather(cs, rules, tp, o, dev, &obs, err, sizeof err);
     int diag = 0; /* rank 0 decides: 0 none, 1 wrong values, 2 wrong gradients */
     if (root && rc == 1) {
         res->status = CG_ERROR;

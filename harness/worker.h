@@ -3,7 +3,8 @@
  * Two ways in: the launcher starts `mpiexec -n W collgrad-check --worker
  * --jobs F --board B --results R ...` (rank 0 appends one JSON line per
  * finished job to R); or a user starts `mpiexec -n N collgrad-check ...`
- * (or srun) directly, and rank 0 prints and writes the reports itself. */
+ * (or srun) directly, and rank 0 prints and writes the reports itself.
+ * The run under test keeps its tensors on `--device` (device.h). */
 #ifndef CG_WORKER_H
 #define CG_WORKER_H
 
@@ -11,6 +12,7 @@
 
 #include "case_set.h"
 #include "cli.h"
+#include "device.h"
 #include "jobs.h"
 #include "observed.h"
 #include "result.h"
@@ -22,8 +24,8 @@
  * receives the checks and *error_class is 2 (bad case) or 3
  * (infrastructure) for an erroring job. Returns 0, or -1 on a local failure
  * (out of memory, MPI). */
-int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *trusted, bool fd,
-                  cg_case_result *res, int *error_class);
+int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *trusted, cg_device dev,
+                  bool fd, cg_case_result *res, int *error_class);
 
 /* Entry point inside MPI (either way in). Returns the process exit status. */
 int cg_worker_main(const cg_options *o, const cg_case_set *set);

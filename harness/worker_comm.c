@@ -117,8 +117,8 @@ static cg_tensor *output_tensor(const cg_wcomm *w, cg_graph *g, const cg_coll *c
 static cgt_redop tp_op(cg_redop op) { return (cgt_redop)op; } /* same order by construction */
 
 /* The forward value: one transport call, identical under every rule set. */
-static int forward(cg_wcomm *w, const cg_coll *c, const cg_plan_event *ev, const size_t *in_counts,
-                   cg_tensor *x, cg_tensor *y)
+static int forward(cg_wcomm *w, cg_graph *g, const cg_coll *c, const cg_plan_event *ev,
+                   const size_t *in_counts, cg_tensor *x, cg_tensor *y)
 {
     cg_tp *tp = w->tp;
     int W = w->world, me = w->rank;
@@ -136,8 +136,11 @@ static int forward(cg_wcomm *w, const cg_coll *c, const cg_plan_event *ev, const
     case CG_C_ALL_REDUCE: return cg_tp_all_reduce(tp, x->data, y->data, n, dt, tp_op(c->op));
     case CG_C_ALL_GATHER: return cg_tp_all_gather(tp, x->data, y->data, in_counts, dt);
     case CG_C_REDUCE_SCATTER: return cg_tp_reduce_scatter(tp, x->data, y->data, out_counts, dt, tp_op(c->op));
-    case CG_C_BROADCAST:
-        memcpy(y->data, x->data, n * cg_dtype_size(dt));
+    case CG_C_BROADCAST: /* in place on a copy: x stays this rank's own value */
+        if (cg_tensor_copy_elems(g, y, 0, x, 0, x->numel) < 0) {
+            snprintf(tp->err, sizeof tp->err, "%s", cg_graph_error(g));
+            return -1;
+        }
         return cg_tp_broadcast(tp, y->data, n, dt, c->root);
     case CG_C_REDUCE: /* non-root outputs stay zeros */
         return cg_tp_reduce(tp, x->data, me == c->root ? y->data : NULL, n, dt, tp_op(c->op), c->root);
@@ -163,7 +166,9 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
         in_counts[r] = (size_t)numel_of(ev, r);
     w->tp->backward = false;
     w->tp->seq = c->seq;
-    if (forward(w, c, ev, in_counts, x, y) != 0) {
+    if (cg_check_placed(g, cg_coll_name(c->kind), y, &x, 1) < 0)
+        return -1;
+    if (forward(w, g, c, ev, in_counts, x, y) != 0) {
         cg_fail(g, "%s", w->tp->err);
         return -1;
     }

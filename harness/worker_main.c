@@ -139,7 +139,7 @@ static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *j
             alarm((unsigned)(o->timeout + 0.999));
         double t0 = cg_now();
         int eclass = 0;
-        if (cg_worker_job(cs, &jobs[i], tp, trusted, !o->no_fd, res, &eclass) != 0)
+        if (cg_worker_job(cs, &jobs[i], tp, trusted, cg_device_of(o), !o->no_fd, res, &eclass) != 0)
             return -1;
         alarm(0);
         if (res) {
@@ -184,6 +184,15 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
     cg_job *jobs = NULL;
     cg_report *rep = NULL;
     char err[1024] = "";
+    int pre = cg_device_precheck(o, err, sizeof err);
+    if (pre != 0) { /* the launcher checked already; ranks started by hand check here */
+        int rank = 0;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0)
+            fprintf(stderr, "collgrad-check: %s\n", err);
+        MPI_Finalize();
+        return pre;
+    }
     if (cg_tp_open(&tp, o->transport, err, sizeof err) != 0) {
         fprintf(stderr, "collgrad-check: %s\n", err);
         MPI_Abort(MPI_COMM_WORLD, CG_EXIT_INFRA);
@@ -209,7 +218,8 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         fprintf(stderr, "collgrad-check: cannot read the job list\n");
         rc = CG_EXIT_INFRA;
     }
-    if (rc == 0 && tp.rank == 0 && !(rep = cg_report_new("distributed", o->transport, o->rules ? o->rules : "reference", "cpu")))
+    if (rc == 0 && tp.rank == 0 && !(rep = cg_report_new("distributed", o->transport, o->rules ? o->rules : "reference",
+                                                   cg_device_name(cg_device_of(o)))))
         rc = CG_EXIT_INFRA;
     /* diagnosis re-runs use the built-in MPI transport, not the one under test */
     cg_tp own_mpi, *trusted = &tp;
