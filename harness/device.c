@@ -26,12 +26,16 @@ static int transport_caps(const char *name, unsigned *caps, char *err, size_t er
     const cg_transport_ops *ops = NULL;
     if (strcmp(name, "mpi") == 0)
         ops = cg_transport_mpi();
-#ifdef HAVE_CUDA
     else if (strcmp(name, "nccl") == 0)
+#ifdef HAVE_CUDA
         ops = cg_transport_nccl();
+#else
+        snprintf(err, errlen, "%s", CG_NCCL_NOT_BUILT);
 #endif
     else if (cg_is_plugin_path(name))
         ops = cg_transport_load(name, err, errlen);
+    else
+        snprintf(err, errlen, "unknown transport '%s'", name);
     if (!ops)
         return -1;
     *caps = ops->caps;
@@ -58,12 +62,10 @@ int cg_device_precheck(const cg_options *o, char *err, size_t errlen)
 {
     if (cg_device_of(o) != CG_DEVICE_CUDA)
         return 0;
-    if (device_available(err, errlen) != 0)
-        return CG_EXIT_INFRA;
     unsigned caps = 0;
     char why[512] = "";
     if (transport_caps(o->transport, &caps, why, sizeof why) != 0) {
-        snprintf(err, errlen, "%s", why[0] ? why : "unknown transport");
+        snprintf(err, errlen, "%s", why);
         return CG_EXIT_INFRA;
     }
     if (!(caps & CGT_CAP_CUDA)) {
@@ -85,5 +87,8 @@ int cg_device_precheck(const cg_options *o, char *err, size_t errlen)
                  o->inject);
         return CG_EXIT_USAGE;
     }
+    /* nccl's own pre-check (plugin_check.h) says this in its words */
+    if (strcmp(o->transport, "nccl") != 0 && device_available(err, errlen) != 0)
+        return CG_EXIT_INFRA;
     return 0;
 }

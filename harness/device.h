@@ -20,8 +20,10 @@ const char *cg_device_name(cg_device d); /* "cpu", "cuda" */
 
 /* Checked once by the launching process (and by each rank started directly
  * under mpiexec) before anything runs. 0, or an exit status with err:
- * CG_EXIT_INFRA when no CUDA device can be used (a build without CUDA, none
- * visible); CG_EXIT_USAGE for a combination that cannot work on the device:
+ * CG_EXIT_USAGE for a combination that cannot work on the device (checked
+ * first, so it is said on any machine); CG_EXIT_INFRA when no CUDA device can
+ * be used (a build without CUDA, none visible; for --transport nccl its own
+ * pre-check says so, plugin_check.h). The combinations:
  * a transport without CGT_CAP_CUDA (mpi takes host buffers), a rule-set
  * plugin (its ABI hands it host tensors), --inject's data faults (they
  * rewrite host buffers). */

@@ -66,11 +66,9 @@ int main(int argc, char **argv)
         return rc;
     }
     char perr[1024];
-    int pre = 0;
-    if (!o.oracle_only && cg_transport_precheck(o.transport, perr, sizeof perr) != 0)
+    int pre = o.oracle_only ? 0 : cg_device_precheck(&o, perr, sizeof perr);
+    if (pre == 0 && !o.oracle_only && cg_transport_precheck(o.transport, perr, sizeof perr) != 0)
         pre = CG_EXIT_INFRA;
-    else if (!o.oracle_only)
-        pre = cg_device_precheck(&o, perr, sizeof perr);
     if (pre != 0) {
         fprintf(stderr, "collgrad-check: %s\n", perr); /* once, not once per job's ranks */
         cg_case_set_free(&set);
