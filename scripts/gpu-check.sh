@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # One command for a machine with a GPU: install what the build needs, build
 # with the GPU path into ./build-gpu (or $CG_BUILD_DIR), check every CUDA kernel
-# against its CPU op (cudatest_ops) and every nccl transport entry (cudatest_nccl
-# at W = 1, 2), then run every built-in case over
-# `--transport nccl` at W = 1, 2 and 4, each writing out/gpu-report-w<W>.json,
+# against its CPU op (cudatest_ops), every op and autograd on a CUDA graph against
+# a host graph (cudatest_graph), the rule sets' local math (cudatest_local) and
+# every nccl transport entry (cudatest_nccl at W = 1, 2), then run every built-in
+# case over `--transport nccl` (tensors on the GPU: --device cuda is implied) at
+# W = 1, 2 and 4, each writing out/gpu-report-w<W>.json,
 # and print the summary lines. When a world has more ranks than there are GPUs,
 # the ranks share them (COLLGRAD_NCCL_SHARE_GPU=1, see README). Extra arguments
 # go to collgrad-check (e.g. --verbose, --timeout 120). send_recv_ring at W = 2
@@ -40,6 +42,16 @@ fi
 summary+=("$(tail -n 1 "$out/gpu-cudatest.log")")
 note $((rc == 0 ? 0 : 1))
 
+for t in cudatest_graph cudatest_local; do
+  echo "== $t: the same programs on a CUDA graph and a host graph"
+  "$build/tests/$t" > "$out/gpu-$t.log" 2>&1
+  rc=$?
+  grep -E "^FAIL" "$out/gpu-$t.log" | head -20
+  summary+=("$(tail -n 1 "$out/gpu-$t.log")")
+  note $((rc == 0 ? 0 : 1))
+done
+
+nvidia-smi -L 2>/dev/null | sed 's/^/device: /'
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 [ "${gpus:-0}" -ge 1 ] || gpus=1
 mpiexec=$(sed -n 's/^MPIEXEC_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt")
