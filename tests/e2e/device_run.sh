@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The run under test on the device: built-in cases over `--transport nccl`
+# (tensors on the GPU, --device cuda implied) at W = 1 and 2, against the
+# oracle on the CPU. Every job must pass, the emulations' rules= expectations
+# included (c10d 20/30 and 4/9 for issue 58005, torch-nn 12/18, gatherlayer
+# 6/9), and the report must say "device": "cuda". send_recv_ring is left out:
+# NCCL's sends do not buffer, so a ring where every rank sends first hangs
+# (README). Runs wherever a CUDA device is usable: a GPU, or the emulated
+# build (tests/cuda_emu); elsewhere it exits 77 (ctest: skipped).
+. "$(dirname "$0")/common.bash"
+
+C="$SRC/cases"
+probe="$C/collectives/all_reduce_sum.case"
+if ! "$BIN" --transport nccl --world 1 --timeout 60 "$probe" > "$TMP/probe" 2>&1; then
+  if grep -qE "no CUDA device is visible|built without CUDA" "$TMP/probe"; then
+    echo "SKIP: no usable CUDA device ($(head -n 1 "$TMP/probe"))"
+    exit 77
+  fi
+fi
+
+cases=("$C/pytorch-58005" "$C/diffdist-forum" "$C/allgather-blog" "$C/losses"
+       "$C/half/collectives_bf16.case")
+for f in "$C"/collectives/*.case; do
+  [ "$(basename "$f")" = send_recv_ring.case ] || cases+=("$f")
+done
+for w in 1 2; do
+  expect_exit 0 -- "$BIN" --transport nccl --world "$w" --timeout 120 \
+    --json "$TMP/w$w.json" "${cases[@]}"
+  expect_grep "^100% cases passed \([0-9]+ of [0-9]+\); 0 failed, 0 errors" "$TMP/out"
+  expect_grep '"device": ?"cuda"' "$TMP/w$w.json"
+  expect_grep '"transport": ?"nccl"' "$TMP/w$w.json"
+done
+# the emulations reproduce the documents' numbers on the device too (W = 2)
+expect_exit 0 -- "$BIN" --transport nccl --world 2 --verbose --timeout 120 \
+  "$C/pytorch-58005/allreduce_sum_square.case"
+expect_grep "pass per_rank\(x\) rank 1 rules=c10d: expected \[30\] observed \[30\]" "$TMP/out"
+# and a wrong backend is still caught there, named by the diagnosis
+expect_exit 1 -- "$BIN" --transport nccl --world 2 --rules c10d --timeout 120 \
+  "$C/pytorch-58005/allreduce_sum_square.case"
+expect_grep "fail per_rank\(x\) rank 0 rules=c10d: expected \[40\] observed \[20\]" "$TMP/out"
+expect_grep "diagnosis: .*c10d" "$TMP/out"
+finish
