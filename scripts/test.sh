@@ -15,4 +15,5 @@ if [ "${CG_TEST_EXTRA:-0}" = 1 ]; then
   FUZZ_SECONDS="${FUZZ_SECONDS:-30}" "$root/scripts/fuzz.sh"
   "$root/scripts/valgrind.sh"
   "$root/scripts/sanitize.sh"
+  "$root/scripts/emu-check.sh"   # the GPU path against the host emulation (tests/cuda_emu)
 fi
