@@ -5,7 +5,10 @@
 # -DCG_CUDA_EMU=ON -DCG_WERROR=ON into ./build-emu (or $CG_EMU_BUILD_DIR), then runs
 # every cudatest_* (the kernels against the CPU ops, CUDA graphs against host graphs,
 # the nccl transport at W = 1, 2) and cuda_emu_* test (the emulation's own guards),
-# and once more the kernel tests with blocks and threads in reverse order
+# e2e_device_run (the tool end to end: built-in cases over --transport nccl with the
+# tensors on the device, W = 1, 2) and e2e_nccl_nogpu (the refusal when no device is
+# visible, CG_CUDA_EMU_DEVICES=0); then once more the kernel tests with blocks and
+# threads in reverse order
 # (CG_CUDA_EMU_ORDER=reverse). Every test must PASS: the emulated device is always
 # there, so a skip is a failure here. Prints each program's pass count. Extra arguments
 # go to ctest.
@@ -40,8 +43,8 @@ run() {
              Testing/Temporary/LastTest.log || true)
 }
 
-echo "== emu-check: cudatest_* and cuda_emu_* against the emulated CUDA device"
-run "" -R '^(cudatest_|cuda_emu_)' "$@"
+echo "== emu-check: the CUDA tests against the emulated CUDA device"
+run "" -R '^(cudatest_|cuda_emu_|e2e_device_run$|e2e_nccl_nogpu$)' "$@"
 echo "== emu-check: the kernel tests again, blocks and threads in reverse order"
 export CG_CUDA_EMU_ORDER=reverse
 run "reverse order: " -R '^(cudatest_ops|cudatest_graph|cudatest_local|cuda_emu_kernel)$' "$@"
