@@ -77,7 +77,8 @@ static cg_tensor *p_reshape(cg_graph *g, cg_tensor **x)
     const int64_t shape[2] = {-1, 6};
     return cg_reshape(g, x[0], 2, shape);
 }
-/* A small model: log_softmax(tanh(x @ w) * 2 - b) summed over rows. */
+/* A small model: log_softmax(tanh(x @ w) * 2 - b) summed over rows (b has
+ * the product's shape: only numel-1 operands broadcast). */
 static cg_tensor *p_chain(cg_graph *g, cg_tensor **x)
 {
     cg_tensor *h = cg_tanh(g, cg_matmul(g, x[0], x[1]));
@@ -118,7 +119,7 @@ static const prog progs[] = {
     {"index -2", 1, {3}, SHAPES({4, 2, 3}), -2, 2, p_index},
     {"clone", 1, {2}, SHAPES({3, 3}), -2, 2, p_clone},
     {"reshape", 1, {3}, SHAPES({2, 3, 2}), -2, 2, p_reshape},
-    {"tanh(x @ w) * 2 - b -> log_softmax", 3, {2, 2, 1}, SHAPES({4, 3}, {3, 5}, {5}), -1, 1,
+    {"tanh(x @ w) * 2 - b -> log_softmax", 3, {2, 2, 2}, SHAPES({4, 3}, {3, 5}, {4, 5}), -1, 1,
      p_chain},
 };
 
@@ -222,7 +223,9 @@ static void run_prog(const prog *p, cg_dtype dt)
         cg_set(weight, i, uniform(-1, 1));
     cg_tensor *hout = weight ? run_side(host, p, dt, vals, weight, hin) : NULL;
     cg_tensor *dout = hout ? run_side(dev, p, dt, vals, weight, din) : NULL;
-    if (!hout)
+    if (!shape_of)
+        fail(p->name, dt, "the program fails: %s", probe ? cg_graph_error(probe) : "out of memory");
+    else if (!hout)
         fail(p->name, dt, "host side: %s", cg_graph_error(host));
     else if (!dout)
         fail(p->name, dt, "device side: %s", cg_graph_error(dev));
