@@ -132,6 +132,9 @@ int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen)
         tp->inst = ops->create(&why);
         if (tp->inst) {
             tp->ops = ops;
+#ifdef HAVE_CUDA
+            tp->holds_sends = ops == cg_transport_nccl() ? tp->inst : NULL;
+#endif
             tp->rank = ops->rank(tp->inst);
             tp->world = ops->world(tp->inst);
             return 0;
@@ -140,6 +143,17 @@ int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen)
     }
     say(err, errlen, "%s", tp->err);
     return -1;
+}
+
+int cg_tp_settle(cg_tp *tp)
+{
+#ifdef HAVE_CUDA
+    if (tp->holds_sends && cgn_flush_sends(tp->holds_sends) != 0) {
+        say(tp->err, sizeof tp->err, "%s", tp->ops->last_error(tp->inst));
+        return -1;
+    }
+#endif
+    return 0;
 }
 
 void cg_tp_close(cg_tp *tp)

@@ -52,12 +52,19 @@ struct cg_tp {
     cg_tp_fingerprint last;         /* the latest collective's fingerprint */
     cg_tp_sync_fn sync;             /* NULL: no cross-rank comparison */
     bool unhooked;                  /* a private replay (hazards.c): no status, no sync */
+    cg_transport *holds_sends;      /* the built-in nccl instance: its sends wait for the
+                                       next call or for cg_tp_settle (transport_nccl_p2p.c) */
     char err[512];
 };
 
 /* The built-in transport named `name` ("mpi", "nccl"), or a plugin path ("./libx.so").
  * 0, or -1 with err. MPI must be initialized. */
 int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen);
+/* Completes what the transport may still hold back (the built-in nccl's
+ * sends, which otherwise go out with its next call): the worker calls it at
+ * the end of every program, before results leave over MPI. 0, or -1 with
+ * tp->err. A no-op for every other transport. */
+int cg_tp_settle(cg_tp *tp);
 void cg_tp_close(cg_tp *tp);
 const cg_transport_ops *cg_transport_mpi(void);
 /* Load a transport plugin's table and check its ABI and entries (the plugin
@@ -69,6 +76,9 @@ const cg_transport_ops *cg_transport_load(const char *path, char *err, size_t er
  * (cudaGetDeviceCount: ...)". */
 const cg_transport_ops *cg_transport_nccl(void);
 int cg_nccl_available(char *err, size_t errlen);
+/* Issues the nccl sends held back since its last call (one NCCL group) and
+ * waits for them; 0, or -1 with the instance's error. */
+int cgn_flush_sends(cg_transport *t);
 #define CG_NCCL_NOT_BUILT "nccl: this collgrad-check was built without CUDA/NCCL"
 
 cgt_dtype cg_tp_dtype(cg_dtype dt);

@@ -23,6 +23,8 @@ struct cg_transport {
     size_t stage_cap[2];
     struct cgn_self_msg *self; /* sends to this rank, not yet received (transport_nccl_p2p.c) */
     int nself, self_cap;
+    struct cgn_outgoing *out;  /* sends to other ranks, not yet issued (transport_nccl_p2p.c) */
+    int nout, out_cap;
     char err[512];
 };
 
@@ -66,5 +68,7 @@ const char *cgn_version(void);
 int cgn_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag);
 int cgn_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag);
 void cgn_drop_self_messages(cg_transport *t); /* for destroy */
+/* cgn_flush_sends (declared in transport.h for cg_tp_settle): every entry but
+ * send and recv calls it first. */
 
 #endif

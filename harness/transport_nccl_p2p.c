@@ -5,9 +5,16 @@
  *  - messages between two ranks match in issue order; the tag is only
  *    range-checked, and a recv whose count differs from its send's is not
  *    detected (the tool's plans make the two agree);
- *  - a send returns once its receiver has taken it (MPI_Ssend's semantics,
- *    where MPI_Send buffers small messages), so a program whose ranks all
- *    send before they receive waits forever: the tool reports the hang.
+ *  - an ncclSend completes only once its receiver has posted the matching
+ *    recv, so a program whose ranks all send before they receive (a ring)
+ *    would wait forever if each send were issued and awaited alone.
+ * PyTorch's NCCL send returns at once (the work runs on its own stream); to
+ * behave the same, a send here copies the message and returns, and the held
+ * sends are issued together with the next recv, in one NCCL group (so a ring
+ * of send-then-recv completes, as grouped ncclSend/ncclRecv do), or on their
+ * own before any other entry and at cgn_flush_sends. Between a send and its
+ * issue the rank only computes locally, so holding it back never adds a wait
+ * that issuing it at once would not have had.
  * A send to this rank itself cannot wait for its own later recv, so it is
  * kept instead: copied into a device buffer that the next recv from itself
  * with that tag takes (first sent, first taken: MPI's rule for one pair). */
@@ -20,6 +27,13 @@ struct cgn_self_msg {
     void *buf; /* device copy of the message */
     size_t bytes;
     int tag;
+};
+
+struct cgn_outgoing {
+    void *buf; /* device copy of the message */
+    size_t count;
+    ncclDataType_t type;
+    int peer;
 };
 
 static int check_p2p(cg_transport *t, cgt_dtype dt, int peer, int tag, ncclDataType_t *type,
@@ -77,6 +91,62 @@ static int take_self(cg_transport *t, void *buf, size_t bytes, int tag)
     return rc ? -1 : 0;
 }
 
+/* Copies a message to another rank into the outbox (cudaMemcpyDefault takes
+ * host or device memory). */
+static int hold_send(cg_transport *t, const void *buf, size_t count, size_t es,
+                     ncclDataType_t type, int peer)
+{
+    if (t->nout == t->out_cap) {
+        int cap = t->out_cap ? 2 * t->out_cap : 8;
+        struct cgn_outgoing *m = realloc(t->out, (size_t)cap * sizeof *m);
+        if (!m)
+            return cgn_fail(t, "out of memory holding a send");
+        t->out = m;
+        t->out_cap = cap;
+    }
+    struct cgn_outgoing msg = {NULL, count, type, peer};
+    if (CUDA_CALL(t, cudaMalloc(&msg.buf, count * es)))
+        return -1;
+    if (CUDA_CALL(t, cudaMemcpyAsync(msg.buf, buf, count * es, cudaMemcpyDefault, t->stream)) ||
+        cgn_finish(t, NULL, NULL, 0)) {
+        cudaFree(msg.buf);
+        return -1;
+    }
+    t->out[t->nout++] = msg;
+    return 0;
+}
+
+/* Inside an open group: every held send, in the order they were made. */
+static int issue_held_sends(cg_transport *t)
+{
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < t->nout; i++)
+        rc = NCCL_CALL(t, ncclSend(t->out[i].buf, t->out[i].count, t->out[i].type,
+                                   t->out[i].peer, t->nccl, t->stream));
+    return rc;
+}
+
+/* After the group that carried them has finished (or failed: a failed
+ * transport is not used again). */
+static void drop_held_sends(cg_transport *t)
+{
+    for (int i = 0; i < t->nout; i++)
+        cudaFree(t->out[i].buf);
+    t->nout = 0;
+}
+
+int cgn_flush_sends(cg_transport *t)
+{
+    if (t->nout == 0)
+        return 0;
+    if (NCCL_CALL(t, ncclGroupStart()))
+        return -1;
+    int rc = issue_held_sends(t);
+    rc = cgn_group_end(t, rc) ? -1 : cgn_finish(t, NULL, NULL, 0);
+    drop_held_sends(t);
+    return rc;
+}
+
 void cgn_drop_self_messages(cg_transport *t)
 {
     for (int i = 0; i < t->nself; i++)
@@ -84,23 +154,23 @@ void cgn_drop_self_messages(cg_transport *t)
     free(t->self);
     t->self = NULL;
     t->nself = t->self_cap = 0;
+    drop_held_sends(t);
+    free(t->out);
+    t->out = NULL;
+    t->out_cap = 0;
 }
 
 int cgn_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag)
 {
     ncclDataType_t type = ncclFloat32;
     size_t es = 0;
-    const void *d;
     if (check_p2p(t, dt, peer, tag, &type, &es))
         return -1;
     if (count == 0)
         return 0;
     if (peer == t->rank)
         return keep_self(t, buf, count * es, tag);
-    if (cgn_dev_in(t, buf, count * es, &d) || NCCL_CALL(t, ncclGroupStart()))
-        return -1;
-    int rc = NCCL_CALL(t, ncclSend(d, count, type, peer, t->nccl, t->stream));
-    return cgn_group_end(t, rc) ? -1 : cgn_finish(t, NULL, NULL, 0);
+    return hold_send(t, buf, count, es, type, peer);
 }
 
 int cgn_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag)
@@ -116,6 +186,10 @@ int cgn_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, i
         return take_self(t, buf, count * es, tag);
     if (cgn_dev_out(t, buf, count * es, &d) || NCCL_CALL(t, ncclGroupStart()))
         return -1;
-    int rc = NCCL_CALL(t, ncclRecv(d, count, type, peer, t->nccl, t->stream));
-    return cgn_group_end(t, rc) ? -1 : cgn_finish(t, buf, d, count * es);
+    int rc = issue_held_sends(t);
+    if (rc == 0)
+        rc = NCCL_CALL(t, ncclRecv(d, count, type, peer, t->nccl, t->stream));
+    rc = cgn_group_end(t, rc) ? -1 : cgn_finish(t, buf, d, count * es);
+    drop_held_sends(t);
+    return rc;
 }

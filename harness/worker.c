@@ -197,10 +197,15 @@ static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const 
         return;
     }
     cg_interp *I = g ? cg_interp_new(cs, tp->world, &me, 1, cs->dtype, g, &comm) : NULL;
+    int failed = I ? cg_interp_run(I) : -1;
+    /* sends the transport held back go out before the results leave */
+    int settled = cg_tp_settle(tp);
     if (!I)
         pack_rank(b, g, NULL, "out of memory");
-    else if (cg_interp_run(I) != 0)
+    else if (failed)
         pack_rank(b, g, I, cg_interp_error(I));
+    else if (settled != 0)
+        pack_rank(b, g, I, tp->err);
     else
         pack_rank(b, g, I, NULL);
     cg_interp_free(I);

@@ -215,8 +215,9 @@ static void test_movement(cg_tp *tp, cg_dtype dt)
 
 /* Rank r sends (r + j) % 3 elements to rank j; the element k of the block
  * from r to j is r*32 + j*8 + k + 1. Then a ring of send/recv, where rank 0
- * sends first and the others receive first (NCCL's sends wait for their
- * receiver); at W = 1 rank 0 sends to itself. */
+ * sends first and the others receive first; a ring where every rank sends
+ * first (the transport holds sends back until the next recv); and a lone
+ * send completed by cg_tp_settle. At W = 1 rank 0 sends to itself. */
 static void test_all_to_all_p2p(cg_tp *tp, cg_dtype dt)
 {
     size_t sc[MAXN], rcn[MAXN], s = 0, r = 0;
@@ -245,6 +246,28 @@ static void test_all_to_all_p2p(cg_tp *tp, cg_dtype dt)
             check(cg_tp_recv(tp, buf(recvb), 5, dt, prev, 7) == 0, "recv: %s", tp->err);
     pull(recvb);
     expect("ring", dt, recvb, 5, false);
+
+    /* every rank sends before it receives: a plain ring of ncclSend would wait
+     * forever, the held sends go out in one group with the recv */
+    fill(dt, recvb, SENTINEL);
+    check(cg_tp_send(tp, buf(sendb), 5, dt, next, 8) == 0, "send first: %s", tp->err);
+    check(cg_tp_recv(tp, buf(recvb), 5, dt, prev, 8) == 0, "recv second: %s", tp->err);
+    pull(recvb);
+    expect("ring, every rank sending first", dt, recvb, 5, false);
+
+    /* a send with no call after it goes out at cg_tp_settle */
+    fill(dt, recvb, SENTINEL);
+    if (g_rank == 0)
+        check(cg_tp_send(tp, buf(sendb), 5, dt, g_world - 1, 9) == 0 && cg_tp_settle(tp) == 0,
+              "send, settle: %s", tp->err);
+    if (g_rank == g_world - 1) {
+        check(cg_tp_recv(tp, buf(recvb), 5, dt, 0, 9) == 0, "recv of a settled send: %s",
+              tp->err);
+        pull(recvb);
+        for (size_t k = 0; k < 5; k++)
+            want[k] = block_value(0, k);
+        expect("a send issued at settle", dt, recvb, 5, false);
+    }
 }
 
 int main(int argc, char **argv)
