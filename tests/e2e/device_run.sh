@@ -3,9 +3,9 @@
 # (tensors on the GPU, --device cuda implied) at W = 1 and 2, against the
 # oracle on the CPU. Every job must pass, the emulations' rules= expectations
 # included (c10d 20/30 and 4/9 for issue 58005, torch-nn 12/18, gatherlayer
-# 6/9), and the report must say "device": "cuda". send_recv_ring is left out:
-# NCCL's sends do not buffer, so a ring where every rank sends first hangs
-# (README). Runs wherever a CUDA device is usable: a GPU, or the emulated
+# 6/9), and the report must say "device": "cuda". send_recv_ring is in: the
+# transport holds sends back until the next recv, so a ring where every rank
+# sends first completes over NCCL as it does in PyTorch (README). Runs wherever a CUDA device is usable: a GPU, or the emulated
 # build (tests/cuda_emu); elsewhere it exits 77 (ctest: skipped).
 . "$(dirname "$0")/common.bash"
 
@@ -19,10 +19,7 @@ if ! "$BIN" --transport nccl --world 1 --timeout 60 "$probe" > "$TMP/probe" 2>&1
 fi
 
 cases=("$C/pytorch-58005" "$C/diffdist-forum" "$C/allgather-blog" "$C/losses"
-       "$C/half/collectives_bf16.case")
-for f in "$C"/collectives/*.case; do
-  [ "$(basename "$f")" = send_recv_ring.case ] || cases+=("$f")
-done
+       "$C/rpc-design" "$C/collectives" "$C/half/collectives_bf16.case")
 for w in 1 2; do
   expect_exit 0 -- "$BIN" --transport nccl --world "$w" --timeout 120 \
     --json "$TMP/w$w.json" "${cases[@]}"
