@@ -27,12 +27,14 @@ if ! can_fuzz; then
     "libclang-rt-$major-dev"
 fi
 
-# Only the parser and what the oracle needs: no MPI, no cJSON, no reports.
+# Only the parser and what the oracle needs: no MPI, no cJSON, no reports, no CUDA
+# (cuda_absent.c stands in for the device kernels the host-only oracle never calls).
 sources=(
   harness/lexer.c harness/parser.c harness/parse_expr.c harness/parse_expect.c harness/parse_call.c
   harness/ir.c harness/interp.c harness/interp_call.c harness/interp_expr.c harness/tensor.c
   harness/autograd.c harness/ops_elementwise.c harness/ops_matmul.c harness/ops_reduce.c
-  harness/ops_shape.c harness/dtype.c harness/rng.c harness/comm.c
+  harness/ops_shape.c harness/dtype.c harness/rng.c harness/comm.c harness/tensor_math.c
+  harness/cuda_absent.c
   oracles/oracle.c oracles/fdcheck.c oracles/sim_comm.c
   tests/fuzz/fuzz_parser.c
 )
