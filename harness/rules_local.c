@@ -53,20 +53,12 @@ int cg_local_copy(cg_rule_call *call, void *dst, const void *src, size_t bytes)
 
 int cg_local_mul(cg_rule_call *call, cg_tensor *t, double v)
 {
-    if (t->on_device)
-        return cg_cuda_mul_scalar(t->dtype, t->data, t->numel, v) < 0 ? device_fail(call) : 0;
-    for (int64_t e = 0; e < t->numel; e++)
-        cg_set(t, e, cg_get(t, e) * v);
-    return 0;
+    return cg_tensor_scale_by(t, v, false) < 0 ? device_fail(call) : 0;
 }
 
 int cg_local_div(cg_rule_call *call, cg_tensor *t, double v)
 {
-    if (t->on_device)
-        return cg_cuda_div_scalar(t->dtype, t->data, t->numel, v) < 0 ? device_fail(call) : 0;
-    for (int64_t e = 0; e < t->numel; e++)
-        cg_set(t, e, cg_get(t, e) / v);
-    return 0;
+    return cg_tensor_scale_by(t, v, true) < 0 ? device_fail(call) : 0;
 }
 
 int cg_local_prod_split(cg_rule_call *call, const cg_tensor *x, cg_tensor *zeros,

@@ -125,6 +125,9 @@ int cg_tensor_accumulate(cg_graph *g, cg_tensor *dst, const cg_tensor *src);
 int cg_tensor_add_scalar(cg_graph *g, cg_tensor *t, double v);
 int cg_tensor_mul_scalar(cg_graph *g, cg_tensor *t, double v);
 int cg_tensor_div_scalar(cg_graph *g, cg_tensor *t, double v);
+/* t *= v (t /= v when divide) without a graph: -1 only when the kernel
+ * fails, cg_cuda_last_error() saying why (the rule sets' scaling). */
+int cg_tensor_scale_by(cg_tensor *t, double v, bool divide);
 
 static inline double cg_get(const cg_tensor *t, int64_t i);
 static inline void cg_set(cg_tensor *t, int64_t i, double v);

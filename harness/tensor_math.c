@@ -111,20 +111,22 @@ int cg_tensor_add_scalar(cg_graph *g, cg_tensor *t, double v)
     return 0;
 }
 
-int cg_tensor_mul_scalar(cg_graph *g, cg_tensor *t, double v)
+int cg_tensor_scale_by(cg_tensor *t, double v, bool divide)
 {
     if (t->on_device)
-        return cg_cuda_mul_scalar(t->dtype, t->data, t->numel, v) < 0 ? cg_fail_device(g) : 0;
+        return divide ? cg_cuda_div_scalar(t->dtype, t->data, t->numel, v)
+                      : cg_cuda_mul_scalar(t->dtype, t->data, t->numel, v);
     for (int64_t i = 0; i < t->numel; i++)
-        cg_set(t, i, cg_get(t, i) * v);
+        cg_set(t, i, divide ? cg_get(t, i) / v : cg_get(t, i) * v);
     return 0;
+}
+
+int cg_tensor_mul_scalar(cg_graph *g, cg_tensor *t, double v)
+{
+    return cg_tensor_scale_by(t, v, false) < 0 ? cg_fail_device(g) : 0;
 }
 
 int cg_tensor_div_scalar(cg_graph *g, cg_tensor *t, double v)
 {
-    if (t->on_device)
-        return cg_cuda_div_scalar(t->dtype, t->data, t->numel, v) < 0 ? cg_fail_device(g) : 0;
-    for (int64_t i = 0; i < t->numel; i++)
-        cg_set(t, i, cg_get(t, i) / v);
-    return 0;
+    return cg_tensor_scale_by(t, v, true) < 0 ? cg_fail_device(g) : 0;
 }

@@ -5,19 +5,34 @@
  * to double and rounded once into the destination's dtype. */
 #include "cuda_common.cuh"
 
-template <typename T> __global__ void add_scalar_kernel(T *dst, int64_t n, double v)
+struct add_by {
+    __device__ static double f(double x, double v) { return x + v; }
+};
+struct mul_by {
+    __device__ static double f(double x, double v) { return x * v; }
+};
+struct div_by {
+    __device__ static double f(double x, double v) { return x / v; }
+};
+
+template <typename T, typename Op> __global__ void scalar_kernel(T *dst, int64_t n, double v)
 {
-    GRID_STRIDE(i, n) st(dst, i, ld(dst, i) + v);
+    GRID_STRIDE(i, n) st(dst, i, Op::f(ld(dst, i), v));
 }
 
-template <typename T> __global__ void mul_scalar_kernel(T *dst, int64_t n, double v)
+/* dst[i] = Op::f(dst[i], v) for every element, in dst's dtype. */
+template <typename Op>
+static int scalar_update(const char *name, cg_dtype dt, void *dst, int64_t n, double v)
 {
-    GRID_STRIDE(i, n) st(dst, i, ld(dst, i) * v);
-}
-
-template <typename T> __global__ void div_scalar_kernel(T *dst, int64_t n, double v)
-{
-    GRID_STRIDE(i, n) st(dst, i, ld(dst, i) / v);
+    if (n <= 0)
+        return 0;
+    return dispatch(dt, name, [&](auto tag) {
+        typedef typename decltype(tag)::type T;
+        auto *k = scalar_kernel<T, Op>;
+        CG_LAUNCH(k, grid_for(n), CG_CUDA_BLOCK, (T *)dst, n, v);
+        LAUNCHCHECK(name);
+        return 0;
+    });
 }
 
 template <typename To, typename From>
@@ -30,41 +45,17 @@ extern "C" {
 
 int cg_cuda_add_scalar(cg_dtype dt, void *dst, int64_t n, double v)
 {
-    if (n <= 0)
-        return 0;
-    return dispatch(dt, "add_scalar", [&](auto tag) {
-        typedef typename decltype(tag)::type T;
-        auto *k = add_scalar_kernel<T>;
-        CG_LAUNCH(k, grid_for(n), CG_CUDA_BLOCK, (T *)dst, n, v);
-        LAUNCHCHECK("add_scalar");
-        return 0;
-    });
+    return scalar_update<add_by>("add_scalar", dt, dst, n, v);
 }
 
 int cg_cuda_mul_scalar(cg_dtype dt, void *dst, int64_t n, double v)
 {
-    if (n <= 0)
-        return 0;
-    return dispatch(dt, "mul_scalar", [&](auto tag) {
-        typedef typename decltype(tag)::type T;
-        auto *k = mul_scalar_kernel<T>;
-        CG_LAUNCH(k, grid_for(n), CG_CUDA_BLOCK, (T *)dst, n, v);
-        LAUNCHCHECK("mul_scalar");
-        return 0;
-    });
+    return scalar_update<mul_by>("mul_scalar", dt, dst, n, v);
 }
 
 int cg_cuda_div_scalar(cg_dtype dt, void *dst, int64_t n, double v)
 {
-    if (n <= 0)
-        return 0;
-    return dispatch(dt, "div_scalar", [&](auto tag) {
-        typedef typename decltype(tag)::type T;
-        auto *k = div_scalar_kernel<T>;
-        CG_LAUNCH(k, grid_for(n), CG_CUDA_BLOCK, (T *)dst, n, v);
-        LAUNCHCHECK("div_scalar");
-        return 0;
-    });
+    return scalar_update<div_by>("div_scalar", dt, dst, n, v);
 }
 
 int cg_cuda_convert(cg_dtype to, void *dst, cg_dtype from, const void *src, int64_t n)
