@@ -72,9 +72,9 @@ static int read_check(cg_case_result *c, const cJSON *k)
     chk->numel = (int64_t)numel;
     chk->expected = values_of(k, "expected", chk->numel);
     chk->observed = values_of(k, "observed", chk->numel);
-    chk->max_abs_err = cg_json_num(k, "max_abs_err", 0);
-    chk->max_rel_err = cg_json_num(k, "max_rel_err", 0);
-    chk->max_ulp = cg_json_num(k, "max_ulp", 0);
+    chk->max_abs_err = cg_json_num(k, "max_abs_err", NAN); /* null: NaN or Inf was written */
+    chk->max_rel_err = cg_json_num(k, "max_rel_err", NAN);
+    chk->max_ulp = cg_json_num(k, "max_ulp", NAN);
     chk->first_bad = (int64_t)cg_json_num(k, "first_bad_index", -1);
     if (!chk->expected || !chk->observed)
         return -1;
@@ -130,8 +130,8 @@ int cg_case_from_json_line(cg_report *r, const char *line)
         c->replicated_reason = why ? strdup(why) : NULL;
         const cJSON *fd = cJSON_GetObjectItemCaseSensitive(o, "finite_difference");
         c->fd_status = status_of(cg_json_str(fd, "status"));
-        c->fd_max_rel_err = cg_json_num(fd, "max_rel_err", 0);
-        c->fd_tolerance = cg_json_num(fd, "tolerance", 0);
+        c->fd_max_rel_err = cg_json_num(fd, "max_rel_err", NAN);
+        c->fd_tolerance = cg_json_num(fd, "tolerance", NAN);
         const char *fdr = cg_json_str(fd, "reason");
         c->fd_note = fdr ? strdup(fdr) : NULL;
         const cJSON *wi;
