@@ -3,8 +3,11 @@
  * read back, so the merged report says what the ranks said
  * (tests/test_report_io.c writes, reads and writes again, and compares). */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,4 +154,66 @@ int cg_case_from_json_line(cg_report *r, const char *line)
     }
     cJSON_Delete(o);
     return rc;
+}
+
+/* The whole file, NUL-terminated in *len bytes (caller frees), or NULL with err. */
+static char *read_whole(const char *path, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *text = malloc(cap);
+    while (text) {
+        n += fread(text + n, 1, cap - n - 1, f);
+        if (ferror(f) || feof(f) || n + 1 < cap)
+            break;
+        char *bigger = realloc(text, cap *= 2);
+        if (!bigger)
+            free(text);
+        text = bigger;
+    }
+    bool bad = !text || ferror(f);
+    if (fclose(f) != 0 || bad) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, text ? strerror(errno) : "out of memory");
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    *len = n;
+    return text;
+}
+
+/* A report has our schema, a cases array, and every case a name and a world. */
+static bool looks_like_report(const cJSON *root)
+{
+    const char *schema = cg_json_str(root, "schema");
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, "cases");
+    if (!schema || strncmp(schema, "collgrad-check/report/", 22) != 0 || !cJSON_IsArray(cases))
+        return false;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        if (!cg_json_str(c, "name") || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(c, "world")))
+            return false;
+    }
+    return true;
+}
+
+cJSON *cg_report_json_load(const char *path, char *err, size_t errlen)
+{
+    size_t n;
+    char *text = read_whole(path, &n, err, errlen);
+    if (!text)
+        return NULL;
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    free(text);
+    if (!root || !looks_like_report(root)) {
+        snprintf(err, errlen, "%s: not a collgrad-check report", path);
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
 }
