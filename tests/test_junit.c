@@ -179,6 +179,7 @@ START_TEST(text_is_utf8_and_xml_whatever_the_strings)
     make_dir();
     cg_report *r = cg_report_new("distributed", nasty, nasty, "cpu");
     cg_case_result *c = add_case(r, nasty, 2, nasty, CG_PASS);
+    free(c->file);
     c->file = strdup(nasty);
     cg_case_add_warning(c, nasty);
     double e = 1, o = 2;
