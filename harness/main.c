@@ -42,6 +42,12 @@ int main(int argc, char **argv)
         free(o.paths);
         return rc;
     }
+    char terr[1024]; /* a report target that cannot be written is refused before any run */
+    if (cg_report_targets_prepare(o.json, o.junit, terr, sizeof terr) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", terr);
+        free(o.paths);
+        return CG_EXIT_USAGE;
+    }
     if (!o.worker && !cg_launched_by_mpi())
         cg_stop_install(); /* a signal ends the run between jobs, report written */
     cg_case_set set;

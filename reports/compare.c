@@ -4,7 +4,6 @@
 #include "compare.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -27,62 +26,13 @@ typedef struct side {
 
 /* ---- reading -------------------------------------------------------------- */
 
-/* The whole file, NUL-terminated (caller frees), or NULL after a message. */
-static char *read_whole(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "collgrad-check: %s: cannot read: %s\n", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *text = malloc(cap);
-    while (text) {
-        n += fread(text + n, 1, cap - n - 1, f);
-        if (ferror(f) || feof(f) || n + 1 < cap)
-            break;
-        char *bigger = realloc(text, cap *= 2);
-        if (!bigger)
-            free(text);
-        text = bigger;
-    }
-    bool bad = !text || ferror(f);
-    if (fclose(f) != 0 || bad) {
-        fprintf(stderr, "collgrad-check: %s: cannot read: %s\n", path,
-                text ? strerror(errno) : "out of memory");
-        free(text);
-        return NULL;
-    }
-    text[n] = '\0';
-    return text;
-}
-
-/* A report has our schema, a cases array, and every case a name and a world. */
-static bool looks_like_report(const cJSON *root)
-{
-    const char *schema = cg_json_str(root, "schema");
-    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, "cases");
-    if (!schema || strncmp(schema, "collgrad-check/report/", 22) != 0 || !cJSON_IsArray(cases))
-        return false;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cases)
-    {
-        if (!cg_json_str(c, "name") || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(c, "world")))
-            return false;
-    }
-    return true;
-}
-
 static int load_side(side *s, const char *path)
 {
+    char err[1024];
     s->path = path;
-    char *text = read_whole(path);
-    if (!text)
-        return -1;
-    s->root = cJSON_Parse(text);
-    free(text);
-    if (!s->root || !looks_like_report(s->root)) {
-        fprintf(stderr, "collgrad-check: %s: not a collgrad-check report\n", path);
+    s->root = cg_report_json_load(path, err, sizeof err);
+    if (!s->root) {
+        fprintf(stderr, "collgrad-check: %s\n", err);
         return -1;
     }
     s->cases = cJSON_GetObjectItemCaseSensitive(s->root, "cases");
@@ -171,10 +121,22 @@ static const char *status_of(const cJSON *o)
 
 static bool is_pass(const char *s) { return strcmp(s, "pass") == 0; }
 static bool is_bad(const char *s) { return strcmp(s, "fail") == 0 || strcmp(s, "error") == 0; }
+static bool was_checked(const char *s) { return is_pass(s) || strcmp(s, "fail") == 0; }
+
+/* compare.h: newly bad (pass or skip to fail or error), a failure that
+ * became an error, or something checked (pass or fail) that is now skipped:
+ * each hides what the check would catch. */
+static bool is_regression(const char *old, const char *new)
+{
+    if (strcmp(old, new) == 0)
+        return false;
+    return (is_bad(new) && !is_bad(old)) || (strcmp(new, "error") == 0 && strcmp(old, "fail") == 0) ||
+           (strcmp(new, "skip") == 0 && was_checked(old));
+}
 
 static void count(tally *t, const char *old, const char *new)
 {
-    if (is_pass(old) && is_bad(new))
+    if (is_regression(old, new))
         t->regressions++;
     else if (is_bad(old) && is_pass(new))
         t->fixes++;
@@ -260,12 +222,35 @@ static void compare_check(const char *where, const cJSON *co, const cJSON *old, 
     }
 }
 
-static void only_in(const char *where, const char *which, const cJSON *c, const cJSON *k, tally *t)
+/* A case or check in one report only. Gone from NEW is a regression unless
+ * it was skipped in OLD (nothing was checked that is no longer). */
+static void count_only_in(tally *t, bool in_old, const char *status)
+{
+    if (in_old && strcmp(status, "skip") != 0)
+        t->regressions++;
+    else
+        t->changes++;
+}
+
+static void only_in(const char *where, bool in_old, bool expected, const cJSON *c, const cJSON *k, tally *t)
 {
     char what[256];
     check_label(c, k, what, sizeof what);
-    printf("%s: %s: only in %s (%s)\n", where, what, which, status_of(k));
-    t->changes++;
+    printf("%s: %s: only in %s (%s)\n", where, what, in_old ? "OLD" : "NEW", status_of(k));
+    if (expected)
+        t->changes++;
+    else
+        count_only_in(t, in_old, status_of(k));
+}
+
+/* An expectation scoped to the rule set the OLD case ran under (`expect ...
+ * rules=NAME`) when NEW ran another one: it cannot apply in NEW, so its
+ * absence there is a change, not a regression. */
+static bool scoped_to_old_rules(const cJSON *co, const cJSON *cn, const cJSON *k)
+{
+    const char *r = cg_json_str(k, "rules"), *rules_old = cg_json_str(co, "rules");
+    return r && same_str(cg_json_str(k, "against"), "case") && same_str(r, rules_old) &&
+           !same_str(rules_old, cg_json_str(cn, "rules"));
 }
 
 /* Checks pair up in order: the n-th check of a key in OLD with the n-th in NEW. */
@@ -293,14 +278,14 @@ static int compare_checks(const char *where, const cJSON *co, const cJSON *cn, t
             used[j] = true;
             compare_check(where, co, a, b, t);
         } else {
-            only_in(where, "OLD", co, a, t);
+            only_in(where, true, scoped_to_old_rules(co, cn, a), co, a, t);
         }
     }
     int j = 0;
     cJSON_ArrayForEach(b, kn)
     {
         if (!used[j++])
-            only_in(where, "NEW", cn, b, t);
+            only_in(where, false, false, cn, b, t);
     }
     free(used);
     return 0;
@@ -326,10 +311,7 @@ static void case_only_in(const cJSON *c, bool in_old, tally *t)
     case_label(in_old ? c : NULL, in_old ? NULL : c, where, sizeof where);
     const char *st = status_of(c);
     printf("%s: only in %s (%s)\n", where, in_old ? "OLD" : "NEW", st);
-    if (in_old && is_pass(st))
-        t->regressions++; /* a passing case that stopped being run hides whatever it caught */
-    else
-        t->changes++;
+    count_only_in(t, in_old, st); /* a case that stopped being run hides whatever it caught */
 }
 
 static int compare_reports(const side *old, const side *new, tally *t)

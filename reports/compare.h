@@ -7,9 +7,15 @@
  * a `--rules reference` report lines up with a `--rules torch-nn` one.
  *
  * One line per change on stdout, then "N regressions, N fixes, N changes".
- * A regression is a case or check going from pass to fail or error, or a
- * case that passed in OLD and is missing from NEW; a fix goes the other way
- * (fail or error to pass); everything else is a change. */
+ * A regression is whatever makes NEW check less or fail more than OLD:
+ *   - a case or check going from pass or skip to fail or error, or from fail
+ *     to error;
+ *   - a case or check going from pass or fail to skip (no longer checked);
+ *   - a case or check present in OLD and missing from NEW, unless OLD had
+ *     skipped it.
+ * A fix goes from fail or error to pass; everything else is a change (error
+ * to fail, skip to pass, a case or check only in NEW, a passing value that
+ * moved). */
 #ifndef CG_COMPARE_H
 #define CG_COMPARE_H
 

@@ -1,16 +1,19 @@
-/* report_json.c — the JSON report (schema "collgrad-check/report/1").
+/* report_json.c — the JSON report (schema "collgrad-check/report/1",
+ * reports/schema/report-1.schema.json).
  *
- * Written atomically: into "FILE.tmp.PID", then rename(2) over FILE, so a
- * reader never sees half a report and a crash leaves the previous one. */
+ * Every string goes through cg_utf8_clean (utf8.h): the text a case file, a
+ * path or a plugin hands us may be any bytes, the report is always UTF-8.
+ * Written through report_file.h: atomically, or to a stream. */
 #include "report_json.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "utf8.h"
 
 enum { MAX_VALUES = 256 }; /* values per check written out; larger ones are truncated */
 
@@ -22,10 +25,25 @@ static cJSON *values_json(const double *v, int64_t n)
     return a;
 }
 
+/* A JSON string of s made valid UTF-8, or NULL on OOM. */
+static cJSON *text_json(const char *s)
+{
+    char *clean = cg_utf8_clean(s);
+    cJSON *v = clean ? cJSON_CreateString(clean) : NULL;
+    free(clean);
+    return v;
+}
+
+/* o[key] = s as a string (s may not be NULL). */
+static void add_text(cJSON *o, const char *key, const char *s)
+{
+    cJSON_AddItemToObject(o, key, text_json(s));
+}
+
 static void add_string_or_null(cJSON *o, const char *key, const char *s)
 {
     if (s)
-        cJSON_AddStringToObject(o, key, s);
+        add_text(o, key, s);
     else
         cJSON_AddNullToObject(o, key);
 }
@@ -35,9 +53,9 @@ static cJSON *check_json(const cg_check *k)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddStringToObject(o, "tensor", k->tensor);
+    add_text(o, "tensor", k->tensor ? k->tensor : "");
     cJSON_AddNumberToObject(o, "rank", k->rank);
-    cJSON_AddStringToObject(o, "semantics", k->semantics);
+    add_text(o, "semantics", k->semantics ? k->semantics : "?");
     add_string_or_null(o, "rules", k->rules);
     add_string_or_null(o, "against", k->against);
     cJSON_AddNumberToObject(o, "numel", (double)k->numel);
@@ -49,9 +67,14 @@ static cJSON *check_json(const cg_check *k)
     cJSON_AddNumberToObject(o, "max_rel_err", k->max_rel_err);
     cJSON_AddNumberToObject(o, "max_ulp", k->max_ulp);
     cJSON_AddNumberToObject(o, "first_bad_index", (double)k->first_bad);
+    if (k->first_bad >= 0 && k->first_bad < k->numel && k->expected && k->observed) {
+        /* on their own: the first difference may lie past the values written */
+        cJSON_AddNumberToObject(o, "first_bad_expected", k->expected[k->first_bad]);
+        cJSON_AddNumberToObject(o, "first_bad_observed", k->observed[k->first_bad]);
+    }
     cJSON_AddStringToObject(o, "status", cg_status_name(k->status));
     if (k->note)
-        cJSON_AddStringToObject(o, "note", k->note);
+        add_text(o, "note", k->note);
     return o;
 }
 
@@ -60,7 +83,7 @@ static cJSON *case_json(const cg_case_result *c)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddStringToObject(o, "name", c->name);
+    add_text(o, "name", c->name ? c->name : "");
     add_string_or_null(o, "file", c->file);
     add_string_or_null(o, "source", c->source);
     cJSON_AddNumberToObject(o, "world", c->world);
@@ -68,7 +91,7 @@ static cJSON *case_json(const cg_case_result *c)
     cJSON_AddStringToObject(o, "status", cg_status_name(c->status));
     cJSON_AddNumberToObject(o, "duration_s", c->duration_s);
     if (c->message)
-        cJSON_AddStringToObject(o, "message", c->message);
+        add_text(o, "message", c->message);
     if (c->status == CG_ERROR)
         cJSON_AddNumberToObject(o, "error_class", c->error_class);
     cJSON *rep = cJSON_AddObjectToObject(o, "replicated");
@@ -82,20 +105,20 @@ static cJSON *case_json(const cg_case_result *c)
         cJSON_AddNumberToObject(fd, "max_rel_err", c->fd_max_rel_err);
         cJSON_AddNumberToObject(fd, "tolerance", c->fd_tolerance);
         if (c->fd_note)
-            cJSON_AddStringToObject(fd, "reason", c->fd_note);
+            add_text(fd, "reason", c->fd_note);
     }
     if (c->nwarnings) {
         cJSON *w = cJSON_AddArrayToObject(o, "warnings");
         for (int i = 0; w && i < c->nwarnings; i++)
-            cJSON_AddItemToArray(w, cJSON_CreateString(c->warnings[i]));
+            cJSON_AddItemToArray(w, text_json(c->warnings[i]));
     }
     if (c->diag_explanation) {
         cJSON *d = cJSON_AddObjectToObject(o, "diagnosis");
         cJSON *m = d ? cJSON_AddArrayToObject(d, "matches") : NULL;
         for (int i = 0; m && i < c->ndiag; i++)
-            cJSON_AddItemToArray(m, cJSON_CreateString(c->diag_matches[i]));
+            cJSON_AddItemToArray(m, text_json(c->diag_matches[i]));
         if (d) {
-            cJSON_AddStringToObject(d, "explanation", c->diag_explanation);
+            add_text(d, "explanation", c->diag_explanation);
             add_string_or_null(d, "see", c->diag_see);
         }
     }
@@ -124,7 +147,7 @@ static cJSON *report_json(const cg_report *r)
         cJSON_AddStringToObject(tool, "name", "collgrad-check");
         cJSON_AddStringToObject(tool, "version", CG_VERSION);
     }
-    cJSON_AddStringToObject(o, "host", host);
+    add_text(o, "host", host);
     cJSON_AddStringToObject(o, "written", when);
     add_string_or_null(o, "mode", r->mode);
     add_string_or_null(o, "transport", r->transport);
@@ -151,37 +174,22 @@ char *cg_case_json_line(const cg_case_result *c)
     return text;
 }
 
-int cg_write_file_atomic(const char *path, const char *text, char *err, size_t errlen)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
-        return -1;
-    }
-    int bad = fputs(text, f) < 0;
-    bad |= fflush(f) != 0;
-    bad |= fsync(fileno(f)) != 0 && errno != EINVAL;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
 int cg_report_write_json(const cg_report *r, const char *path, char *err, size_t errlen)
 {
     cJSON *o = report_json(r);
     char *text = o ? cJSON_Print(o) : NULL;
     cJSON_Delete(o);
-    if (!text) {
+    size_t n = text ? strlen(text) : 0;
+    char *line = text ? malloc(n + 2) : NULL; /* a text file ends with a newline */
+    if (!line) {
+        cJSON_free(text);
         snprintf(err, errlen, "%s: out of memory building the report", path);
         return -1;
     }
-    int rc = cg_write_file_atomic(path, text, err, errlen);
+    memcpy(line, text, n);
+    memcpy(line + n, "\n", 2);
     cJSON_free(text);
+    int rc = cg_report_output_write(path, line, err, errlen);
+    free(line);
     return rc;
 }

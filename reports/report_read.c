@@ -1,7 +1,13 @@
 /* report_read.c — JSON back into results: the launcher reads the job lines
- * its workers wrote (report_json.h). */
+ * its workers wrote (report_json.h). Every field cg_case_json_line writes is
+ * read back, so the merged report says what the ranks said
+ * (tests/test_report_io.c writes, reads and writes again, and compares). */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,40 +35,81 @@ static cg_status status_of(const char *s)
     return CG_ERROR;
 }
 
-static double *values_of(const cJSON *o, const char *key, int64_t *n)
+/* The values array o[key], padded with NaN to numel elements: a report
+ * holds only the first few values of a large tensor ("truncated"), but every
+ * reader of a check may index expected and observed up to numel. NULL on OOM,
+ * or when the array is longer than numel (a malformed line). */
+static double *values_of(const cJSON *o, const char *key, int64_t numel)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
     int count = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
-    double *v = malloc(((size_t)count + 1) * sizeof *v);
-    int i = 0;
+    if (numel < count || (uint64_t)numel >= SIZE_MAX / sizeof(double))
+        return NULL;
+    double *v = malloc(((size_t)numel + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    int64_t i = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, a)
     {
-        if (v) /* JSON has no NaN or Inf: cJSON wrote them as null */
-            v[i++] = cJSON_IsNumber(e) ? e->valuedouble : NAN;
+        v[i++] = cJSON_IsNumber(e) ? e->valuedouble : NAN; /* JSON has no NaN or Inf: written as null */
     }
-    *n = count;
+    for (; i < numel; i++)
+        v[i] = NAN;
     return v;
 }
 
 static int read_check(cg_case_result *c, const cJSON *k)
 {
-    cg_check *chk = cg_case_add_note(c, cg_json_str(k, "tensor"), (int)cg_json_num(k, "rank", -1),
-                                     cg_json_str(k, "semantics") ? cg_json_str(k, "semantics") : "?", cg_json_str(k, "rules"),
-                                     status_of(cg_json_str(k, "status")), cg_json_str(k, "note"));
+    const char *sem = cg_json_str(k, "semantics");
+    cg_check *chk = cg_case_add_note(c, cg_json_str(k, "tensor"), (int)cg_json_num(k, "rank", -1), sem ? sem : "?",
+                                     cg_json_str(k, "rules"), status_of(cg_json_str(k, "status")),
+                                     cg_json_str(k, "note"));
     if (!chk)
         return -1;
     const char *against = cg_json_str(k, "against");
     chk->against = against ? strdup(against) : NULL;
-    int64_t ne, no;
-    chk->expected = values_of(k, "expected", &ne);
-    chk->observed = values_of(k, "observed", &no);
-    chk->numel = ne < no ? ne : no;
-    chk->max_abs_err = cg_json_num(k, "max_abs_err", 0);
-    chk->max_rel_err = cg_json_num(k, "max_rel_err", 0);
-    chk->max_ulp = cg_json_num(k, "max_ulp", 0);
+    double numel = cg_json_num(k, "numel", -1);
+    if (!(numel >= 0 && numel <= (double)INT64_MAX) || (against && !chk->against))
+        return -1;
+    chk->numel = (int64_t)numel;
+    chk->expected = values_of(k, "expected", chk->numel);
+    chk->observed = values_of(k, "observed", chk->numel);
+    chk->max_abs_err = cg_json_num(k, "max_abs_err", NAN); /* null: NaN or Inf was written */
+    chk->max_rel_err = cg_json_num(k, "max_rel_err", NAN);
+    chk->max_ulp = cg_json_num(k, "max_ulp", NAN);
     chk->first_bad = (int64_t)cg_json_num(k, "first_bad_index", -1);
-    return chk->expected && chk->observed ? 0 : -1;
+    if (!chk->expected || !chk->observed)
+        return -1;
+    /* the first differing element travels on its own: it may lie past the
+     * values a truncated check carries */
+    if (chk->first_bad >= 0 && chk->first_bad < chk->numel) {
+        chk->expected[chk->first_bad] = cg_json_num(k, "first_bad_expected", NAN);
+        chk->observed[chk->first_bad] = cg_json_num(k, "first_bad_observed", NAN);
+    }
+    return 0;
+}
+
+/* The diagnosis object, if any, into c. 0 or -1 on OOM. */
+static int read_diagnosis(cg_case_result *c, const cJSON *d)
+{
+    if (!cJSON_IsObject(d))
+        return 0;
+    const cJSON *matches = cJSON_GetObjectItemCaseSensitive(d, "matches");
+    int n = cJSON_IsArray(matches) ? cJSON_GetArraySize(matches) : 0;
+    const char **names = malloc(((size_t)n + 1) * sizeof *names);
+    if (!names)
+        return -1;
+    int k = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, matches)
+    {
+        if (cJSON_IsString(item))
+            names[k++] = item->valuestring;
+    }
+    cg_case_set_diagnosis(c, names, k, cg_json_str(d, "explanation"), cg_json_str(d, "see"));
+    free(names);
+    return c->ndiag == k ? 0 : -1;
 }
 
 int cg_case_from_json_line(cg_report *r, const char *line)
@@ -86,8 +133,8 @@ int cg_case_from_json_line(cg_report *r, const char *line)
         c->replicated_reason = why ? strdup(why) : NULL;
         const cJSON *fd = cJSON_GetObjectItemCaseSensitive(o, "finite_difference");
         c->fd_status = status_of(cg_json_str(fd, "status"));
-        c->fd_max_rel_err = cg_json_num(fd, "max_rel_err", 0);
-        c->fd_tolerance = cg_json_num(fd, "tolerance", 0);
+        c->fd_max_rel_err = cg_json_num(fd, "max_rel_err", NAN);
+        c->fd_tolerance = cg_json_num(fd, "tolerance", NAN);
         const char *fdr = cg_json_str(fd, "reason");
         c->fd_note = fdr ? strdup(fdr) : NULL;
         const cJSON *wi;
@@ -96,18 +143,8 @@ int cg_case_from_json_line(cg_report *r, const char *line)
             if (cJSON_IsString(wi) && cg_case_add_warning(c, wi->valuestring) != 0)
                 rc = -1;
         }
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(o, "diagnosis");
-        if (d) {
-            const char *names[32];
-            int n = 0;
-            const cJSON *item;
-            cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(d, "matches"))
-            {
-                if (n < 32 && cJSON_IsString(item))
-                    names[n++] = item->valuestring;
-            }
-            cg_case_set_diagnosis(c, names, n, cg_json_str(d, "explanation"), cg_json_str(d, "see"));
-        }
+        if (read_diagnosis(c, cJSON_GetObjectItemCaseSensitive(o, "diagnosis")) != 0)
+            rc = -1;
         const cJSON *k;
         cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(o, "checks"))
         {
@@ -117,4 +154,66 @@ int cg_case_from_json_line(cg_report *r, const char *line)
     }
     cJSON_Delete(o);
     return rc;
+}
+
+/* The whole file, NUL-terminated in *len bytes (caller frees), or NULL with err. */
+static char *read_whole(const char *path, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *text = malloc(cap);
+    while (text) {
+        n += fread(text + n, 1, cap - n - 1, f);
+        if (ferror(f) || feof(f) || n + 1 < cap)
+            break;
+        char *bigger = realloc(text, cap *= 2);
+        if (!bigger)
+            free(text);
+        text = bigger;
+    }
+    bool bad = !text || ferror(f);
+    if (fclose(f) != 0 || bad) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, text ? strerror(errno) : "out of memory");
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    *len = n;
+    return text;
+}
+
+/* A report has our schema, a cases array, and every case a name and a world. */
+static bool looks_like_report(const cJSON *root)
+{
+    const char *schema = cg_json_str(root, "schema");
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, "cases");
+    if (!schema || strncmp(schema, "collgrad-check/report/", 22) != 0 || !cJSON_IsArray(cases))
+        return false;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        if (!cg_json_str(c, "name") || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(c, "world")))
+            return false;
+    }
+    return true;
+}
+
+cJSON *cg_report_json_load(const char *path, char *err, size_t errlen)
+{
+    size_t n;
+    char *text = read_whole(path, &n, err, errlen);
+    if (!text)
+        return NULL;
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    free(text);
+    if (!root || !looks_like_report(root)) {
+        snprintf(err, errlen, "%s: not a collgrad-check report", path);
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
 }

@@ -32,7 +32,10 @@ static void print_check(FILE *f, const cg_check *k)
     if (k->numel > 0) {
         print_values(f, ": expected ", k->expected, k->numel);
         print_values(f, " observed ", k->observed, k->numel);
-        fprintf(f, " (max abs err %.3g, first bad index %lld)", k->max_abs_err, (long long)k->first_bad);
+        fprintf(f, " (max abs err %.3g, first bad index %lld", k->max_abs_err, (long long)k->first_bad);
+        if (k->first_bad >= 8 && k->first_bad < k->numel) /* past the values shown: say it */
+            fprintf(f, ": expected %.10g, observed %.10g", k->expected[k->first_bad], k->observed[k->first_bad]);
+        fputc(')', f);
     }
     if (k->note)
         fprintf(f, ": %s", k->note);

@@ -24,7 +24,46 @@ expect_grep() {
   if grep -qE -- "$1" "$2"; then ok; else bad "no match for '$1' in $2"; sed 's/^/    /' "$2" | tail -20; fi
 }
 
+# Files under $TMP a script wrote broken on purpose (full paths): not validated.
+SCHEMA_EXEMPT=()
+
+# validate_reports: every JSON report and JUnit file the script left under $TMP
+# must be valid. A JSON report (a file with a "schema": "collgrad-check/report/..."
+# member) must be UTF-8 (iconv) and valid against reports/schema/report-1.schema.json
+# (tests/tools/report_check, found through $CG_REPORT_CHECK, which ctest sets, or
+# beside the binary); a JUnit file (a <testsuites> element) must be valid against
+# the junit-10 XSD (xmllint) with no (classname, name) twice. Binary files (an
+# installed executable holds both strings) are not reports: grep -I skips them.
+validate_reports() {
+  local schema="$SRC/reports/schema/report-1.schema.json" xsd="$SRC/reports/schema/junit-10.xsd"
+  local checker="${CG_REPORT_CHECK:-$(dirname "$BIN")/tests/report_check}"
+  local f x json=() junit=()
+  while IFS= read -r -d '' f; do
+    for x in "${SCHEMA_EXEMPT[@]}"; do [ "$f" = "$x" ] && continue 2; done
+    if grep -qIE '"schema"[[:space:]]*:[[:space:]]*"collgrad-check/report/' "$f"; then json+=("$f"); fi
+    if grep -qI '<testsuites' "$f"; then junit+=("$f"); fi
+  done < <(find "$TMP" -type f -print0 2>/dev/null)
+  if [ "${#json[@]}" -gt 0 ]; then
+    if [ ! -x "$checker" ]; then
+      bad "cannot validate ${#json[@]} JSON reports: no report_check at $checker (set CG_REPORT_CHECK)"
+    elif "$checker" "$schema" "${json[@]}" > "$TMP/.schema-check" 2>&1; then ok
+    else bad "JSON reports that break $schema:"; sed 's/^/    /' "$TMP/.schema-check" | head -20; fi
+    for f in "${json[@]}"; do
+      if iconv -f UTF-8 -t UTF-8 "$f" > /dev/null 2>&1; then ok; else bad "$f: not valid UTF-8"; fi
+    done
+  fi
+  for f in "${junit[@]}"; do
+    if xmllint --noout --schema "$xsd" "$f" > "$TMP/.xsd-check" 2>&1; then ok
+    else bad "$f: not valid against junit-10.xsd"; sed 's/^/    /' "$TMP/.xsd-check" | head -10; fi
+    local twice
+    twice=$(grep -oE '<testcase classname="[^"]*" name="[^"]*"' "$f" | sort | uniq -d | head -3)
+    if [ -z "$twice" ]; then ok; else bad "$f: (classname, name) twice: $twice"; fi
+  done
+  echo "validated ${#json[@]} JSON reports, ${#junit[@]} JUnit files"
+}
+
 finish() {
+  validate_reports
   echo "$passes passed, $failures failed"
   [ "$failures" -eq 0 ]
 }

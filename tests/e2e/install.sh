@@ -12,7 +12,8 @@ expect_exit 0 -- "${CG_CMAKE:-cmake}" --install "$BUILD" --prefix "$P"
 P="$(cd "$P" && pwd -P)"   # the tool prints resolved paths
 for f in bin/collgrad-check include/collgrad/collgrad_transport.h include/collgrad/rules.h \
          include/collgrad/transport.h include/collgrad/tensor.h \
-         share/collgrad-check/cases/collectives/all_reduce_sum.case; do
+         share/collgrad-check/cases/collectives/all_reduce_sum.case \
+         share/collgrad-check/schema/report-1.schema.json share/collgrad-check/schema/junit-10.xsd; do
   if [ -e "$P/$f" ]; then ok; else bad "not installed: $f"; fi
 done
 PC_DIR="$(dirname "$(find "$P" -name collgrad-check.pc | head -1)")"

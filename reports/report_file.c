@@ -1,0 +1,301 @@
+/* report_file.c — see report_file.h. */
+#include "report_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The real standard output after cg_report_targets_prepare moved descriptor
+ * 1 aside (-1 before: descriptor 1 still is it), and the target that chose
+ * it. The name is kept because after the move /dev/stdout leads to standard
+ * error: the path can no longer say where it meant. Both live until exit. */
+static int report_stdout = -1;
+static char *report_stdout_path;
+
+typedef enum { TO_FILE, TO_STREAM, TO_FD } target_kind;
+
+typedef struct target {
+    target_kind kind;
+    int fd;        /* TO_FD: the descriptor to write */
+    bool via_link; /* TO_STREAM: reached through a symbolic link (/dev/stdout) */
+} target;
+
+static int stdout_fd(void) { return report_stdout >= 0 ? report_stdout : STDOUT_FILENO; }
+
+static bool same_file(const struct stat *st, int fd)
+{
+    struct stat s;
+    return fstat(fd, &s) == 0 && s.st_dev == st->st_dev && s.st_ino == st->st_ino;
+}
+
+static const char *kind_of(mode_t m)
+{
+    return S_ISDIR(m) ? "a directory" : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket"
+                                                                      : "not a regular file";
+}
+
+/* What writing to path means (report_file.h), or -1 with err for a target
+ * the writer refuses. Looks, never opens. */
+static int classify(const char *path, target *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    if (strcmp(path, "-") == 0 || (report_stdout_path && strcmp(path, report_stdout_path) == 0)) {
+        t->kind = TO_FD;
+        t->fd = stdout_fd();
+        return 0;
+    }
+    struct stat l, s;
+    if (lstat(path, &l) != 0) {
+        if (errno == ENOENT) {
+            t->kind = TO_FILE;
+            return 0;
+        }
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISREG(l.st_mode)) {
+        t->kind = TO_FILE;
+        return 0;
+    }
+    bool link = S_ISLNK(l.st_mode);
+    if (link && stat(path, &s) != 0) {
+        snprintf(err, errlen, "%s: is a symbolic link to nothing (%s); not replacing it", path, strerror(errno));
+        return -1;
+    }
+    const struct stat *st = link ? &s : &l;
+    if (same_file(st, stdout_fd()) || same_file(st, STDERR_FILENO)) {
+        t->kind = TO_FD; /* /dev/stdout, /dev/stderr, /proc/self/fd/N: the descriptor itself */
+        t->fd = same_file(st, stdout_fd()) ? stdout_fd() : STDERR_FILENO;
+        return 0;
+    }
+    if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode)) {
+        t->kind = TO_STREAM;
+        t->via_link = link;
+        return 0;
+    }
+    if (link && S_ISREG(st->st_mode))
+        snprintf(err, errlen, "%s: is a symbolic link to a regular file; not following it (name the file itself)",
+                 path);
+    else if (S_ISDIR(st->st_mode))
+        snprintf(err, errlen, "%s: is a directory; a report needs a file name (or - for standard output)", path);
+    else
+        snprintf(err, errlen, "%s: is %s; not writing a report there", path, kind_of(st->st_mode));
+    return -1;
+}
+
+/* The directory a new file at path would go in must exist: said before the
+ * run rather than after it. */
+static int check_parent(const char *path, char *err, size_t errlen)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return 0; /* the current directory */
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    char *dir = strndup(path, n);
+    if (!dir) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    struct stat s;
+    int rc = 0;
+    if (stat(dir, &s) != 0 || !S_ISDIR(s.st_mode)) {
+        snprintf(err, errlen, "%s: cannot write: %s is not a directory", path, dir);
+        rc = -1;
+    }
+    free(dir);
+    return rc;
+}
+
+/* Descriptor 1 to standard error, the real standard output kept for the
+ * report (close-on-exec: the ranks mpiexec starts must not hold it open). */
+static int claim_stdout(const char *path, char *err, size_t errlen)
+{
+    fflush(stdout);
+    int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: standard output: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!(report_stdout_path = strdup(path)) || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        snprintf(err, errlen, "%s: cannot move the terminal output to standard error: %s", path, strerror(errno));
+        free(report_stdout_path);
+        report_stdout_path = NULL;
+        close(fd);
+        return -1;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines interleave with stderr's in order */
+    report_stdout = fd;
+    return 0;
+}
+
+int cg_report_targets_prepare(const char *json, const char *junit, char *err, size_t errlen)
+{
+    const char *paths[2] = {json, junit};
+    target t[2];
+    for (int i = 0; i < 2; i++) {
+        if (!paths[i])
+            continue;
+        if (classify(paths[i], &t[i], err, errlen) != 0)
+            return -1;
+        if (t[i].kind == TO_FILE && check_parent(paths[i], err, errlen) != 0)
+            return -1;
+    }
+    bool to_stdout[2] = {json && t[0].kind == TO_FD && t[0].fd == STDOUT_FILENO,
+                         junit && t[1].kind == TO_FD && t[1].fd == STDOUT_FILENO};
+    if (json && junit && (strcmp(json, junit) == 0 || (to_stdout[0] && to_stdout[1]))) {
+        snprintf(err, errlen, "--json %s and --junit %s would write to the same place; give each its own", json,
+                 junit);
+        return -1;
+    }
+    for (int i = 0; i < 2; i++)
+        if (to_stdout[i])
+            return claim_stdout(paths[i], err, errlen);
+    return 0;
+}
+
+/* All of text to fd. A reader that went away is an error (EPIPE), not a
+ * SIGPIPE that would end the tool outside its exit-status contract. */
+static int write_all(int fd, const char *path, const char *text, char *err, size_t errlen)
+{
+    struct sigaction ignore = {0}, old;
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    bool restore = sigaction(SIGPIPE, &ignore, &old) == 0;
+    size_t n = strlen(text);
+    int rc = 0;
+    while (n > 0) {
+        ssize_t w = write(fd, text, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            snprintf(err, errlen, "%s: cannot write: %s", path, w < 0 ? strerror(errno) : "nothing written");
+            rc = -1;
+            break;
+        }
+        text += w;
+        n -= (size_t)w;
+    }
+    if (restore)
+        sigaction(SIGPIPE, &old, NULL);
+    return rc;
+}
+
+/* Open an existing FIFO or character device for writing: no O_CREAT, no
+ * O_TRUNC, O_NOFOLLOW unless the user's path is the link, and fstat after
+ * opening, so whatever raced in between is never created, emptied or written
+ * unless it is still a stream. O_NONBLOCK makes a FIFO without a reader fail
+ * (ENXIO) instead of waiting forever; writes then block as usual. */
+static int open_stream(const char *path, const target *t, char *err, size_t errlen)
+{
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK | (t->via_link ? 0 : O_NOFOLLOW));
+    if (fd < 0) {
+        if (errno == ENXIO)
+            snprintf(err, errlen, "%s: cannot write: a FIFO with no reader", path);
+        else
+            snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat s;
+    int flags = fcntl(fd, F_GETFL);
+    if (fstat(fd, &s) != 0 || !(S_ISCHR(s.st_mode) || S_ISFIFO(s.st_mode)) || flags < 0 ||
+        fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        snprintf(err, errlen, "%s: cannot write: changed while being opened", path);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Make a rename durable: fsync the directory that holds path. Best effort:
+ * the report is in place either way; only a power cut could lose it. */
+static void sync_parent(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    free(dir);
+}
+
+int cg_write_file_atomic(const char *path, const char *text, char *err, size_t errlen)
+{
+    struct stat old;
+    mode_t mode;
+    if (lstat(path, &old) == 0) {
+        if (!S_ISREG(old.st_mode)) {
+            snprintf(err, errlen, "%s: exists and is not a regular file; not replacing it", path);
+            return -1;
+        }
+        mode = old.st_mode & 0777;
+    } else if (errno == ENOENT) {
+        mode_t mask = umask(0); /* the only way to read it; put back at once */
+        umask(mask);
+        mode = 0666 & ~mask;
+    } else {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        return -1;
+    }
+    static const char suffix[] = ".tmp.XXXXXX";
+    size_t len = strlen(path);
+    char *tmp = malloc(len + sizeof suffix);
+    if (!tmp) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, suffix, sizeof suffix);
+    int fd = mkstemp(tmp); /* O_CREAT|O_EXCL: never through a link */
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    int rc = write_all(fd, path, text, err, errlen);
+    if (rc == 0 && (fchmod(fd, mode) != 0 || (fsync(fd) != 0 && errno != EINVAL))) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        rc = -1;
+    }
+    if (close(fd) != 0 && rc == 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        rc = -1;
+    }
+    if (rc == 0 && rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%s: cannot replace it: %s", path, strerror(errno));
+        rc = -1;
+    }
+    if (rc != 0)
+        unlink(tmp);
+    else
+        sync_parent(path);
+    free(tmp);
+    return rc;
+}
+
+int cg_report_output_write(const char *path, const char *text, char *err, size_t errlen)
+{
+    target t;
+    if (classify(path, &t, err, errlen) != 0)
+        return -1;
+    if (t.kind == TO_FILE)
+        return cg_write_file_atomic(path, text, err, errlen);
+    if (t.kind == TO_FD)
+        return write_all(t.fd, path, text, err, errlen);
+    int fd = open_stream(path, &t, err, errlen);
+    if (fd < 0)
+        return -1;
+    int rc = write_all(fd, path, text, err, errlen);
+    if (close(fd) != 0 && rc == 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        rc = -1;
+    }
+    return rc;
+}
