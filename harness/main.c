@@ -10,6 +10,7 @@
 #include "compare.h"
 #include "device.h"
 #include "explain.h"
+#include "export_ir.h"
 #include "junit.h"
 #include "launcher.h"
 #include "plugin_check.h"
@@ -36,6 +37,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "compare") == 0) /* a subcommand: no cases, no MPI */
         return cg_compare_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "export-ir") == 0) /* the IR as JSON (export_ir.h) */
+        return cg_export_ir_main(argc - 1, argv + 1);
     cg_options o;
     int rc = cg_parse_options(argc, argv, &o);
     if (rc >= 0) {
