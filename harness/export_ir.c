@@ -16,10 +16,15 @@
 #include "comm.h"
 #include "report_json.h"
 
-/* Where the walk is: the next communication call's seq; `oom` once any
- * cJSON allocation failed (the caller then throws the whole tree away). */
+/* Where the walk is: the next communication call's seq; the statement's
+ * first assigned name and its rand/randn calls so far, which key its random
+ * inputs (interp_call.c: "NAME#DRAW", "stmt#DRAW" outside assignments);
+ * `oom` once any cJSON allocation failed (the caller then throws the whole
+ * tree away). */
 typedef struct walk {
     int seq;
+    const char *bind_name;
+    int draws;
     bool oom;
 } walk;
 
@@ -127,6 +132,11 @@ static cJSON *expr_json(walk *w, const cg_expr *e)
         call_args(w, o, e);
         if (is_comm_call(e)) /* after its arguments, as the interpreter counts */
             add(w, o, "seq", cJSON_CreateNumber(w->seq++));
+        if (strcmp(e->name, "rand") == 0 || strcmp(e->name, "randn") == 0) {
+            char key[160];
+            snprintf(key, sizeof key, "%s#%d", w->bind_name[0] ? w->bind_name : "stmt", w->draws++);
+            add_str(w, o, "rng_key", key);
+        }
         break;
     case CG_E_RANK:
     case CG_E_WORLD: break;
@@ -144,6 +154,8 @@ static cJSON *stmt_json(walk *w, const cg_stmt *st)
         w->oom = true;
         return NULL;
     }
+    w->bind_name = st->kind == CG_S_ASSIGN ? st->names[0] : "";
+    w->draws = 0;
     add_str(w, o, "kind", names[st->kind]);
     add(w, o, "at", position(st->pos));
     add(w, o, "index", cJSON_CreateNumber(st->index));
@@ -206,7 +218,7 @@ static cJSON *plan_json(walk *w, const cg_oracle *o)
 
 cJSON *cg_export_case(const cg_case *cs, const cg_oracle *plan)
 {
-    walk w = {0, false};
+    walk w = {0, "", 0, false};
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
