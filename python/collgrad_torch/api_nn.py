@@ -61,10 +61,12 @@ class NnApi(comm.Api):
 
     def scatter(self, call: Call, x: torch.Tensor) -> torch.Tensor:
         most, block = comm.scatter_shapes(call)
-        if call.rank == call.root:
-            pieces = comm.blocks(comm.as_rows(x), call.world)
-            padded = [comm.pad_rows(p, most) for p in pieces]
-        else:  # receivers pass tensors of the right shape; their values are not used
+        x = comm.as_rows(x)
+        if call.rank == call.root or tuple(x.shape) == tuple(call.event.shapes[call.root] or (1,)):
+            # every rank runs the same line, F.scatter(list of x's blocks): the
+            # receivers' blocks are not sent, but are the inputs autograd sees
+            padded = [comm.pad_rows(p, most) for p in comm.blocks(x, call.world)]
+        else:  # a receiver whose x cannot be split like the root's passes placeholders
             padded = [x.new_zeros(block) for _ in range(call.world)]
         y = self.F.scatter(padded, src=call.root, group=self.group)
         n = comm.rows_of(call.event.shapes[call.root])

@@ -127,8 +127,8 @@ class Rank:
     # ---- statements ----------------------------------------------------------
 
     def run(self) -> None:
+        """The program; the caller completes the API's sends (api.finish())."""
         self.stmts(self.case.program)
-        self.api.finish()
 
     def stmts(self, stmts: List[Node]) -> None:
         for st in stmts:

@@ -75,6 +75,24 @@ class Marks:
         return out
 
 
+def _run_and_finish(r, api) -> None:
+    """The program, then its sends still in flight complete before the job
+    ends. When the program raised, that exception is the finding: a send
+    that then cannot complete does not replace it."""
+    try:
+        r.run()
+    except Exception:
+        try:
+            api.finish()
+        except Exception:
+            pass
+        raise
+    api.finish()
+
+
+_groups: List[Any] = []  # the current job's process group, kept until the next job's barrier
+
+
 def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str, writer: Writer,
             rank: int, world: int) -> None:
     import torch.distributed as dist
@@ -84,7 +102,11 @@ def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str
     writer.state(k, "waiting for the other ranks at the job's barrier")
     store.set(f"job{k}/rank{rank}", "1")
     store.wait([f"job{k}/rank{r}" for r in range(world)], datetime.timedelta(hours=24))
-    group = dist.new_group(list(range(world)), timeout=datetime.timedelta(seconds=args.collective_timeout))
+    # every rank is past job k-1 now: its group may go (not before, or a send
+    # the peer has yet to receive would be dropped with it)
+    _groups[:] = [dist.new_group(list(range(world)),
+                                 timeout=datetime.timedelta(seconds=args.collective_timeout))]
+    group = _groups[0]
     line: Dict[str, Any] = {"job": k, "case": case.name, "rank": rank, "outcome": "ok", "warnings": []}
     t0 = time.monotonic()
     try:
@@ -106,7 +128,7 @@ def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str
 
         r = interp.Rank(case, rank, world, api, on_stmt)
         try:
-            r.run()
+            _run_and_finish(r, api)
         except comm.Unsupported as e:
             line.update(outcome="skipped", reason=f"{args.api} has no {e}")
         except Exception as e:  # whatever the framework raised is the finding
