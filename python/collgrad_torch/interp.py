@@ -91,6 +91,7 @@ class Rank:
         self.dtype = DTYPES[case.dtype]
         self.env: Dict[str, torch.Tensor] = {}   # final bindings, in first-binding order
         self.made: List[torch.Tensor] = []       # every named tensor, for zero_grad()
+        self.nonroot_outputs: set = set()        # ids of reduce/gather outputs off their root
         self.phase = "forward"
         self.where = f"{case.file}"
         self.on_stmt = on_stmt or (lambda phase, where: None)
@@ -414,9 +415,17 @@ class Rank:
             call.op = word(2)
         if kind in ("broadcast", "reduce", "gather", "scatter"):
             call.root = rank_arg(1)
-        return getattr(self.api, kind)(call, self.tensor(args[0]))
+        y = getattr(self.api, kind)(call, self.tensor(args[0]))
+        if kind in ("reduce", "gather") and self.rank != call.root:
+            self.nonroot_outputs.add(id(y))
+        return y
 
     # ---- results -------------------------------------------------------------------
 
-    def bindings(self) -> List[Tuple[str, torch.Tensor]]:
-        return list(self.env.items())
+    def bindings(self) -> List[Tuple[str, torch.Tensor, Optional[torch.Tensor]]]:
+        """(name, value, gradient) of every final binding. The case language
+        defines the outputs of reduce and gather off their root as carrying no
+        gradient; PyTorch's outputs there are tensors in the graph (which is
+        what makes those ranks take part in the backward), so whatever
+        gradient reached them is not reported: the language has no such number."""
+        return [(name, t, None if id(t) in self.nonroot_outputs else t.grad) for name, t in self.env.items()]

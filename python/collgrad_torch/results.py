@@ -34,10 +34,11 @@ def values(t: Optional[torch.Tensor]) -> Optional[List[Any]]:
 
 
 def tensors(bindings: Iterable) -> List[Dict[str, Any]]:
-    """Each final binding's shape, value and gradient (None: no gradient reached it)."""
+    """Each (name, value, gradient) binding's shape, values and gradient
+    (None: no gradient reached it)."""
     out = []
-    for name, t in bindings:
-        out.append({"name": name, "shape": list(t.shape), "value": values(t), "grad": values(t.grad)})
+    for name, t, grad in bindings:
+        out.append({"name": name, "shape": list(t.shape), "value": values(t), "grad": values(grad)})
     return out
 
 
