@@ -6,8 +6,8 @@
 # c10d, gatherlayer) by tests/torch/compare_emulation.py. Every disagreement
 # must be a finding listed for that torch version
 # (tests/torch/findings-MAJOR.MINOR-gloo.txt), and every listed finding must
-# happen. pytorch:funcol under torch 1.x is skipped, every job, with the
-# reason. Exit 77 (skipped) where $COLLGRAD_PYTHON (default /usr/bin/python3)
+# happen. pytorch:funcol is measured the same way under torch 2.x and is
+# skipped, every job, with the reason under torch 1.x. Exit 77 (skipped) where $COLLGRAD_PYTHON (default /usr/bin/python3)
 # has no torch.
 . "$(dirname "$0")/common.bash"
 PY="${COLLGRAD_PYTHON:-/usr/bin/python3}"
@@ -23,8 +23,10 @@ if [ ! -f "$findings" ]; then
 fi
 C="$SRC/cases"
 
-for api in nn c10d gatherlayer; do
-  emu=$api; [ "$api" = nn ] && emu=torch-nn
+apis="nn c10d gatherlayer"
+case "$ver" in 1.*) ;; *) apis="$apis funcol" ;; esac   # torch 2.x has funcol: measure it too
+for api in $apis; do
+  case "$api" in nn) emu=torch-nn ;; funcol) emu=torch-funcol ;; *) emu=$api ;; esac
   for w in 2 4; do
     "$BIN" --rules "$emu" --world "$w" --no-fd --json "$TMP/emu.json" > "$TMP/emu.out" 2>&1
     [ -s "$TMP/emu.json" ] && ok || bad "--rules $emu --world $w wrote no report"
@@ -42,7 +44,7 @@ done
 # what the report and the terminal say about the framework
 expect_grep '"framework":' "$TMP/real.json"
 expect_grep "\"version\":[[:space:]]*\"$ver" "$TMP/real.json"
-expect_grep '"api":[[:space:]]*"gatherlayer"' "$TMP/real.json"
+expect_grep '"api":[[:space:]]*"(gatherlayer|funcol)"' "$TMP/real.json"
 expect_grep '"backend":[[:space:]]*"gloo"' "$TMP/real.json"
 expect_grep "^pytorch:nn: torch $ver" "$TMP/real-nn-2.out"
 expect_grep "allreduce_prod_scaled .*Failed" "$TMP/real-nn-2.out"
