@@ -61,26 +61,11 @@ int cg_pytorch_check_options(const cg_options *o)
     return 0;
 }
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* ---- the run -------------------------------------------------------------------- */
 
-typedef struct pt_run {
-    const cg_options *o;
-    const cg_case_set *set;
-    cg_report *rep;
-    cg_pt_context ctx;
-    char dir[PATH_MAX];
-    char python[PATH_MAX], python_why[600], package[PATH_MAX], isolation[256];
-    bool isolate, announced;
-    int index, total, worst;
-} pt_run;
 
-static void progress(pt_run *R, const cg_case_result *c)
+static void progress(cg_pt_run *R, const cg_case_result *c)
 {
     if (c->status == CG_ERROR && c->error_class > R->worst)
         R->worst = c->error_class;
@@ -93,7 +78,7 @@ static void progress(pt_run *R, const cg_case_result *c)
     fflush(stdout);
 }
 
-static cg_case_result *add_result(pt_run *R, const cg_case *cs, int world)
+static cg_case_result *add_result(cg_pt_run *R, const cg_case *cs, int world)
 {
     cg_case_result *c = cg_report_add_case(R->rep, cs->name, cs->file, cs->source, world);
     if (c)
@@ -103,7 +88,7 @@ static cg_case_result *add_result(pt_run *R, const cg_case *cs, int world)
 
 /* Every rank's first line arrived: say once what is being measured, and
  * put it into the report. */
-static void announce(pt_run *R, const cg_pt_hello *h, int world)
+void cg_pt_announce(cg_pt_run *R, const cg_pt_hello *h, int world)
 {
     R->ctx.torch = h->torch ? h->torch : "?";
     R->ctx.backend = h->backend_name ? h->backend_name : R->o->torch_backend;
@@ -134,7 +119,7 @@ static double job_seconds(const cg_pt_job *job, int world)
     return s;
 }
 
-static void judge(pt_run *R, cg_pt_job *job, int world)
+void cg_pt_judge_job(cg_pt_run *R, cg_pt_job *job, int world)
 {
     const cg_case *cs = R->set->cases[job->case_index];
     cg_case_result *c = add_result(R, cs, world);
@@ -145,7 +130,7 @@ static void judge(pt_run *R, cg_pt_job *job, int world)
     progress(R, c);
 }
 
-static void record_error(pt_run *R, const cg_pt_job *job, int world, const char *why, double seconds)
+static void record_error(cg_pt_run *R, const cg_pt_job *job, int world, const char *why, double seconds)
 {
     cg_case_result *c = add_result(R, R->set->cases[job->case_index], world);
     if (!c)
@@ -158,7 +143,7 @@ static void record_error(pt_run *R, const cg_pt_job *job, int world, const char 
     progress(R, c);
 }
 
-static void record_unrun(pt_run *R, const cg_pt_job *job, int world)
+static void record_unrun(cg_pt_run *R, const cg_pt_job *job, int world)
 {
     cg_case_result *c = add_result(R, R->set->cases[job->case_index], world);
     if (!c)
@@ -170,190 +155,9 @@ static void record_unrun(pt_run *R, const cg_pt_job *job, int world)
     progress(R, c);
 }
 
-/* ---- where the ranks were ------------------------------------------------------- */
-
-static void last_line(const char *path, char *buf, size_t len)
-{
-    buf[0] = '\0';
-    FILE *f = fopen(path, "r");
-    char line[512];
-    while (f && fgets(line, sizeof line, f))
-        if (strspn(line, " \t\n") != strlen(line))
-            snprintf(buf, len, "%s", line);
-    if (f)
-        fclose(f);
-    buf[strcspn(buf, "\n")] = '\0';
-}
-
-/* "rank 1 was at backward at x.case:7:1 (job 3) for 12.0 s, exited with status 1
- * (last output: ...)": one clause per rank that had not reported job `k`. */
-static void describe(const cg_pt_launch *L, const cg_pt_job *job, int k, char *buf, size_t len)
-{
-    int exits[CG_MAX_WORLD];
-    char path[1024], line[512];
-    for (int r = 0; r < L->world; r++)
-        exits[r] = -1;
-    cg_pt_rank_file(L, "exits", 0, path, sizeof path);
-    FILE *f = fopen(path, "r");
-    int r, st;
-    while (f && fscanf(f, "%d %d", &r, &st) == 2)
-        if (r >= 0 && r < L->world)
-            exits[r] = st;
-    if (f)
-        fclose(f);
-    size_t at = 0;
-    buf[0] = '\0';
-    for (r = 0; r < L->world && at < len; r++) {
-        if (job->ranks[r].outcome != CG_PT_PENDING)
-            continue;
-        int sjob = -2;
-        double since = 0;
-        char what[300] = "";
-        cg_pt_rank_file(L, "status", r, path, sizeof path);
-        FILE *s = fopen(path, "r");
-        if (s && fgets(line, sizeof line, s) && sscanf(line, "%d\t%lf\t%299[^\n]", &sjob, &since, what) == 3) {
-            at += (size_t)snprintf(buf + at, len - at, "%srank %d was %s%s (job %d) for %.1f s", at ? "; " : "", r,
-                                   sjob == k ? "at " : "", what, sjob, (double)time(NULL) - since);
-        } else {
-            at += (size_t)snprintf(buf + at, len - at, "%srank %d never reported", at ? "; " : "", r);
-        }
-        if (s)
-            fclose(s);
-        if (exits[r] >= 0 && at < len) {
-            cg_pt_rank_file(L, "log", r, path, sizeof path);
-            last_line(path, line, sizeof line);
-            at += (size_t)snprintf(buf + at, len - at, ", exited with status %d%s%s", exits[r],
-                                   line[0] ? " (last output: " : "", line[0] ? line : "");
-            if (line[0] && at < len)
-                at += (size_t)snprintf(buf + at, len - at, ")");
-        }
-    }
-}
-
-static void kill_group(pid_t pid)
-{
-    kill(-pid, SIGTERM);
-    for (int i = 0; i < 40 && waitpid(pid, NULL, WNOHANG) == 0; i++)
-        sleep_ms(50);
-    kill(-pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-}
-
-static void remove_launch_files(const cg_pt_launch *L)
-{
-    static const char *const kinds[] = {"results", "status", "log"};
-    char path[1024];
-    for (int r = 0; r < L->world; r++)
-        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-            cg_pt_rank_file(L, kinds[k], r, path, sizeof path);
-            unlink(path);
-            snprintf(path + strlen(path), sizeof path - strlen(path), ".tmp");
-            unlink(path);
-        }
-    cg_pt_rank_file(L, "exits", 0, path, sizeof path);
-    unlink(path);
-    unlink(L->store);
-}
-
-/* ---- one world size ---------------------------------------------------------------- */
-
-typedef enum { LAUNCH_DONE, LAUNCH_LOST_JOB, LAUNCH_FATAL } launch_end;
-
-/* One launch of W ranks from jobs[*next]; judges what they report and
- * advances *next. why: what went wrong when it did not finish them all. */
-static launch_end follow_launch(pt_run *R, const cg_pt_launch *L, cg_pt_job *jobs, int n, int *next, char *why,
-                                size_t whylen)
-{
-    int W = L->world;
-    cg_pt_reader rd[CG_MAX_WORLD];
-    cg_pt_hello hello[CG_MAX_WORLD];
-    memset(hello, 0, sizeof hello);
-    for (int r = 0; r < W; r++) {
-        cg_pt_rank_file(L, "results", r, rd[r].path, sizeof rd[r].path);
-        rd[r].offset = 0;
-    }
-    char *fatal = NULL, err[512] = "";
-    pid_t pid = cg_pt_spawn(L);
-    if (pid < 0) {
-        snprintf(why, whylen, "cannot start the ranks: %s", strerror(errno));
-        return LAUNCH_FATAL;
-    }
-    double began = cg_now(), last = began;
-    bool all_hello = false, exited = false, bad = false;
-    launch_end end = LAUNCH_DONE;
-    while (!bad && !fatal && *next < n) {
-        sleep_ms(20);
-        exited = exited || waitpid(pid, NULL, WNOHANG) == pid;
-        for (int r = 0; r < W && !bad; r++)
-            bad = cg_pt_read_rank(&rd[r], r, jobs, n, &hello[r], &fatal, err, sizeof err) < 0;
-        if (!all_hello) {
-            all_hello = true;
-            for (int r = 0; r < W; r++)
-                all_hello = all_hello && hello[r].seen;
-            if (all_hello) {
-                announce(R, &hello[0], W);
-                last = cg_now();
-            }
-        }
-        for (; *next < n && jobs[*next].reported == W; ++*next) {
-            judge(R, &jobs[*next], W);
-            last = cg_now();
-        }
-        if (bad || fatal || *next >= n)
-            break;
-        double now = cg_now();
-        if (cg_stop_signal()) {
-            snprintf(why, whylen, "interrupted by signal %d", cg_stop_signal());
-            break;
-        }
-        if (!all_hello && now - began > STARTUP_LIMIT) {
-            snprintf(why, whylen, "the ranks did not all start within %d s", STARTUP_LIMIT);
-            break;
-        }
-        if (all_hello && now - last > R->o->timeout) {
-            snprintf(why, whylen, "killed after the %g s deadline", R->o->timeout);
-            break;
-        }
-        if (exited) { /* every rank is gone: read what they left, once more */
-            for (int r = 0; r < W && !bad; r++)
-                bad = cg_pt_read_rank(&rd[r], r, jobs, n, &hello[r], &fatal, err, sizeof err) < 0;
-            for (; *next < n && jobs[*next].reported == W; ++*next)
-                judge(R, &jobs[*next], W);
-            if (*next < n)
-                snprintf(why, whylen, "the ranks ended early");
-            break;
-        }
-    }
-    if (!exited)
-        kill_group(pid);
-    if (*next < n) {
-        char ranks[2048];
-        describe(L, &jobs[*next], *next, ranks, sizeof ranks);
-        bool started = false;
-        for (int r = 0; r < W; r++)
-            started |= hello[r].seen;
-        if (fatal || !started) {
-            snprintf(why, whylen, "%s", fatal ? fatal : (why[0] ? why : "the ranks did not start"));
-            if (!fatal && ranks[0])
-                snprintf(why + strlen(why), whylen - strlen(why), ": %s", ranks);
-            end = LAUNCH_FATAL;
-        } else {
-            char head[512];
-            snprintf(head, sizeof head, "%s", bad ? err : why);
-            snprintf(why, whylen, "%s: %s", head, ranks[0] ? ranks : "no rank said where it was");
-            end = LAUNCH_LOST_JOB;
-        }
-    }
-    free(fatal);
-    for (int r = 0; r < W; r++)
-        cg_pt_hello_free(&hello[r]);
-    remove_launch_files(L);
-    return end;
-}
-
 /* The jobs of world w: cases whose oracle runs (the others are judged as
  * the MPI worker judges them: a bad program, before any rank starts). */
-static int plan_world(pt_run *R, int w, cg_pt_job **out)
+static int plan_world(cg_pt_run *R, int w, cg_pt_job **out)
 {
     cg_pt_job *jobs = calloc((size_t)R->set->n + 1, sizeof *jobs);
     int n = 0;
@@ -387,7 +191,7 @@ static int plan_world(pt_run *R, int w, cg_pt_job **out)
     return jobs ? n : -1;
 }
 
-static int write_ir(pt_run *R, const cg_pt_job *jobs, int n, int w, const char *path)
+static int write_ir(cg_pt_run *R, const cg_pt_job *jobs, int n, int w, const char *path)
 {
     cJSON *doc = cg_export_document(w);
     cJSON *cases = doc ? cJSON_GetObjectItemCaseSensitive(doc, "cases") : NULL;
@@ -409,7 +213,7 @@ static int write_ir(pt_run *R, const cg_pt_job *jobs, int n, int w, const char *
     return rc;
 }
 
-static int run_world(pt_run *R, int w)
+static int run_world(cg_pt_run *R, int w)
 {
     cg_pt_job *jobs = NULL;
     int n = plan_world(R, w, &jobs), rc = 0;
@@ -426,11 +230,11 @@ static int run_world(pt_run *R, int w)
                           launch, R->o->timeout / 2 > 1 ? R->o->timeout / 2 : 1, STARTUP_LIMIT, R->isolate};
         char why[3000] = "";
         double t0 = cg_now();
-        launch_end end = follow_launch(R, &L, jobs, n, &next, why, sizeof why);
-        if (end == LAUNCH_LOST_JOB && next < n && !cg_stop_signal()) {
+        cg_pt_launch_end end = cg_pt_follow_launch(R, &L, jobs, n, &next, why, sizeof why);
+        if (end == CG_PT_LAUNCH_LOST_JOB && next < n && !cg_stop_signal()) {
             record_error(R, &jobs[next], w, why, cg_now() - t0);
             next++;
-        } else if (end == LAUNCH_FATAL) {
+        } else if (end == CG_PT_LAUNCH_FATAL) {
             for (; next < n; next++) /* nothing will run: every job says why */
                 record_error(R, &jobs[next], w, why, 0.0);
         }
@@ -457,7 +261,7 @@ static int count_jobs(const cg_options *o, const cg_case_set *set)
 
 int cg_run_pytorch(const cg_options *o, const cg_case_set *set, cg_report *rep)
 {
-    pt_run R = {.o = o, .set = set, .rep = rep};
+    cg_pt_run R = {.o = o, .set = set, .rep = rep};
     R.ctx.api = o->backend + 8;
     R.ctx.label = o->backend;
     R.ctx.emulation = cg_pt_emulation_of(R.ctx.api);

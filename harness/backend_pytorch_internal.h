@@ -6,6 +6,7 @@
 #ifndef CG_BACKEND_PYTORCH_INTERNAL_H
 #define CG_BACKEND_PYTORCH_INTERNAL_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -106,5 +107,36 @@ pid_t cg_pt_spawn(const cg_pt_launch *L);
 /* Can this process give the ranks a private network namespace (root and
  * unshare(CLONE_NEWNET) allowed)? Sets how the ranks are isolated in desc. */
 bool cg_pt_can_isolate(char *desc, size_t len);
+
+/* ---- the run (backend_pytorch.c) and its launches (backend_pytorch_launch.c) ---- */
+
+/* A run (backend_pytorch.c): the options, the report, where its files go,
+ * and the progress count. */
+typedef struct cg_pt_run {
+    const cg_options *o;
+    const cg_case_set *set;
+    cg_report *rep;
+    cg_pt_context ctx;
+    char dir[PATH_MAX];
+    char python[PATH_MAX], python_why[600], package[PATH_MAX], isolation[256];
+    bool isolate, announced;
+    int index, total, worst;
+} cg_pt_run;
+
+/* Every rank's first line arrived: say once what is measured; record it. */
+void cg_pt_announce(cg_pt_run *R, const cg_pt_hello *h, int world);
+/* Judge a job every rank reported, add it to the report, print its line. */
+void cg_pt_judge_job(cg_pt_run *R, cg_pt_job *job, int world);
+
+typedef enum { CG_PT_LAUNCH_DONE, CG_PT_LAUNCH_LOST_JOB, CG_PT_LAUNCH_FATAL } cg_pt_launch_end;
+
+/* Start L's ranks and follow them from jobs[*next] (n jobs), judging each
+ * job as it completes and advancing *next. DONE when every job was judged;
+ * LOST_JOB when the ranks stopped short of jobs[*next] (why says how and
+ * where each rank was; the caller records it and relaunches after it);
+ * FATAL when no job can run (a rank's fatal line, or ranks that never
+ * started). The ranks are gone and the launch's files removed on return. */
+cg_pt_launch_end cg_pt_follow_launch(cg_pt_run *R, const cg_pt_launch *L, cg_pt_job *jobs, int n, int *next,
+                                     char *why, size_t whylen);
 
 #endif

@@ -53,11 +53,19 @@ static void describe_ranks(const cg_pt_job *job, int world, char *buf, size_t le
     }
 }
 
-/* The statement a rank's error names: its error line starts "file:l:c:". */
-static bool raised_at(const char *error, const char *at)
+/* Did an emulation raise what the framework raised? Its error line
+ * ("file:l:c: message") names the same statement, and its message is part
+ * of the framework's (the emulations quote PyTorch's words where they
+ * reproduce a PyTorch error), so a refusal for another reason at the same
+ * statement does not count. */
+static bool raised_alike(const char *error, const cg_pt_rank *k)
 {
-    size_t n = at ? strlen(at) : 0;
-    return error && n && strncmp(error, at, n) == 0 && error[n] == ':';
+    size_t n = k->at ? strlen(k->at) : 0;
+    if (!error || !n || strncmp(error, k->at, n) != 0 || error[n] != ':')
+        return false;
+    const char *msg = error + n + 1;
+    msg += strspn(msg, " ");
+    return k->message && *msg && strstr(k->message, msg) != NULL;
 }
 
 static const char *first_error(const cg_observed *obs, int *rank)
@@ -79,17 +87,23 @@ static void diagnose_raise(const cg_pt_context *ctx, const cg_pt_rank *k, const 
     for (int i = 0; i < nruns && n < 32; i++) {
         int r;
         const char *e = runs[i].obs ? first_error(runs[i].obs, &r) : NULL;
-        if (raised_at(e, k->at))
+        if (raised_alike(e, k))
             names[n++] = runs[i].rules;
     }
     char text[1024];
-    if (n == 0)
+    bool forward = k->phase && strcmp(k->phase, "forward") == 0;
+    if (n == 0 && forward) /* no gradient was involved yet: the collective itself was refused */
+        snprintf(text, sizeof text, "the framework refused at forward: %s at torch %s over %s raised %s at %s "
+                 "(%.200s); no emulation refuses there: the collective, not its gradient, is missing",
+                 ctx->label, ctx->torch, ctx->backend, k->type ? k->type : "an exception", k->at ? k->at : "?",
+                 k->message ? k->message : "");
+    else if (n == 0)
         snprintf(text, sizeof text, "unknown behaviour: %s raised %s at %s (%s) where no emulation raises; "
                  "a finding about %s at torch %s over %s", ctx->label, k->type ? k->type : "an exception",
                  k->phase ? k->phase : "?", k->at ? k->at : "?", ctx->label, ctx->torch, ctx->backend);
     else
-        snprintf(text, sizeof text, "%s at torch %s over %s matches rule set %s%s: it raises at the same "
-                 "statement (%s at %s)", ctx->label, ctx->torch, ctx->backend, names[0],
+        snprintf(text, sizeof text, "%s at torch %s over %s matches rule set %s%s: it raises the same error "
+                 "at the same statement (%s at %s)", ctx->label, ctx->torch, ctx->backend, names[0],
                  n > 1 ? " (and others raising there too)" : "", k->type ? k->type : "?", k->at ? k->at : "?");
     const cg_rules *rs = n ? cg_rules_find(names[0]) : NULL;
     cg_case_set_diagnosis(res, names, n, text, rs ? rs->see : NULL);
