@@ -10,7 +10,10 @@
  * Every communication call in the program carries its seq: the index of the
  * call in the interpreter's evaluation order (postorder, every branch and
  * on-block counted whether a rank takes it or not), which is what the plan is
- * keyed by.
+ * keyed by. Every rand/randn call carries the name its values are keyed by
+ * ("NAME#DRAW": the statement's first assigned name, or "stmt", and the
+ * call's index among the statement's draws), so another implementation of
+ * harness/rng.c draws the same inputs.
  *
  * Ownership: the cJSON trees returned belong to the caller (cJSON_Delete). */
 #ifndef CG_EXPORT_IR_H

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
-from . import comm, rng
+from . import comm, ops
 from .comm import Call
 from .ir import Case, Node, position
 
@@ -68,13 +68,6 @@ _TENSOR_OPS: Dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "+": torch.add, "-": torch.sub, "*": torch.mul, "/": torch.div, "**": torch.pow,
     "@": torch.matmul,
 }
-
-_UNARY = {"exp": torch.exp, "log": torch.log, "tanh": torch.tanh, "relu": torch.relu,
-          "abs": torch.abs, "neg": torch.neg, "clone": torch.clone, "detach": torch.Tensor.detach}
-
-_REDUCTIONS = {"sum": torch.sum, "mean": torch.mean, "logsumexp": torch.logsumexp}
-
-CONSTRUCTORS = ("ones", "zeros", "full", "rand", "randn", "arange", "eye")
 
 
 class Rank:
@@ -303,90 +296,12 @@ class Rank:
         kwargs = {k: (None if a["kind"] == "word" else self.eval(a)) for k, a in e["kwargs"].items()}
         if "seq" in e:
             return self.communicate(e, args)
-        if name in CONSTRUCTORS:
-            return self.construct(e, args)
+        if name in ops.CONSTRUCTORS:
+            return ops.construct(self, e, args)
         if name == "param":
             t = self.tensor(args[0]).detach().clone().to(self.dtype)
             return t.requires_grad_(True)
-        return self.local_op(e, args, kwargs)
-
-    def construct(self, e: Node, args: List[Value]) -> torch.Tensor:
-        name = e["name"]
-        nodes = e["args"]
-        if name in ("arange", "eye"):
-            v = [0, -1, 0]
-            for k, a in enumerate(args[:3]):
-                v[k] = self.integer(a, nodes[k], "a size")
-            if name == "arange":
-                return self.rounded(torch.arange(v[0], dtype=torch.float64))
-            cols = v[0] if v[1] < 0 else v[1]
-            i = torch.arange(v[0]).reshape(-1, 1)
-            j = torch.arange(cols).reshape(1, -1)
-            return self.rounded((j == i + v[2]).to(torch.float64))
-        first = 1 if name == "full" else 0
-        shape = []
-        for k in range(first, len(args)):
-            d = self.integer(args[k], nodes[k], "a dimension")
-            if d < 0:
-                raise self.fail(nodes[k], f"expected a dimension >= 0, got {d}")
-            shape.append(d)
-        if name in ("ones", "zeros"):
-            return self.rounded(torch.full(shape, 1.0 if name == "ones" else 0.0, dtype=torch.float64))
-        if name == "full":
-            if isinstance(args[0], torch.Tensor):
-                raise self.fail(nodes[0], "expected a number to fill with, got a tensor")
-            return self.rounded(torch.full(shape, float(args[0]), dtype=torch.float64))
-        key = rng.key(self.case.seed, self.rank, e["rng_key"])
-        n = math.prod(shape)
-        if name == "rand":
-            values = [rng.uniform(key, i, self.case.dtype) for i in range(n)]
-        else:
-            values = [rng.normal(key, i) for i in range(n)]
-        return self.rounded(torch.tensor(values, dtype=torch.float64).reshape(shape))
-
-    def axis(self, e: Node, t: torch.Tensor, v: Optional[Value], node: Optional[Node], default: int) -> int:
-        if v is None:
-            return default
-        a = self.integer(v, node, "an axis")
-        if a < 0:
-            a += t.dim()
-        if a < 0 or a >= max(t.dim(), 1):
-            raise self.fail(node, f"expected an axis in [0, {t.dim()}), got {a}")
-        return a
-
-    def local_op(self, e: Node, args: List[Value], kwargs: Dict[str, Value]) -> torch.Tensor:
-        name = e["name"]
-        nodes = e["args"]
-        if name == "cat":
-            xs = [self.tensor(a) for a in args]
-            axis = self.axis(e, xs[0], kwargs.get("axis"), e["kwargs"].get("axis"), 0)
-            return torch.cat(xs, axis)
-        t = self.tensor(args[0])
-        if name in _UNARY:
-            return _UNARY[name](t)
-        if name == "transpose":
-            return t.transpose(-2, -1) if t.dim() >= 2 else t.clone()
-        if name in ("pow", "matmul"):
-            b = self.tensor(args[1])
-            return torch.pow(t, b) if name == "pow" else torch.matmul(t, b)
-        if name in _REDUCTIONS or name == "log_softmax":
-            given = args[1] if len(args) > 1 else kwargs.get("axis")
-            node = nodes[1] if len(args) > 1 else e["kwargs"].get("axis")
-            if name == "log_softmax":
-                return torch.log_softmax(t, self.axis(e, t, given, node, max(t.dim() - 1, 0)))
-            axis = self.axis(e, t, given, node, -1)
-            if axis < 0:
-                return _REDUCTIONS[name](t.reshape(-1), 0) if name == "logsumexp" else _REDUCTIONS[name](t)
-            return _REDUCTIONS[name](t, axis)
-        if name == "reshape":
-            return t.reshape([self.integer(a, nodes[k + 1], "a dimension") for k, a in enumerate(args[1:])])
-        if name == "slice":
-            ax, lo, hi = (self.integer(args[k], nodes[k], "an axis" if k == 1 else "an index")
-                          for k in (1, 2, 3))
-            if ax < 0 or ax >= t.dim():
-                raise self.fail(nodes[1], f"expected an axis in [0, {t.dim()}), got {ax}")
-            return t[(slice(None),) * ax + (slice(lo, hi),)]
-        raise self.fail(e, f"expected a tensor function, got '{name}'")
+        return ops.local_op(self, e, args, kwargs)
 
     # ---- communication -----------------------------------------------------------
 

@@ -75,6 +75,13 @@ class Marks:
         return out
 
 
+def _barrier(store, name: str, rank: int, world: int) -> None:
+    """Every rank meets here, through the store (not the process group under
+    test). No timeout of its own: the tool's deadline ends a rank that never comes."""
+    store.set(f"{name}/rank{rank}", "1")
+    store.wait([f"{name}/rank{r}" for r in range(world)], datetime.timedelta(hours=24))
+
+
 def _run_and_finish(r, api) -> None:
     """The program, then its sends still in flight complete before the job
     ends. When the program raised, that exception is the finding: a send
@@ -100,8 +107,7 @@ def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str
     from . import apis, comm, interp
 
     writer.state(k, "waiting for the other ranks at the job's barrier")
-    store.set(f"job{k}/rank{rank}", "1")
-    store.wait([f"job{k}/rank{r}" for r in range(world)], datetime.timedelta(hours=24))
+    _barrier(store, f"job{k}", rank, world)
     # every rank is past job k-1 now: its group may go (not before, or a send
     # the peer has yet to receive would be dropped with it)
     _groups[:] = [dist.new_group(list(range(world)),
@@ -151,7 +157,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     writer.state(-1, "importing torch")
     try:
         import torch
-        import torch.distributed as dist
+        import torch.distributed  # noqa: F401 (the process group needs it; fail here if it is missing)
     except Exception as e:
         writer.line({"fatal": f"{sys.executable} cannot import torch: {type(e).__name__}: {e}"})
         return 3
@@ -183,6 +189,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     writer.line({"hello": hello})
     for k in range(args.first_job, len(doc.cases)):
         run_job(k, doc.cases[k], args, store, name, writer, rank, world)
+    # leave together: a rank that exits closes its connections, and a rank still
+    # waiting in the last job would see "connection closed" instead of its hang
+    writer.state(len(doc.cases), "finished, waiting for the other ranks to finish")
+    _barrier(store, "done", rank, world)
     writer.state(len(doc.cases), "finished")
     sys.stdout.flush()
     sys.stderr.flush()

@@ -6,20 +6,15 @@ new backend is brought to collgrad-check:
 
     collgrad-check --backend pytorch:nn --torch-backend tests/torch/drop_rank_backend.py:droprank
 
-Every other collective is gloo's, unchanged. torch 1.13's Python
-ProcessGroup subclass is used where it exists; torch 2.x's Backend otherwise.
+Every other collective is gloo's, unchanged. Written against torch 1.13's
+Python-subclassable ProcessGroup.
 """
 
-import torch
 import torch.distributed as dist
 from torch._C import _distributed_c10d as c10d
 
-_BASE = getattr(c10d, "Backend", None) if not hasattr(c10d.ProcessGroup, "allreduce_coalesced") else c10d.ProcessGroup
-if _BASE is None:
-    _BASE = c10d.ProcessGroup
 
-
-class DropRank(_BASE):
+class DropRank(c10d.ProcessGroup):
     """gloo, except that rank 1's all_reduce input counts as zeros."""
 
     def __init__(self, store, rank: int, size: int, timeout):
