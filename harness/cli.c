@@ -28,6 +28,12 @@ void cg_print_usage(FILE *f)
             "                    ops run (default cuda with --transport nccl, else cpu);\n"
             "                    the oracle always runs on the CPU in f64\n"
             "  --timeout SEC     per-job deadline; a hung or dead rank is reported (default 60)\n"
+            "  --backend pytorch:API  run the cases with real PyTorch ranks instead of MPI:\n"
+            "                    API nn, c10d, funcol or gatherlayer\n"
+            "  --torch-backend NAME  the process group of --backend: gloo (default), nccl,\n"
+            "                    mpi, or MODULE:NAME / FILE.py:NAME registering NAME\n"
+            "  --python PATH     the interpreter of the PyTorch ranks (default:\n"
+            "                    $COLLGRAD_PYTHON, /usr/bin/python3 with torch, python3)\n"
             "  --junit FILE      write JUnit XML\n"
             "  --check-sync      before each collective, compare every rank's (op, dtype,\n"
             "                    count, root, direction): a desync fails there, not hangs\n"
@@ -78,7 +84,8 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
         const char *val = NULL;
         static const char *const valued[] = {"--json", "--world", "--junit", "--rules", "--transport",
                                              "--timeout", "--inject", "--jobs", "--board", "--results",
-                                             "--explain", "--device"};
+                                             "--explain", "--device", "--backend", "--torch-backend",
+                                             "--python"};
         bool takes_value = false;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
             takes_value |= strcmp(a, valued[k]) == 0;
@@ -119,6 +126,12 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
             o->device = val;
         } else if (strcmp(a, "--inject") == 0) {
             o->inject = val;
+        } else if (strcmp(a, "--backend") == 0) {
+            o->backend = val;
+        } else if (strcmp(a, "--torch-backend") == 0) {
+            o->torch_backend = val;
+        } else if (strcmp(a, "--python") == 0) {
+            o->python = val;
         } else if (strcmp(a, "--jobs") == 0) {
             o->jobs_file = val;
         } else if (strcmp(a, "--board") == 0) {

@@ -28,6 +28,9 @@ typedef struct cg_options {
     double timeout;      /* --timeout SEC: per-job deadline */
     int world;           /* --world N: only this world size (0 = each case's own) */
     const char *inject;  /* --inject hang:R|exit:R[:CASE] (the tool's own tests) */
+    const char *backend; /* --backend pytorch:API: real PyTorch ranks (backend_pytorch.h) */
+    const char *torch_backend; /* --torch-backend gloo|nccl|mpi|NAME|MODULE:NAME (default gloo) */
+    const char *python;  /* --python PATH: the interpreter of the PyTorch ranks */
     /* set by the launcher for the processes it starts under mpiexec */
     bool worker;
     const char *jobs_file, *board_file, *results_file;

@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_pytorch.h"
 #include "case_set.h"
 #include "cli.h"
 #include "compare.h"
 #include "device.h"
 #include "explain.h"
+#include "export_ir.h"
 #include "junit.h"
 #include "launcher.h"
 #include "plugin_check.h"
@@ -36,8 +38,12 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "compare") == 0) /* a subcommand: no cases, no MPI */
         return cg_compare_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "export-ir") == 0) /* the IR as JSON (export_ir.h) */
+        return cg_export_ir_main(argc - 1, argv + 1);
     cg_options o;
     int rc = cg_parse_options(argc, argv, &o);
+    if (rc < 0 && (rc = cg_pytorch_check_options(&o)) == 0)
+        rc = -1;
     if (rc >= 0) {
         free(o.paths);
         return rc;
@@ -65,15 +71,15 @@ int main(int argc, char **argv)
         free(o.paths);
         return rc;
     }
-    if (!o.oracle_only && (o.worker || cg_launched_by_mpi())) {
+    if (!o.oracle_only && !o.backend && (o.worker || cg_launched_by_mpi())) {
         rc = cg_worker_main(&o, &set); /* inside mpiexec: this process is one rank */
         cg_case_set_free(&set);
         free(o.paths);
         return rc;
     }
     char perr[1024];
-    int pre = o.oracle_only ? 0 : cg_device_precheck(&o, perr, sizeof perr);
-    if (pre == 0 && !o.oracle_only && cg_transport_precheck(o.transport, perr, sizeof perr) != 0)
+    int pre = o.oracle_only || o.backend ? 0 : cg_device_precheck(&o, perr, sizeof perr);
+    if (pre == 0 && !o.oracle_only && !o.backend && cg_transport_precheck(o.transport, perr, sizeof perr) != 0)
         pre = CG_EXIT_INFRA;
     if (pre != 0) {
         fprintf(stderr, "collgrad-check: %s\n", perr); /* once, not once per job's ranks */
@@ -82,15 +88,19 @@ int main(int argc, char **argv)
         return pre;
     }
     cg_report *rep = o.oracle_only ? cg_report_new("oracle-only", NULL, NULL, "cpu")
-                                   : cg_report_new("distributed", o.transport,
-                                                   o.rules ? o.rules : "reference",
-                                                   cg_device_name(cg_device_of(&o)));
+                   : o.backend ? cg_report_new("distributed", o.torch_backend ? o.torch_backend : "gloo",
+                                               o.backend, "cpu") /* framework: backend_pytorch.c */
+                               : cg_report_new("distributed", o.transport,
+                                               o.rules ? o.rules : "reference",
+                                               cg_device_name(cg_device_of(&o)));
     if (!rep) {
         fprintf(stderr, "collgrad-check: out of memory\n");
         rc = CG_EXIT_INFRA;
     } else {
         double t0 = cg_now();
-        rc = o.oracle_only ? cg_run_oracle_only(&o, &set, rep) : cg_run_launcher(&o, &set, rep);
+        rc = o.oracle_only ? cg_run_oracle_only(&o, &set, rep)
+           : o.backend     ? cg_run_pytorch(&o, &set, rep)
+                           : cg_run_launcher(&o, &set, rep);
         cg_term_summary(stdout, rep, cg_now() - t0);
         char err[1024];
         if (o.json && cg_report_write_json(rep, o.json, err, sizeof err) != 0) {

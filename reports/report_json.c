@@ -153,6 +153,14 @@ static cJSON *report_json(const cg_report *r)
     add_string_or_null(o, "transport", r->transport);
     add_string_or_null(o, "rules", r->rules);
     add_string_or_null(o, "device", r->device);
+    if (r->framework.name) { /* a real framework's run (--backend) */
+        cJSON *fw = cJSON_AddObjectToObject(o, "framework");
+        const char *keys[] = {"name", "version", "api", "backend", "python", "isolation"};
+        const char *vals[] = {r->framework.name, r->framework.version, r->framework.api,
+                              r->framework.backend, r->framework.python, r->framework.isolation};
+        for (size_t i = 0; fw && i < sizeof keys / sizeof keys[0]; i++)
+            add_string_or_null(fw, keys[i], vals[i]);
+    }
     cJSON *cases = cJSON_AddArrayToObject(o, "cases");
     for (int i = 0; cases && i < r->ncases; i++)
         cJSON_AddItemToArray(cases, case_json(&r->cases[i]));

@@ -68,6 +68,22 @@ cg_report *cg_report_new(const char *mode, const char *transport, const char *ru
     return r;
 }
 
+static void framework_free(cg_framework *f)
+{
+    char *fields[] = {f->name, f->version, f->api, f->backend, f->python, f->isolation};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        free(fields[i]);
+    memset(f, 0, sizeof *f);
+}
+
+void cg_report_set_framework(cg_report *r, const cg_framework *f)
+{
+    framework_free(&r->framework);
+    r->framework = (cg_framework){dup_or_null(f->name), dup_or_null(f->version), dup_or_null(f->api),
+                                  dup_or_null(f->backend), dup_or_null(f->python),
+                                  dup_or_null(f->isolation)};
+}
+
 static void check_free(cg_check *k)
 {
     free(k->tensor);
@@ -112,6 +128,7 @@ void cg_report_free(cg_report *r)
     free(r->transport);
     free(r->rules);
     free(r->device);
+    framework_free(&r->framework);
     free(r);
 }
 

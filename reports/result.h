@@ -62,9 +62,21 @@ typedef struct cg_case_result {
     char *diag_explanation, *diag_see;
 } cg_case_result;
 
+/* The real framework a run measured (--backend pytorch:API); every field
+ * NULL in runs of the tool's own ranks. */
+typedef struct cg_framework {
+    char *name;          /* "pytorch" */
+    char *version;       /* torch.__version__ */
+    char *api;           /* nn, c10d, funcol, gatherlayer */
+    char *backend;       /* the process group: gloo, nccl, mpi or a registered name */
+    char *python;        /* the interpreter, and why it was chosen */
+    char *isolation;     /* how the ranks were kept to the loopback interface */
+} cg_framework;
+
 typedef struct cg_report {
     char *mode;          /* "oracle-only" or "distributed" */
     char *transport, *rules, *device;
+    cg_framework framework;
     int ncases, capcases;
     cg_case_result *cases;
     int passed, failed, errors, skipped;
@@ -82,6 +94,8 @@ int cg_case_add_warning(cg_case_result *c, const char *text);
 /* Set the diagnosis (everything copied). */
 void cg_case_set_diagnosis(cg_case_result *c, const char *const *matches, int n, const char *explanation,
                            const char *see);
+/* Record the framework a run measured (every string copied; NULLs allowed). */
+void cg_report_set_framework(cg_report *r, const cg_framework *f);
 /* Set the rule set a job ran under (copied). */
 void cg_case_set_rules(cg_case_result *c, const char *rules);
 /* Compare and append a check; returns it, or NULL on OOM. n may be 0. */

@@ -4,6 +4,9 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config mpich libmpich-dev check libsubunit-dev libcjson-dev)
+# torch 1.13 for /usr/bin/python3: --backend pytorch:API and its tests (the tool
+# itself runs without it; those tests are skipped where it is missing)
+packages+=(python3-torch)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

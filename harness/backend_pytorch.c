@@ -1,0 +1,306 @@
+/* backend_pytorch.c — a run with real PyTorch ranks (backend_pytorch.h):
+ * per world size, export the cases, start W Python ranks, follow their
+ * result lines, judge each job as soon as every rank has reported it, and
+ * enforce the per-job deadline the way the MPI launcher does (launcher.c):
+ * a job that passes it is recorded with where every rank was, the ranks are
+ * killed, and new ones start at the next job, so one hung job costs one job. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "backend_pytorch_internal.h"
+#include "expect.h"
+#include "export_ir.h"
+#include "report_json.h"
+#include "runner.h"
+#include "stop.h"
+#include "terminal.h"
+
+enum { STARTUP_LIMIT = 180 }; /* seconds W ranks may take to import torch and meet */
+
+static const char *const apis[] = {"nn", "c10d", "funcol", "gatherlayer"};
+
+bool cg_pytorch_api_known(const char *api)
+{
+    for (size_t i = 0; i < sizeof apis / sizeof apis[0]; i++)
+        if (strcmp(api, apis[i]) == 0)
+            return true;
+    return false;
+}
+
+static int usage(const char *msg, const char *arg)
+{
+    fprintf(stderr, "collgrad-check: ");
+    fprintf(stderr, msg, arg);
+    fprintf(stderr, "\nTry 'collgrad-check --help'.\n");
+    return CG_EXIT_USAGE;
+}
+
+int cg_pytorch_check_options(const cg_options *o)
+{
+    if (!o->backend)
+        return (o->torch_backend || o->python)
+                   ? usage("%s applies to --backend pytorch:API only", o->python ? "--python" : "--torch-backend")
+                   : 0;
+    if (strncmp(o->backend, "pytorch:", 8) != 0 || !cg_pytorch_api_known(o->backend + 8))
+        return usage("expected --backend pytorch:API with API nn, c10d, funcol or gatherlayer, got '%s'",
+                     o->backend);
+    const char *clash = o->oracle_only ? "--oracle-only" : o->rules ? "--rules" : o->inject ? "--inject"
+                      : o->check_sync ? "--check-sync" : o->device ? "--device"
+                      : strcmp(o->transport, "mpi") != 0 ? "--transport" : NULL;
+    if (clash)
+        return usage("%s does not apply to --backend: the framework's own ranks run the cases", clash);
+    return 0;
+}
+
+
+/* ---- the run -------------------------------------------------------------------- */
+
+
+static void progress(cg_pt_run *R, const cg_case_result *c)
+{
+    if (c->status == CG_ERROR && c->error_class > R->worst)
+        R->worst = c->error_class;
+    ++R->index;
+    if (R->o->quiet)
+        return;
+    cg_term_case(stdout, c, R->index, R->total, R->o->verbose);
+    if (c->status == CG_SKIP && c->message) /* the terminal shows errors' messages only */
+        printf("        skipped: %s\n", c->message);
+    fflush(stdout);
+}
+
+static cg_case_result *add_result(cg_pt_run *R, const cg_case *cs, int world)
+{
+    cg_case_result *c = cg_report_add_case(R->rep, cs->name, cs->file, cs->source, world);
+    if (c)
+        cg_case_set_rules(c, R->ctx.label);
+    return c;
+}
+
+/* Every rank's first line arrived: say once what is being measured, and
+ * put it into the report. */
+void cg_pt_announce(cg_pt_run *R, const cg_pt_hello *h, int world)
+{
+    R->ctx.torch = h->torch ? h->torch : "?";
+    R->ctx.backend = h->backend_name ? h->backend_name : R->o->torch_backend;
+    if (R->announced)
+        return;
+    R->announced = true;
+    char python[PATH_MAX + 700];
+    snprintf(python, sizeof python, "%s (Python %s; %s)", h->python ? h->python : R->python,
+             h->python_version ? h->python_version : "?", R->python_why);
+    cg_framework fw = {"pytorch", (char *)R->ctx.torch, (char *)R->ctx.api, (char *)R->ctx.backend, python,
+                       R->isolation};
+    cg_report_set_framework(R->rep, &fw);
+    if (!R->o->quiet) {
+        printf("%s: torch %s, process group %s, W=%d ranks of %s\n        ranks on %s\n", R->ctx.label,
+               R->ctx.torch, R->ctx.backend, world, python, R->isolation);
+        if (h->api_unavailable)
+            printf("        %s: every job is skipped: %s\n", R->ctx.label, h->api_unavailable);
+        fflush(stdout);
+    }
+}
+
+static double job_seconds(const cg_pt_job *job, int world)
+{
+    double s = 0;
+    for (int r = 0; r < world; r++)
+        if (job->ranks[r].seconds > s)
+            s = job->ranks[r].seconds;
+    return s;
+}
+
+void cg_pt_judge_job(cg_pt_run *R, cg_pt_job *job, int world)
+{
+    const cg_case *cs = R->set->cases[job->case_index];
+    cg_case_result *c = add_result(R, cs, world);
+    if (!c)
+        return;
+    c->error_class = cg_pt_judge(&R->ctx, cs, job, world, c);
+    c->duration_s = job_seconds(job, world);
+    progress(R, c);
+}
+
+static void record_error(cg_pt_run *R, const cg_pt_job *job, int world, const char *why, double seconds)
+{
+    cg_case_result *c = add_result(R, R->set->cases[job->case_index], world);
+    if (!c)
+        return;
+    c->status = CG_ERROR;
+    c->error_class = CG_EXIT_INFRA;
+    c->duration_s = seconds;
+    c->message = strdup(why);
+    cg_check_hazards(R->set->cases[job->case_index], job->plan, c);
+    progress(R, c);
+}
+
+static void record_unrun(cg_pt_run *R, const cg_pt_job *job, int world)
+{
+    cg_case_result *c = add_result(R, R->set->cases[job->case_index], world);
+    if (!c)
+        return;
+    char msg[64];
+    snprintf(msg, sizeof msg, "not run: interrupted by signal %d", cg_stop_signal());
+    c->status = CG_SKIP;
+    c->message = strdup(msg);
+    progress(R, c);
+}
+
+/* The jobs of world w: cases whose oracle runs (the others are judged as
+ * the MPI worker judges them: a bad program, before any rank starts). */
+static int plan_world(cg_pt_run *R, int w, cg_pt_job **out)
+{
+    cg_pt_job *jobs = calloc((size_t)R->set->n + 1, sizeof *jobs);
+    int n = 0;
+    for (int i = 0; jobs && i < R->set->n; i++) {
+        const cg_case *cs = R->set->cases[i];
+        int worlds[CG_MAX_WORLD], nw = cg_case_worlds(R->o, cs, worlds);
+        bool at_w = false;
+        for (int k = 0; k < nw; k++)
+            at_w |= worlds[k] == w;
+        if (!at_w)
+            continue;
+        cg_oracle *plan = cg_oracle_run(cs, w, false);
+        if (!plan) {
+            free(jobs);
+            return -1;
+        }
+        if (plan->status != 0) {
+            cg_case_result *c = add_result(R, cs, w);
+            if (c) {
+                cg_check_oracle(cs, plan, c);
+                c->error_class = plan->status;
+                progress(R, c);
+            }
+            cg_oracle_free(plan);
+            continue;
+        }
+        jobs[n].case_index = i;
+        jobs[n++].plan = plan;
+    }
+    *out = jobs;
+    return jobs ? n : -1;
+}
+
+static int write_ir(cg_pt_run *R, const cg_pt_job *jobs, int n, int w, const char *path)
+{
+    cJSON *doc = cg_export_document(w);
+    cJSON *cases = doc ? cJSON_GetObjectItemCaseSensitive(doc, "cases") : NULL;
+    for (int i = 0; cases && i < n; i++) {
+        cJSON *c = cg_export_case(R->set->cases[jobs[i].case_index], jobs[i].plan);
+        if (!c || !cJSON_AddItemToArray(cases, c)) {
+            cJSON_Delete(c);
+            cases = NULL;
+        }
+    }
+    char *text = cases ? cJSON_PrintUnformatted(doc) : NULL, err[1024];
+    int rc = text ? cg_write_file_atomic(path, text, err, sizeof err) : -1;
+    if (!text)
+        snprintf(err, sizeof err, "out of memory exporting the cases");
+    if (rc != 0)
+        fprintf(stderr, "collgrad-check: %s\n", err);
+    cJSON_free(text);
+    cJSON_Delete(doc);
+    return rc;
+}
+
+static int run_world(cg_pt_run *R, int w)
+{
+    cg_pt_job *jobs = NULL;
+    int n = plan_world(R, w, &jobs), rc = 0;
+    if (n < 0)
+        return -1;
+    char ir[PATH_MAX + 32], store[PATH_MAX + 32];
+    snprintf(ir, sizeof ir, "%s/ir-w%d.json", R->dir, w);
+    if (n > 0 && write_ir(R, jobs, n, w, ir) != 0)
+        rc = -1;
+    int next = 0;
+    for (int launch = 0; rc == 0 && next < n && !cg_stop_signal(); launch++) {
+        snprintf(store, sizeof store, "%s/store-w%d-l%d", R->dir, w, launch);
+        cg_pt_launch L = {w, next, R->python, R->package, R->ctx.api, R->o->torch_backend, ir, store, R->dir,
+                          launch, R->o->timeout / 2 > 1 ? R->o->timeout / 2 : 1, STARTUP_LIMIT, R->isolate};
+        char why[3000] = "";
+        double t0 = cg_now();
+        cg_pt_launch_end end = cg_pt_follow_launch(R, &L, jobs, n, &next, why, sizeof why);
+        if (end == CG_PT_LAUNCH_LOST_JOB && next < n && !cg_stop_signal()) {
+            record_error(R, &jobs[next], w, why, cg_now() - t0);
+            next++;
+        } else if (end == CG_PT_LAUNCH_FATAL) {
+            for (; next < n; next++) /* nothing will run: every job says why */
+                record_error(R, &jobs[next], w, why, 0.0);
+        }
+    }
+    for (; next < n; next++)
+        record_unrun(R, &jobs[next], w);
+    for (int i = 0; i < n; i++) {
+        for (int r = 0; r < w; r++)
+            cg_pt_rank_free(&jobs[i].ranks[r]);
+        cg_oracle_free(jobs[i].plan);
+    }
+    free(jobs);
+    unlink(ir);
+    return rc;
+}
+
+static int count_jobs(const cg_options *o, const cg_case_set *set)
+{
+    int n = 0, worlds[CG_MAX_WORLD];
+    for (int i = 0; i < set->n; i++)
+        n += cg_case_worlds(o, set->cases[i], worlds);
+    return n;
+}
+
+int cg_run_pytorch(const cg_options *o, const cg_case_set *set, cg_report *rep)
+{
+    cg_pt_run R = {.o = o, .set = set, .rep = rep};
+    R.ctx.api = o->backend + 8;
+    R.ctx.label = o->backend;
+    R.ctx.emulation = cg_pt_emulation_of(R.ctx.api);
+    R.ctx.torch = "?";
+    R.ctx.backend = o->torch_backend ? o->torch_backend : "gloo";
+    R.ctx.fd = !o->no_fd;
+    cg_options with_backend = *o;
+    with_backend.torch_backend = R.ctx.backend;
+    R.o = &with_backend;
+    if (cg_pt_find_python(o->python, R.python, sizeof R.python, R.python_why, sizeof R.python_why) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", R.python_why);
+        return CG_EXIT_INFRA;
+    }
+    if (cg_pt_package_dir(R.package, sizeof R.package) != 0) {
+        fprintf(stderr, "collgrad-check: cannot find the collgrad_torch package (looked beside the "
+                "executable and in %s)\n", CG_PYTHON_DIR);
+        return CG_EXIT_INFRA;
+    }
+    R.isolate = cg_pt_can_isolate(R.isolation, sizeof R.isolation);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(R.dir, sizeof R.dir, "%s/collgrad-torch-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(R.dir)) {
+        fprintf(stderr, "collgrad-check: cannot create a temporary directory in %s: %s\n",
+                tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        return CG_EXIT_INFRA;
+    }
+    R.total = count_jobs(o, set);
+    int rc = 0;
+    for (int w = 1; w <= CG_MAX_WORLD && rc == 0; w++)
+        if (run_world(&R, w) != 0) {
+            fprintf(stderr, "collgrad-check: cannot run the W=%d ranks\n", w);
+            rc = CG_EXIT_INFRA;
+        }
+    if (rmdir(R.dir) != 0)
+        fprintf(stderr, "collgrad-check: %s left behind: %s\n", R.dir, strerror(errno));
+    cg_report_count(rep);
+    if (rc == 0)
+        rc = cg_exit_status(rep, R.worst);
+    if (cg_stop_signal() && rc < CG_EXIT_INFRA)
+        rc = CG_EXIT_INFRA;
+    return rc;
+}

@@ -1,0 +1,42 @@
+/* backend_pytorch.h — real PyTorch as the backend under test
+ * (--backend pytorch:API, DESIGN section 12).
+ *
+ * The C parser stays the only parser: each world size's cases are exported
+ * as IR (export_ir.h), W Python ranks (python/collgrad_torch) interpret them
+ * with real torch ops and one of PyTorch's distributed APIs over a process
+ * group (--torch-backend), and write what they produced per job. This side
+ * launches them (RANK, WORLD_SIZE, MASTER_ADDR=127.0.0.1, a FileStore in the
+ * run's private directory; as root, in a private network namespace with only
+ * the loopback interface), enforces the same per-job deadline as MPI runs,
+ * prints the same progress line, and judges every job with the same oracle,
+ * diff and diagnosis, so the JSON, JUnit and compare work unchanged.
+ *
+ * Outcomes per rank: values and gradients (wrong numbers are diagnosed
+ * against every emulation, re-run in this process over threads); "the
+ * framework refused" (exception type and message, at forward or backward);
+ * warnings the framework emitted; hangs (a collective that timed out, or a
+ * rank the deadline killed); jobs skipped with the reason (an API or torch
+ * version without the op). */
+#ifndef CG_BACKEND_PYTORCH_H
+#define CG_BACKEND_PYTORCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "case_set.h"
+#include "cli.h"
+#include "result.h"
+
+/* The APIs of --backend pytorch:API. */
+bool cg_pytorch_api_known(const char *api);
+
+/* Options that make no sense with --backend (or the other way round):
+ * 0, or CG_EXIT_USAGE after printing why. */
+int cg_pytorch_check_options(const cg_options *o);
+
+/* Run every job (case x world) with real PyTorch ranks into rep. Returns the
+ * exit status (cli.h): 3 when no interpreter with torch can be found or the
+ * ranks cannot start, else what the results call for. */
+int cg_run_pytorch(const cg_options *o, const cg_case_set *set, cg_report *rep);
+
+#endif

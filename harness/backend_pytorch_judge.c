@@ -1,0 +1,223 @@
+/* backend_pytorch_judge.c — one job of the Python ranks, judged like an MPI
+ * job (worker.c): the oracle's checks, the distributed diff, and on a
+ * mismatch the diagnosis against every emulation, re-run here over threads
+ * (transport_threads.h) instead of over MPI. What differs is what a real
+ * framework can do that the tool's own ranks cannot: skip a job (the API has
+ * no such op), hang (a collective timed out), raise with its own words, and
+ * warn. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_pytorch_internal.h"
+#include "diagnose.h"
+#include "expect.h"
+#include "rules.h"
+#include "transport_threads.h"
+
+const char *cg_pt_emulation_of(const char *api)
+{
+    static const char *const pairs[][2] = {
+        {"nn", "torch-nn"}, {"c10d", "c10d"}, {"funcol", "torch-funcol"}, {"gatherlayer", "gatherlayer"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        if (strcmp(api, pairs[i][0]) == 0)
+            return pairs[i][1];
+    return NULL;
+}
+
+static void add_rank_warnings(const cg_pt_job *job, int world, cg_case_result *res)
+{
+    for (int r = 0; r < world; r++)
+        for (int i = 0; i < job->ranks[r].nwarnings; i++) {
+            char line[1200];
+            snprintf(line, sizeof line, "rank %d: %s", r, job->ranks[r].warnings[i]);
+            cg_case_add_warning(res, line);
+        }
+}
+
+/* "rank 0 timed out at backward (file:7:1) ...; rank 1 finished": what each
+ * rank did in a job some rank hung in. */
+static void describe_ranks(const cg_pt_job *job, int world, char *buf, size_t len)
+{
+    size_t at = 0;
+    for (int r = 0; r < world && at < len; r++) {
+        const cg_pt_rank *k = &job->ranks[r];
+        const char *sep = r ? "; " : "";
+        if (k->outcome == CG_PT_HANG || k->outcome == CG_PT_RAISED)
+            at += (size_t)snprintf(buf + at, len - at, "%srank %d %s at %s (%s): %s: %.300s", sep, r,
+                                   k->outcome == CG_PT_HANG ? "timed out" : "raised", k->phase ? k->phase : "?",
+                                   k->at ? k->at : "?", k->type ? k->type : "?", k->message ? k->message : "");
+        else
+            at += (size_t)snprintf(buf + at, len - at, "%srank %d %s", sep, r,
+                                   k->outcome == CG_PT_OK ? "finished the job" : "skipped it");
+    }
+}
+
+/* Did an emulation raise what the framework raised? Its error line
+ * ("file:l:c: message") names the same statement, and its message is part
+ * of the framework's (the emulations quote PyTorch's words where they
+ * reproduce a PyTorch error), so a refusal for another reason at the same
+ * statement does not count. */
+static bool raised_alike(const char *error, const cg_pt_rank *k)
+{
+    size_t n = k->at ? strlen(k->at) : 0;
+    if (!error || !n || strncmp(error, k->at, n) != 0 || error[n] != ':')
+        return false;
+    const char *msg = error + n + 1;
+    msg += strspn(msg, " ");
+    return k->message && *msg && strstr(k->message, msg) != NULL;
+}
+
+static const char *first_error(const cg_observed *obs, int *rank)
+{
+    for (int r = 0; r < obs->world; r++)
+        if (obs->ranks[r].error) {
+            *rank = r;
+            return obs->ranks[r].error;
+        }
+    return NULL;
+}
+
+/* The framework raised: which emulations raise at the same statement? */
+static void diagnose_raise(const cg_pt_context *ctx, const cg_pt_rank *k, const cg_rule_run *runs, int nruns,
+                           cg_case_result *res)
+{
+    const char *names[32];
+    int n = 0;
+    for (int i = 0; i < nruns && n < 32; i++) {
+        int r;
+        const char *e = runs[i].obs ? first_error(runs[i].obs, &r) : NULL;
+        if (raised_alike(e, k))
+            names[n++] = runs[i].rules;
+    }
+    char text[1024];
+    bool forward = k->phase && strcmp(k->phase, "forward") == 0;
+    if (n == 0 && forward) /* no gradient was involved yet: the collective itself was refused */
+        snprintf(text, sizeof text, "the framework refused at forward: %s at torch %s over %s raised %s at %s "
+                 "(%.200s); no emulation refuses there: the collective, not its gradient, is missing",
+                 ctx->label, ctx->torch, ctx->backend, k->type ? k->type : "an exception", k->at ? k->at : "?",
+                 k->message ? k->message : "");
+    else if (n == 0)
+        snprintf(text, sizeof text, "unknown behaviour: %s raised %s at %s (%s) where no emulation raises; "
+                 "a finding about %s at torch %s over %s", ctx->label, k->type ? k->type : "an exception",
+                 k->phase ? k->phase : "?", k->at ? k->at : "?", ctx->label, ctx->torch, ctx->backend);
+    else
+        snprintf(text, sizeof text, "%s at torch %s over %s matches rule set %s%s: it raises the same error "
+                 "at the same statement (%s at %s)", ctx->label, ctx->torch, ctx->backend, names[0],
+                 n > 1 ? " (and others raising there too)" : "", k->type ? k->type : "?", k->at ? k->at : "?");
+    const cg_rules *rs = n ? cg_rules_find(names[0]) : NULL;
+    cg_case_set_diagnosis(res, names, n, text, rs ? rs->see : NULL);
+}
+
+/* Gradients or values differ from the oracle: re-run every emulation over
+ * threads and let the diagnosis compare (diagnose.h), then say which
+ * framework version it was about. */
+static void diagnose(const cg_pt_context *ctx, const cg_case *cs, const cg_pt_job *job, const cg_observed *obs,
+                     bool values_wrong, cg_case_result *res)
+{
+    enum { MAX_RUNS = 16 };
+    const cg_rules *const *all = cg_rules_all();
+    cg_observed runs_obs[MAX_RUNS];
+    cg_rule_run runs[MAX_RUNS];
+    int n = 0, raised_rank = -1;
+    memset(runs_obs, 0, sizeof runs_obs);
+    const char *raised = first_error(obs, &raised_rank);
+    for (int i = 0; !values_wrong && all[i] && n < MAX_RUNS; i++) {
+        if (strcmp(all[i]->name, "reference") == 0)
+            continue;
+        char err[256];
+        bool ok = cg_threads_run_rules(cs, job->plan, all[i], &runs_obs[n], err, sizeof err) == 0;
+        runs[n] = (cg_rule_run){all[i]->name, ok ? &runs_obs[n] : NULL};
+        n++;
+    }
+    if (raised) {
+        diagnose_raise(ctx, &job->ranks[raised_rank], runs, n, res);
+    } else {
+        int w = job->plan->world;
+        cg_oracle *st = values_wrong ? NULL : cg_oracle_run_mode(cs, w, CG_SIM_STRAIGHT_THROUGH);
+        cg_oracle *ls = values_wrong ? NULL : cg_oracle_run_mode(cs, w, CG_SIM_LOCAL_SLOT);
+        cg_diag_inputs in = {cs, job->plan, st && !st->status ? st : NULL, ls && !ls->status ? ls : NULL, obs,
+                             ctx->label, runs, n, cg_case_tol(cs, cg_tol_for(cs->dtype))};
+        cg_diagnose(&in, res);
+        cg_oracle_free(st);
+        cg_oracle_free(ls);
+        if (res->diag_explanation) { /* name the framework and version the verdict is about */
+            char text[1400];
+            if (res->ndiag == 0)
+                snprintf(text, sizeof text, "unknown behaviour: no emulation and no known mistake gives what "
+                         "%s computed at torch %s over %s (the numbers are in the checks): a finding",
+                         ctx->label, ctx->torch, ctx->backend);
+            else
+                snprintf(text, sizeof text, "%s at torch %s over %s: %s", ctx->label, ctx->torch, ctx->backend,
+                         res->diag_explanation);
+            char *dup = strdup(text);
+            if (dup) {
+                free(res->diag_explanation);
+                res->diag_explanation = dup;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)
+        cg_observed_free(&runs_obs[i]);
+}
+
+/* The diff labels its checks with the rule set it was given (the emulation,
+ * so that the case's rules=<emulation> expectations are checked against the
+ * real run); checks against the oracle or the run's own errors are about
+ * the framework run, and say so. */
+static void relabel(cg_case_result *res, int first, const cg_pt_context *ctx)
+{
+    for (int i = first; i < res->nchecks; i++) {
+        cg_check *k = &res->checks[i];
+        bool ours = k->rules && strcmp(k->rules, ctx->emulation) == 0 &&
+                    (!k->against || strcmp(k->against, "case") != 0);
+        char *label = ours ? strdup(ctx->label) : NULL;
+        if (label) {
+            free(k->rules);
+            k->rules = label;
+        }
+    }
+}
+
+int cg_pt_judge(const cg_pt_context *ctx, const cg_case *cs, cg_pt_job *job, int world, cg_case_result *res)
+{
+    int skipped = 0, hung = 0;
+    for (int r = 0; r < world; r++) {
+        skipped += job->ranks[r].outcome == CG_PT_SKIPPED;
+        hung += job->ranks[r].outcome == CG_PT_HANG;
+    }
+    add_rank_warnings(job, world, res);
+    if (skipped == world) {
+        res->status = CG_SKIP;
+        res->message = strdup(job->ranks[0].reason ? job->ranks[0].reason : "skipped");
+        return 0;
+    }
+    if (hung || skipped) {
+        char ranks[3000], msg[3200];
+        describe_ranks(job, world, ranks, sizeof ranks);
+        snprintf(msg, sizeof msg, "%s: %s", hung ? "hang" : "the ranks disagree on skipping the job", ranks);
+        cg_check_hazards(cs, job->plan, res); /* a reachability hazard explains most hangs */
+        res->status = CG_ERROR;
+        res->message = strdup(msg);
+        res->error_class = CG_EXIT_INFRA;
+        return CG_EXIT_INFRA;
+    }
+    cg_observed obs; /* borrows the ranks' arrays: never cg_observed_free'd */
+    memset(&obs, 0, sizeof obs);
+    obs.world = world;
+    for (int r = 0; r < world; r++)
+        obs.ranks[r] = job->ranks[r].obs;
+    cg_oracle *checked = ctx->fd ? cg_oracle_run(cs, world, true) : NULL;
+    cg_check_oracle(cs, checked ? checked : job->plan, res);
+    cg_oracle_free(checked);
+    cg_check_hazards(cs, job->plan, res);
+    int first = res->nchecks;
+    cg_diff_opts opts = {ctx->emulation, false, cg_case_tol(cs, cg_tol_for(cs->dtype))};
+    cg_diff_distributed(cs, job->plan, &obs, &opts, res);
+    relabel(res, first, ctx);
+    bool values_wrong;
+    if (cg_diag_needed(res, &obs, &values_wrong))
+        diagnose(ctx, cs, job, &obs, values_wrong, res);
+    cg_case_finish(res);
+    return 0;
+}

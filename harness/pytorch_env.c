@@ -1,0 +1,260 @@
+/* pytorch_env.c — where the PyTorch ranks come from: the interpreter, the
+ * collgrad_torch package, the network they may use, and the processes
+ * themselves (backend_pytorch_internal.h).
+ *
+ * Isolation: the ranks use a FileStore (nothing listens for the rendezvous)
+ * and GLOO_SOCKET_IFNAME=lo, so gloo binds to the loopback interface. As
+ * root the tool does more: the supervisor of the ranks enters a private
+ * network namespace (unshare(CLONE_NEWNET), then brings its `lo` up), where
+ * no interface but loopback exists at all, so no backend, however it binds,
+ * is reachable from outside. COLLGRAD_NETNS=0 turns that off. */
+#define _GNU_SOURCE /* unshare(2), CLONE_NEWNET; struct ifreq */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend_pytorch_internal.h"
+
+/* ---- the interpreter -------------------------------------------------------- */
+
+/* Does `python` find the torch package? Asks importlib (no import of torch,
+ * which takes seconds); a missing interpreter answers no. */
+static bool has_torch(const char *python)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDWR);
+        if (devnull >= 0) {
+            dup2(devnull, STDIN_FILENO);
+            dup2(devnull, STDOUT_FILENO);
+            dup2(devnull, STDERR_FILENO);
+        }
+        execlp(python, python, "-c",
+               "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)", (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return false;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int cg_pt_find_python(const char *given, char *path, size_t len, char *why, size_t whylen)
+{
+    const char *env = getenv("COLLGRAD_PYTHON");
+    const char *pick = given, *reason = "--python";
+    if (!pick && env && *env) {
+        pick = env;
+        reason = "$COLLGRAD_PYTHON";
+    }
+    if (!pick && has_torch("/usr/bin/python3")) {
+        pick = "/usr/bin/python3";
+        reason = "/usr/bin/python3 has torch";
+    }
+    if (!pick) {
+        pick = "python3";
+        reason = "python3 on PATH (/usr/bin/python3 has no torch)";
+    }
+    snprintf(path, len, "%s", pick);
+    if (!has_torch(pick)) {
+        snprintf(why, whylen, "%s (chosen by %s) cannot import torch: install it (Debian: apt-get install "
+                 "python3-torch), or choose an interpreter that has it with --python or $COLLGRAD_PYTHON",
+                 pick, reason);
+        return -1;
+    }
+    snprintf(why, whylen, "%s", reason);
+    return 0;
+}
+
+/* ---- the package ------------------------------------------------------------- */
+
+static bool is_package_dir(const char *dir)
+{
+    char init[PATH_MAX + 32];
+    snprintf(init, sizeof init, "%s/collgrad_torch/rank.py", dir);
+    return access(init, R_OK) == 0;
+}
+
+int cg_pt_package_dir(char *buf, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(buf, len, "%s/../share/collgrad-check/python", self);
+            if (is_package_dir(buf))
+                return 0;
+        }
+    }
+    snprintf(buf, len, "%s", CG_PYTHON_DIR);
+    return is_package_dir(buf) ? 0 : -1;
+}
+
+/* ---- isolation ---------------------------------------------------------------- */
+
+/* Bring the loopback interface of the current network namespace up. */
+static int loopback_up(void)
+{
+    int s = socket(AF_INET, SOCK_DGRAM, 0);
+    if (s < 0)
+        return -1;
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    int rc = ioctl(s, SIOCGIFFLAGS, &ifr);
+    if (rc == 0) {
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        rc = ioctl(s, SIOCSIFFLAGS, &ifr);
+    }
+    close(s);
+    return rc;
+}
+
+static bool netns_wanted(void)
+{
+    const char *v = getenv("COLLGRAD_NETNS");
+    return geteuid() == 0 && !(v && strcmp(v, "0") == 0);
+}
+
+bool cg_pt_can_isolate(char *desc, size_t len)
+{
+    bool ok = false;
+    if (netns_wanted()) { /* try it in a child: this process keeps its own namespace */
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(unshare(CLONE_NEWNET) == 0 && loopback_up() == 0 ? 0 : 1);
+        int status;
+        ok = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    if (ok)
+        snprintf(desc, len, "a private network namespace with only loopback (root: unshare(CLONE_NEWNET))");
+    else
+        snprintf(desc, len, "127.0.0.1 only: FileStore rendezvous, GLOO_SOCKET_IFNAME=lo%s",
+                 geteuid() == 0 ? " (a private network namespace was refused)" : "");
+    return ok;
+}
+
+/* ---- starting the ranks ------------------------------------------------------------ */
+
+void cg_pt_rank_file(const cg_pt_launch *L, const char *kind, int rank, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s-w%d-l%d-r%d", L->dir, kind, L->world, L->launch, rank);
+}
+
+/* A port nothing on 127.0.0.1 uses right now, for MASTER_PORT (the ranks
+ * rendezvous through the FileStore; a backend may still want the variable). */
+static int free_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t n = sizeof a;
+    int port = 29500;
+    if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(s, (struct sockaddr *)&a, &n) == 0)
+        port = ntohs(a.sin_port);
+    if (s >= 0)
+        close(s);
+    return port;
+}
+
+static void set_env(const char *name, const char *value) { setenv(name, value, 1); }
+
+/* In the child that becomes rank r: environment, files, exec. Never returns. */
+static void exec_rank(const cg_pt_launch *L, int r, int port)
+{
+    char num[32], path[1024], results[1024], status[1024], log[1024], first[32], ct[32], st[32];
+    snprintf(num, sizeof num, "%d", r);
+    set_env("RANK", num);
+    set_env("LOCAL_RANK", num);
+    snprintf(num, sizeof num, "%d", L->world);
+    set_env("WORLD_SIZE", num);
+    set_env("LOCAL_WORLD_SIZE", num);
+    set_env("MASTER_ADDR", "127.0.0.1");
+    snprintf(num, sizeof num, "%d", port);
+    set_env("MASTER_PORT", num);
+    setenv("GLOO_SOCKET_IFNAME", "lo", 0);
+    setenv("OMP_NUM_THREADS", "1", 0);    /* W ranks share the cores */
+    set_env("PYTHONDONTWRITEBYTECODE", "1"); /* nothing written into the package's tree */
+    const char *old = getenv("PYTHONPATH");
+    snprintf(path, sizeof path, "%s%s%s", L->package_dir, old && *old ? ":" : "", old && *old ? old : "");
+    set_env("PYTHONPATH", path);
+    cg_pt_rank_file(L, "results", r, results, sizeof results);
+    cg_pt_rank_file(L, "status", r, status, sizeof status);
+    cg_pt_rank_file(L, "log", r, log, sizeof log);
+    snprintf(first, sizeof first, "%d", L->first_job);
+    snprintf(ct, sizeof ct, "%g", L->collective_timeout);
+    snprintf(st, sizeof st, "%g", L->startup_timeout);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600), devnull = open("/dev/null", O_RDONLY);
+    if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+    }
+    if (devnull >= 0)
+        dup2(devnull, STDIN_FILENO);
+    execlp(L->python, L->python, "-m", "collgrad_torch.rank", "--ir", L->ir, "--api", L->api, "--backend",
+           L->torch_backend, "--store", L->store, "--results", results, "--status", status, "--first-job", first,
+           "--collective-timeout", ct, "--startup-timeout", st, (char *)NULL);
+    fprintf(stderr, "collgrad-check: cannot run %s: %s\n", L->python, strerror(errno));
+    _exit(127);
+}
+
+/* The supervisor: isolates itself, starts the W ranks, waits for them and
+ * writes "RANK STATUS" lines to the exits file. Never returns. */
+static void supervise(const cg_pt_launch *L)
+{
+    setpgid(0, 0); /* one group: the deadline kills the supervisor and every rank */
+    if (L->isolate && (unshare(CLONE_NEWNET) != 0 || loopback_up() != 0)) {
+        fprintf(stderr, "collgrad-check: cannot enter a private network namespace: %s\n", strerror(errno));
+        _exit(CG_EXIT_INFRA);
+    }
+    int port = free_port();
+    pid_t pids[CG_MAX_WORLD];
+    for (int r = 0; r < L->world; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0)
+            exec_rank(L, r, port);
+    }
+    char exits[1024];
+    cg_pt_rank_file(L, "exits", 0, exits, sizeof exits);
+    FILE *f = fopen(exits, "w");
+    for (int r = 0; r < L->world; r++) {
+        int status = 0;
+        if (pids[r] < 0 || waitpid(pids[r], &status, 0) != pids[r])
+            status = 127 << 8;
+        if (f) {
+            fprintf(f, "%d %d\n", r, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+            fflush(f);
+        }
+    }
+    if (f)
+        fclose(f);
+    _exit(0);
+}
+
+pid_t cg_pt_spawn(const cg_pt_launch *L)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        supervise(L);
+    }
+    if (pid > 0)
+        setpgid(pid, pid);
+    return pid;
+}

@@ -1,0 +1,123 @@
+/* threads_run.c — one case under one rule set on W threads over the
+ * in-process transport (transport_threads.h): what a worker does per rank
+ * (worker.c's run_rank), with the results kept in memory instead of sent. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp.h"
+#include "transport_threads_internal.h"
+#include "worker_comm.h"
+
+typedef struct rank_run {
+    const cg_case *cs;
+    const cg_oracle *plan;
+    const cg_rules *rules;
+    cg_threads *sh;
+    struct cg_transport inst;
+    cg_obs_rank *out;
+    bool oom;
+} rank_run;
+
+static double *copy_values(const cg_tensor *t, int64_t n)
+{
+    double *v = calloc((size_t)n + 1, sizeof *v);
+    for (int64_t i = 0; v && t && i < n; i++)
+        v[i] = cg_get(t, i);
+    return v;
+}
+
+/* The final bindings of the rank's interpreter into out (host tensors: the
+ * runner never uses a device). false when out of memory. */
+static bool keep_bindings(const cg_interp *I, cg_obs_rank *out)
+{
+    const cg_binding *b = NULL;
+    int n = cg_interp_bindings(I, 0, &b);
+    out->tensors = calloc((size_t)n + 1, sizeof *out->tensors);
+    if (!out->tensors)
+        return false;
+    for (int i = 0; i < n; i++) {
+        cg_obs_tensor *t = &out->tensors[out->ntensors++];
+        t->name = strdup(b[i].name);
+        t->ndim = b[i].t->ndim;
+        memcpy(t->shape, b[i].t->shape, sizeof t->shape);
+        t->numel = b[i].t->numel;
+        t->value = copy_values(b[i].t, t->numel);
+        t->grad = copy_values(b[i].t->grad, t->numel);
+        if (!t->name || !t->value || !t->grad)
+            return false;
+    }
+    return true;
+}
+
+static void *rank_main(void *arg)
+{
+    rank_run *rr = arg;
+    int me = rr->inst.rank, world = rr->sh->world;
+    cg_tp tp;
+    memset(&tp, 0, sizeof tp);
+    tp.ops = cg_threads_ops();
+    tp.inst = &rr->inst;
+    tp.rank = me;
+    tp.world = world;
+    tp.unhooked = true; /* no status board, no sync check: a private re-run */
+    cg_graph *g = cg_graph_new();
+    cg_wcomm w = {&tp, rr->rules, me, world, rr->cs->dtype, rr->plan->events, rr->plan->nevents, 0};
+    cg_comm comm = cg_wcomm_comm(&w);
+    cg_interp *I = g ? cg_interp_new(rr->cs, world, &me, 1, rr->cs->dtype, g, &comm) : NULL;
+    if (!I) {
+        rr->oom = true;
+        cg_threads_abort(rr->sh, "rank %d: out of memory", me);
+    } else if (cg_interp_run(I) != 0) {
+        rr->out->error = strdup(cg_interp_error(I));
+        rr->oom = !rr->out->error;
+        cg_threads_abort(rr->sh, "rank %d failed: %s", me, cg_interp_error(I));
+    }
+    cg_threads_finished(rr->sh, me);
+    if (I && !keep_bindings(I, rr->out))
+        rr->oom = true;
+    cg_interp_free(I);
+    cg_graph_free(g);
+    return NULL;
+}
+
+int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rules *rules,
+                         cg_observed *obs, char *err, size_t errlen)
+{
+    int world = plan->world;
+    memset(obs, 0, sizeof *obs);
+    obs->world = world;
+    cg_threads sh;
+    rank_run *runs = calloc((size_t)world, sizeof *runs);
+    pthread_t *threads = calloc((size_t)world, sizeof *threads);
+    if (!runs || !threads || cg_threads_init(&sh, world) != 0) {
+        free(runs);
+        free(threads);
+        snprintf(err, errlen, "out of memory for %d threads", world);
+        return -1;
+    }
+    int started = 0, rc = 0;
+    for (int r = 0; r < world; r++) {
+        runs[r] = (rank_run){cs, plan, rules, &sh, {&sh, r, ""}, &obs->ranks[r], false};
+        if (pthread_create(&threads[r], NULL, rank_main, &runs[r]) != 0) {
+            cg_threads_abort(&sh, "could not start the thread of rank %d", r);
+            snprintf(err, errlen, "could not start the thread of rank %d", r);
+            rc = -1;
+            break;
+        }
+        started++;
+    }
+    for (int r = 0; r < started; r++)
+        pthread_join(threads[r], NULL);
+    for (int r = 0; r < started && rc == 0; r++)
+        if (runs[r].oom) {
+            snprintf(err, errlen, "rank %d ran out of memory", r);
+            rc = -1;
+        }
+    cg_threads_destroy(&sh);
+    free(runs);
+    free(threads);
+    if (rc != 0)
+        cg_observed_free(obs);
+    return rc;
+}

@@ -1,0 +1,396 @@
+/* transport_threads.c — the in-process transport (transport_threads.h):
+ * shared state, the barrier that can be aborted, and every entry of the
+ * table. The runner that drives W threads through a case is threads_run.c. */
+#include "transport_threads_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- shared state ----------------------------------------------------------- */
+
+int cg_threads_init(cg_threads *sh, int world)
+{
+    memset(sh, 0, sizeof *sh);
+    sh->world = world;
+    if (pthread_mutex_init(&sh->mu, NULL) != 0)
+        return -1;
+    if (pthread_cond_init(&sh->cv, NULL) != 0) {
+        pthread_mutex_destroy(&sh->mu);
+        return -1;
+    }
+    return 0;
+}
+
+void cg_threads_destroy(cg_threads *sh)
+{
+    for (int s = 0; s < sh->world; s++)
+        for (int d = 0; d < sh->world; d++)
+            while (sh->box[s][d]) {
+                cg_threads_msg *m = sh->box[s][d];
+                sh->box[s][d] = m->next;
+                free(m);
+            }
+    pthread_cond_destroy(&sh->cv);
+    pthread_mutex_destroy(&sh->mu);
+}
+
+/* The first reason wins; every waiter wakes up. Mutex held. */
+static void abort_locked(cg_threads *sh, const char *why)
+{
+    if (!sh->aborted) {
+        sh->aborted = true;
+        snprintf(sh->why, sizeof sh->why, "%s", why);
+    }
+    pthread_cond_broadcast(&sh->cv);
+}
+
+void cg_threads_abort(cg_threads *sh, const char *fmt, ...)
+{
+    char why[sizeof sh->why];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&sh->mu);
+    abort_locked(sh, why);
+    pthread_mutex_unlock(&sh->mu);
+}
+
+void cg_threads_finished(cg_threads *sh, int rank)
+{
+    pthread_mutex_lock(&sh->mu);
+    sh->finished[rank] = true;
+    sh->nfinished++;
+    pthread_cond_broadcast(&sh->cv);
+    pthread_mutex_unlock(&sh->mu);
+}
+
+static int fail(cg_transport *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(cg_transport *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->err, sizeof t->err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Wait on the shared condition with the mutex held; false once the wait
+ * limit has passed (the caller then aborts). */
+static bool wait_locked(cg_threads *sh, const struct timespec *until)
+{
+    return pthread_cond_timedwait(&sh->cv, &sh->mu, until) != ETIMEDOUT;
+}
+
+static struct timespec deadline(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += CG_THREADS_WAIT_LIMIT;
+    return ts;
+}
+
+/* Every rank meets here. -1 with t->err once aborted, or when a rank that
+ * will never come (it finished its program) is missing. */
+static int barrier(cg_transport *t)
+{
+    cg_threads *sh = t->sh;
+    struct timespec until = deadline();
+    pthread_mutex_lock(&sh->mu);
+    unsigned long gen = sh->generation;
+    if (!sh->aborted && ++sh->arrived == sh->world) {
+        sh->arrived = 0;
+        sh->generation++;
+        pthread_cond_broadcast(&sh->cv);
+    }
+    while (!sh->aborted && sh->generation == gen && sh->nfinished == 0)
+        if (!wait_locked(sh, &until))
+            abort_locked(sh, "the ranks waited for each other longer than the limit (CG_THREADS_WAIT_LIMIT)");
+    bool ok = sh->generation != gen; /* a completed barrier stands, even if an abort follows */
+    if (!ok && !sh->aborted) {
+        int gone = 0;
+        while (!sh->finished[gone])
+            gone++;
+        snprintf(t->err, sizeof t->err, "rank %d finished its program while rank %d waits for it",
+                 gone, t->rank);
+    } else if (!ok) {
+        snprintf(t->err, sizeof t->err, "%s", sh->why);
+    }
+    pthread_mutex_unlock(&sh->mu);
+    return ok ? 0 : -1;
+}
+
+/* ---- element access ------------------------------------------------------------ */
+
+static double get(const void *p, cgt_dtype dt, size_t i)
+{
+    cg_tensor v = {.dtype = (cg_dtype)dt, .data = (void *)p};
+    return cg_get(&v, (int64_t)i);
+}
+
+static void set(void *p, cgt_dtype dt, size_t i, double x)
+{
+    cg_tensor v = {.dtype = (cg_dtype)dt, .data = p};
+    cg_set(&v, (int64_t)i, x);
+}
+
+static double fold(cgt_redop op, double a, double b)
+{
+    switch (op) {
+    case CGT_SUM:
+    case CGT_AVG: return a + b;
+    case CGT_PROD: return a * b;
+    case CGT_MAX: return (isnan(a) || a > b) ? a : b;
+    case CGT_MIN: return (isnan(a) || a < b) ? a : b;
+    }
+    return a;
+}
+
+/* out[i] = op over ranks of slots[r].send[at + i], i < n, rank order,
+ * rounded to dt at each step. */
+static void reduce_into(const cg_threads *sh, void *out, size_t at, size_t n, cgt_dtype dt, cgt_redop op)
+{
+    for (size_t i = 0; i < n; i++) {
+        double acc = get(sh->slots[0].send, dt, at + i);
+        for (int r = 1; r < sh->world; r++)
+            acc = cg_round_to((cg_dtype)dt, fold(op, acc, get(sh->slots[r].send, dt, at + i)));
+        if (op == CGT_AVG)
+            acc /= sh->world;
+        set(out, dt, i, acc);
+    }
+}
+
+/* One collective: publish, meet, compute into private memory, meet, write. */
+typedef struct exchange {
+    void *tmp;
+    size_t bytes;
+} exchange;
+
+static int publish(cg_transport *t, const void *send, const size_t *counts, const size_t *counts2)
+{
+    cg_threads_slot *s = &t->sh->slots[t->rank];
+    s->send = send;
+    s->counts = counts;
+    s->counts2 = counts2;
+    return barrier(t);
+}
+
+static int finish(cg_transport *t, exchange *x, void *recv)
+{
+    int rc = barrier(t);
+    if (rc == 0 && x->bytes)
+        memcpy(recv, x->tmp, x->bytes);
+    free(x->tmp);
+    return rc;
+}
+
+static int scratch(cg_transport *t, exchange *x, size_t count, cgt_dtype dt)
+{
+    x->bytes = count * cg_dtype_size((cg_dtype)dt);
+    x->tmp = malloc(x->bytes + 1);
+    return x->tmp ? 0 : fail(t, "out of memory for %zu bytes", x->bytes);
+}
+
+static size_t offset_of(const size_t *counts, int r)
+{
+    size_t off = 0;
+    for (int k = 0; k < r; k++)
+        off += counts[k];
+    return off;
+}
+
+/* ---- the table ------------------------------------------------------------------ */
+
+static int th_all_reduce(cg_transport *t, const void *send, void *recv, size_t count, cgt_dtype dt,
+                         cgt_redop op)
+{
+    exchange x;
+    if (scratch(t, &x, count, dt) < 0)
+        return -1;
+    if (publish(t, send, NULL, NULL) < 0)
+        return free(x.tmp), -1;
+    reduce_into(t->sh, x.tmp, 0, count, dt, op);
+    return finish(t, &x, recv);
+}
+
+static int th_all_gather(cg_transport *t, const void *send, void *recv, const size_t *counts, cgt_dtype dt)
+{
+    exchange x;
+    size_t esz = cg_dtype_size((cg_dtype)dt), total = offset_of(counts, t->sh->world);
+    if (scratch(t, &x, total, dt) < 0)
+        return -1;
+    if (publish(t, send, NULL, NULL) < 0)
+        return free(x.tmp), -1;
+    for (int r = 0; r < t->sh->world; r++)
+        memcpy((char *)x.tmp + offset_of(counts, r) * esz, t->sh->slots[r].send, counts[r] * esz);
+    return finish(t, &x, recv);
+}
+
+static int th_reduce_scatter(cg_transport *t, const void *send, void *recv, const size_t *counts,
+                             cgt_dtype dt, cgt_redop op)
+{
+    exchange x;
+    if (scratch(t, &x, counts[t->rank], dt) < 0)
+        return -1;
+    if (publish(t, send, NULL, NULL) < 0)
+        return free(x.tmp), -1;
+    reduce_into(t->sh, x.tmp, offset_of(counts, t->rank), counts[t->rank], dt, op);
+    return finish(t, &x, recv);
+}
+
+static int th_broadcast(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int root)
+{
+    exchange x;
+    if (scratch(t, &x, count, dt) < 0)
+        return -1;
+    if (publish(t, buf, NULL, NULL) < 0)
+        return free(x.tmp), -1;
+    memcpy(x.tmp, t->sh->slots[root].send, x.bytes);
+    return finish(t, &x, buf);
+}
+
+static int th_reduce(cg_transport *t, const void *send, void *recv, size_t count, cgt_dtype dt,
+                     cgt_redop op, int root)
+{
+    exchange x;
+    if (scratch(t, &x, t->rank == root ? count : 0, dt) < 0)
+        return -1;
+    if (publish(t, send, NULL, NULL) < 0)
+        return free(x.tmp), -1;
+    if (t->rank == root)
+        reduce_into(t->sh, x.tmp, 0, count, dt, op);
+    return finish(t, &x, recv);
+}
+
+static int th_gather(cg_transport *t, const void *send, void *recv, const size_t *counts, cgt_dtype dt,
+                     int root)
+{
+    return t->rank == root ? th_all_gather(t, send, recv, counts, dt)
+                           : (publish(t, send, NULL, NULL) < 0 ? -1 : barrier(t));
+}
+
+static int th_scatter(cg_transport *t, const void *send, void *recv, const size_t *counts, cgt_dtype dt,
+                      int root)
+{
+    exchange x;
+    size_t esz = cg_dtype_size((cg_dtype)dt);
+    if (scratch(t, &x, counts[t->rank], dt) < 0)
+        return -1;
+    if (publish(t, send, NULL, NULL) < 0)
+        return free(x.tmp), -1;
+    memcpy(x.tmp, (const char *)t->sh->slots[root].send + offset_of(counts, t->rank) * esz, x.bytes);
+    return finish(t, &x, recv);
+}
+
+static int th_all_to_all(cg_transport *t, const void *send, const size_t *sendcounts, void *recv,
+                         const size_t *recvcounts, cgt_dtype dt)
+{
+    exchange x;
+    size_t esz = cg_dtype_size((cg_dtype)dt), at = 0;
+    if (scratch(t, &x, offset_of(recvcounts, t->sh->world), dt) < 0)
+        return -1;
+    if (publish(t, send, sendcounts, recvcounts) < 0)
+        return free(x.tmp), -1;
+    for (int j = 0; j < t->sh->world; j++) {
+        const cg_threads_slot *s = &t->sh->slots[j];
+        size_t n = s->counts[t->rank];
+        if (n != recvcounts[j]) {
+            free(x.tmp);
+            cg_threads_abort(t->sh, "all_to_all: rank %d sends %zu elements to rank %d, which expects %zu",
+                             j, n, t->rank, recvcounts[j]);
+            return fail(t, "%s", t->sh->why);
+        }
+        memcpy((char *)x.tmp + at * esz, (const char *)s->send + offset_of(s->counts, t->rank) * esz, n * esz);
+        at += n;
+    }
+    return finish(t, &x, recv);
+}
+
+static int th_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag)
+{
+    size_t bytes = count * cg_dtype_size((cg_dtype)dt);
+    cg_threads_msg *m = malloc(sizeof *m + bytes + 1);
+    if (!m)
+        return fail(t, "out of memory for a %zu-byte message", bytes);
+    m->next = NULL;
+    m->tag = tag;
+    m->bytes = bytes;
+    memcpy(m->data, buf, bytes);
+    cg_threads *sh = t->sh;
+    pthread_mutex_lock(&sh->mu);
+    cg_threads_msg **end = &sh->box[t->rank][peer];
+    while (*end)
+        end = &(*end)->next;
+    *end = m;
+    pthread_cond_broadcast(&sh->cv);
+    pthread_mutex_unlock(&sh->mu);
+    return 0;
+}
+
+static int th_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag)
+{
+    cg_threads *sh = t->sh;
+    size_t bytes = count * cg_dtype_size((cg_dtype)dt);
+    struct timespec until = deadline();
+    pthread_mutex_lock(&sh->mu);
+    cg_threads_msg **at = NULL;
+    for (;;) {
+        for (at = &sh->box[peer][t->rank]; *at && (*at)->tag != tag; at = &(*at)->next)
+            ;
+        if (*at || sh->aborted || sh->finished[peer])
+            break;
+        if (!wait_locked(sh, &until))
+            abort_locked(sh, "a recv waited longer than the limit (CG_THREADS_WAIT_LIMIT)");
+    }
+    cg_threads_msg *m = *at;
+    int rc = 0;
+    if (m && m->bytes == bytes) {
+        *at = m->next;
+        memcpy(buf, m->data, bytes);
+        free(m);
+    } else if (m) {
+        rc = fail(t, "rank %d sent %zu bytes with tag %d, rank %d expects %zu", peer, m->bytes, tag, t->rank, bytes);
+    } else if (sh->aborted) {
+        rc = fail(t, "%s", sh->why);
+    } else {
+        rc = fail(t, "rank %d finished its program without sending tag %d to rank %d", peer, tag, t->rank);
+    }
+    pthread_mutex_unlock(&sh->mu);
+    return rc;
+}
+
+static int th_barrier(cg_transport *t) { return barrier(t); }
+static int th_rank(const cg_transport *t) { return t->rank; }
+static int th_world(const cg_transport *t) { return t->sh->world; }
+static const char *th_last_error(const cg_transport *t) { return t->err; }
+static void th_destroy(cg_transport *t) { (void)t; }
+
+static const cg_transport_ops threads_ops = {
+    .abi_version = CG_TRANSPORT_ABI_VERSION,
+    .name = "threads",
+    .version = "1",
+    .caps = CGT_CAP_HOST | CGT_CAP_HALF,
+    .create = NULL, /* instances are made by the runner (threads_run.c), never over MPI */
+    .destroy = th_destroy,
+    .rank = th_rank,
+    .world = th_world,
+    .last_error = th_last_error,
+    .all_reduce = th_all_reduce,
+    .all_gather = th_all_gather,
+    .reduce_scatter = th_reduce_scatter,
+    .broadcast = th_broadcast,
+    .reduce = th_reduce,
+    .gather = th_gather,
+    .scatter = th_scatter,
+    .all_to_all = th_all_to_all,
+    .send = th_send,
+    .recv = th_recv,
+    .barrier = th_barrier,
+};
+
+const cg_transport_ops *cg_threads_ops(void) { return &threads_ops; }

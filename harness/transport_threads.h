@@ -1,0 +1,37 @@
+/* transport_threads.h — W ranks as W threads of one process: a transport
+ * over shared memory (collgrad_transport.h's table), and a runner that runs
+ * a case under one rule set on every rank at once.
+ *
+ * It serves the diagnosis of runs that happened outside the tool (a real
+ * framework's ranks, backend_pytorch.c): the emulations it compares with are
+ * re-run here, in the launcher's own process, without MPI. Every collective
+ * publishes each rank's buffers, meets at a barrier, computes its own output
+ * from the others' inputs into private memory, meets again, and only then
+ * writes its output, so in-place calls are safe. Reductions fold in rank
+ * order in double and round to the dtype at every step, as the MPI
+ * transport's do. Sends are buffered (copied into the receiver's mailbox).
+ *
+ * Failure: a rank whose program fails aborts the shared state, so ranks
+ * waiting for it return -1 ("rank R failed ...") instead of waiting forever;
+ * a rank that finished its program likewise ends every wait for it. A wait
+ * longer than CG_THREADS_WAIT_LIMIT seconds aborts too.
+ *
+ * Ownership: cg_threads_run_rules owns every thread and buffer it makes and
+ * frees them before returning; obs receives malloc'd arrays (cg_observed_free). */
+#ifndef CG_TRANSPORT_THREADS_H
+#define CG_TRANSPORT_THREADS_H
+
+#include "observed.h"
+#include "oracle.h"
+#include "rules.h"
+
+#define CG_THREADS_WAIT_LIMIT 60
+
+/* Run cs at plan->world under `rules`, one thread per rank, the tensors in
+ * the case dtype (as a worker's). Fills obs with every rank's final bindings
+ * (values and gradients) and its error, if any. Returns 0, or -1 with err
+ * when threads or memory could not be had. */
+int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rules *rules,
+                         cg_observed *obs, char *err, size_t errlen);
+
+#endif

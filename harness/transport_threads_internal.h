@@ -1,0 +1,58 @@
+/* transport_threads_internal.h — the in-process transport's shared state,
+ * shared by transport_threads.c (the table) and threads_run.c (the runner).
+ * Not a public interface: transport_threads.h is. */
+#ifndef CG_TRANSPORT_THREADS_INTERNAL_H
+#define CG_TRANSPORT_THREADS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "transport.h"
+#include "transport_threads.h"
+
+/* A buffered message from one rank to another, in send order. */
+typedef struct cg_threads_msg {
+    struct cg_threads_msg *next;
+    int tag;
+    size_t bytes;
+    char data[];
+} cg_threads_msg;
+
+/* What a rank publishes for the collective the ranks are in. */
+typedef struct cg_threads_slot {
+    const void *send;
+    const size_t *counts;  /* all_to_all: the elements it sends to each rank */
+    const size_t *counts2; /* all_to_all: the elements it receives from each rank */
+} cg_threads_slot;
+
+typedef struct cg_threads {
+    int world;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;        /* any change: an arrival, a message, an abort, a finish */
+    int arrived;
+    unsigned long generation; /* barriers completed */
+    bool aborted;
+    char why[384];            /* the first abort's reason */
+    bool finished[CG_MAX_WORLD];
+    int nfinished;
+    cg_threads_slot slots[CG_MAX_WORLD];
+    cg_threads_msg *box[CG_MAX_WORLD][CG_MAX_WORLD]; /* [from][to] */
+} cg_threads;
+
+/* One rank's instance of the transport. */
+struct cg_transport {
+    cg_threads *sh;
+    int rank;
+    char err[512];
+};
+
+/* 0, or -1 when the mutex or condition cannot be made. */
+int cg_threads_init(cg_threads *sh, int world);
+void cg_threads_destroy(cg_threads *sh); /* frees undelivered messages */
+/* Wake every waiter with this reason (the first one is kept). */
+void cg_threads_abort(cg_threads *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* rank has left its program: waits that need it end. */
+void cg_threads_finished(cg_threads *sh, int rank);
+const cg_transport_ops *cg_threads_ops(void);
+
+#endif

@@ -1,0 +1,80 @@
+"""pytorch:nn — torch.distributed.nn.functional, the autograd-aware
+collectives (torch/distributed/nn/functional.py). Every collective is the
+module's own function; ragged blocks are padded (comm.py). The module has no
+send/recv, so point-to-point programs are skipped."""
+
+from typing import Optional, Sequence
+
+import torch
+
+from . import comm
+from .comm import Call
+
+
+class NnApi(comm.Api):
+    name = "nn"
+
+    def __init__(self, group, backend: str):
+        super().__init__(group, backend)
+        import torch.distributed.nn.functional as F
+
+        self.F = F
+
+    def unsupported(self, kinds: Sequence[str]) -> Optional[str]:
+        if "send" in kinds or "recv" in kinds:
+            return "torch.distributed.nn has no differentiable send/recv"
+        for kind in kinds:
+            fn = "all_to_all_single" if kind == "all_to_all" else kind
+            if kind in comm.COLLECTIVES and not hasattr(self.F, fn):
+                return f"torch {torch.__version__}: torch.distributed.nn.functional has no {fn}"
+        return None
+
+    def all_reduce(self, call: Call, x: torch.Tensor) -> torch.Tensor:
+        return self.F.all_reduce(x, op=comm.reduce_op(call.op), group=self.group)
+
+    def all_gather(self, call: Call, x: torch.Tensor) -> torch.Tensor:
+        rows = comm.gathered_rows(call)
+        parts = self.F.all_gather(comm.pad_rows(comm.as_rows(x), max(rows)), group=self.group)
+        return comm.concat_unpadded(parts, rows)
+
+    def reduce_scatter(self, call: Call, x: torch.Tensor) -> torch.Tensor:
+        pieces = comm.blocks(comm.as_rows(x), call.world)
+        most = max(p.shape[0] for p in pieces)
+        padded = [comm.pad_rows(p, most) for p in pieces]
+        out = padded[call.rank].new_empty(padded[call.rank].shape)
+        y = self.F.reduce_scatter(out, padded, op=comm.reduce_op(call.op), group=self.group)
+        return y[:pieces[call.rank].shape[0]]
+
+    def broadcast(self, call: Call, x: torch.Tensor) -> torch.Tensor:
+        return self.F.broadcast(x, call.root, group=self.group)
+
+    def reduce(self, call: Call, x: torch.Tensor) -> torch.Tensor:
+        y = self.F.reduce(x, call.root, op=comm.reduce_op(call.op), group=self.group)
+        return comm.zero_nonroot(y, call)
+
+    def gather(self, call: Call, x: torch.Tensor) -> torch.Tensor:
+        rows = comm.gathered_rows(call)
+        parts = self.F.gather(comm.pad_rows(comm.as_rows(x), max(rows)), dst=call.root, group=self.group)
+        if call.rank != call.root:
+            return comm.empty_result(parts)
+        return comm.concat_unpadded(parts, rows)
+
+    def scatter(self, call: Call, x: torch.Tensor) -> torch.Tensor:
+        most, block = comm.scatter_shapes(call)
+        x = comm.as_rows(x)
+        if call.rank == call.root or tuple(x.shape) == tuple(call.event.shapes[call.root] or (1,)):
+            # every rank runs the same line, F.scatter(list of x's blocks): the
+            # receivers' blocks are not sent, but are the inputs autograd sees
+            padded = [comm.pad_rows(p, most) for p in comm.blocks(x, call.world)]
+        else:  # a receiver whose x cannot be split like the root's passes placeholders
+            padded = [x.new_zeros(block) for _ in range(call.world)]
+        y = self.F.scatter(padded, src=call.root, group=self.group)
+        n = comm.rows_of(call.event.shapes[call.root])
+        return y[:comm.block_rows(n, call.world, call.rank)]
+
+    def all_to_all(self, call: Call, x: torch.Tensor) -> torch.Tensor:
+        send, recv = comm.all_to_all_splits(call)
+        x = comm.as_rows(x)
+        out = x.new_empty((sum(recv),) + tuple(x.shape[1:]))
+        return self.F.all_to_all_single(out, x, output_split_sizes=recv, input_split_sizes=send,
+                                        group=self.group)

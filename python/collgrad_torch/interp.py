@@ -1,0 +1,346 @@
+"""The case program on one rank, with real torch ops (the C twin is
+harness/interp*.c; the semantics are the README's "case language").
+
+A value is a Python float (a scalar: rank, world, 2 * rank + 1, ...) or a
+torch tensor in the case dtype. Every tensor op is torch's own, so autograd,
+rounding and the collectives' backward are the framework's; only what the
+case language defines differently from torch is written out here (scalar
+arithmetic in float64 with IEEE results instead of Python exceptions, the
+one-element broadcasting rule, inputs rounded exactly as the C side does).
+
+Failure: a program the language rejects raises CaseError (the oracle rejects
+it first, so this means the two interpreters disagree); whatever torch
+raises propagates unchanged, to be reported as the framework's refusal.
+"""
+
+import math
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import torch
+
+from . import comm, ops
+from .comm import Call
+from .ir import Case, Node, position
+
+DTYPES = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "f16": torch.float16}
+
+Value = Any  # float or torch.Tensor
+
+
+class CaseError(Exception):
+    """The program is not valid on this rank ("file:line:col: expected ...")."""
+
+
+def _ieee_div(a: float, b: float) -> float:
+    if b != 0.0:
+        return a / b
+    if a == 0.0 or math.isnan(a):
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def _ieee_pow(a: float, b: float) -> float:
+    try:
+        return math.pow(a, b)
+    except ValueError:
+        return math.nan
+    except OverflowError:
+        return math.inf
+
+
+def _ieee_mod(a: float, b: float) -> float:
+    try:
+        return math.fmod(a, b)
+    except ValueError:
+        return math.nan
+
+
+_SCALAR_OPS: Dict[str, Callable[[float, float], float]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": _ieee_div, "**": _ieee_pow, "%": _ieee_mod,
+    "==": lambda a, b: float(a == b), "!=": lambda a, b: float(a != b),
+    "<": lambda a, b: float(a < b), "<=": lambda a, b: float(a <= b),
+    ">": lambda a, b: float(a > b), ">=": lambda a, b: float(a >= b),
+    "&&": lambda a, b: float(a != 0 and b != 0), "||": lambda a, b: float(a != 0 or b != 0),
+}
+
+_TENSOR_OPS: Dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    "+": torch.add, "-": torch.sub, "*": torch.mul, "/": torch.div, "**": torch.pow,
+    "@": torch.matmul,
+}
+
+
+class Rank:
+    """One rank's run of one case. `api` performs its communication calls;
+    `on_stmt(phase, where)` is told before each statement runs (the status
+    file and the report of where an exception happened use it)."""
+
+    def __init__(self, case: Case, rank: int, world: int, api: comm.Api,
+                 on_stmt: Optional[Callable[[str, str], None]] = None):
+        self.case = case
+        self.rank = rank
+        self.world = world
+        self.api = api
+        self.dtype = DTYPES[case.dtype]
+        self.env: Dict[str, torch.Tensor] = {}   # final bindings, in first-binding order
+        self.made: List[torch.Tensor] = []       # every named tensor, for zero_grad()
+        self.nonroot_outputs: set = set()        # ids of reduce/gather outputs off their root
+        self.phase = "forward"
+        self.where = f"{case.file}"
+        self.on_stmt = on_stmt or (lambda phase, where: None)
+
+    # ---- values ------------------------------------------------------------
+
+    def fail(self, node: Node, message: str) -> CaseError:
+        return CaseError(f"{position(self.case, node)}: {message} (rank {self.rank}, world {self.world})")
+
+    def rounded(self, values: torch.Tensor) -> torch.Tensor:
+        """float64 values in the case dtype, rounded as cg_round_to does
+        (half types through float32: double rounding, like the C side)."""
+        if self.dtype in (torch.bfloat16, torch.float16):
+            return values.to(torch.float32).to(self.dtype)
+        return values.to(self.dtype)
+
+    def constant(self, v: float) -> torch.Tensor:
+        return self.rounded(torch.tensor(v, dtype=torch.float64))
+
+    def tensor(self, v: Value) -> torch.Tensor:
+        return v if isinstance(v, torch.Tensor) else self.constant(v)
+
+    def integer(self, v: Value, node: Node, what: str) -> int:
+        """v as an integer: a number, or a one-element tensor without grad
+        (rows = 16 / world), as cg_val_int accepts."""
+        if isinstance(v, torch.Tensor):
+            if v.numel() != 1 or v.requires_grad:
+                raise self.fail(node, f"expected {what} (an integer), got a tensor")
+            v = float(v.detach().reshape(-1)[0].to(torch.float64))
+        if not math.isfinite(v) or v != math.floor(v) or abs(v) > 1e15:
+            raise self.fail(node, f"expected {what} (an integer), got {v:g}")
+        return int(v)
+
+    # ---- statements ----------------------------------------------------------
+
+    def run(self) -> None:
+        """The program; the caller completes the API's sends (api.finish())."""
+        self.stmts(self.case.program)
+
+    def stmts(self, stmts: List[Node]) -> None:
+        for st in stmts:
+            self.where = position(self.case, st)
+            kind = st["kind"]
+            if kind == "assign":
+                self.phase = "forward"
+                self.on_stmt(self.phase, self.where)
+                self.assign(st)
+            elif kind == "call":
+                self.call_stmt(st)
+            elif self.is_member(st):
+                self.stmts(st["body"])
+
+    def is_member(self, st: Node) -> bool:
+        """Does this rank run the body of `on r1, r2 { ... }`?"""
+        member = False
+        for e in st["ranks"]:
+            r = self.integer(self.eval(e), e, "a rank")
+            if r < 0 or r >= self.world:
+                raise self.fail(e, f"expected a rank in 0..{self.world - 1}, got {r}")
+            member |= r == self.rank
+        return member
+
+    def bind(self, name: str, t: torch.Tensor) -> None:
+        if t.requires_grad and t.grad_fn is not None:
+            t.retain_grad()  # named tensors report their gradient
+        self.env[name] = t
+        self.made.append(t)
+
+    def assign(self, st: Node) -> None:
+        t = self.tensor(self.eval(st["expr"]))
+        names = st["names"]
+        if len(names) == 1:
+            self.bind(names[0], t)
+            return
+        if t.dim() == 0 or t.shape[0] % len(names) != 0:
+            raise self.fail(st, f"expected a tensor whose first dimension splits into {len(names)} "
+                                f"equal parts, got shape {list(t.shape)}")
+        part = t.shape[0] // len(names)
+        for k, name in enumerate(names):
+            self.bind(name, t[k * part:(k + 1) * part])
+
+    def call_stmt(self, st: Node) -> None:
+        e = st["expr"]
+        name = e["name"]
+        if name == "zero_grad":
+            self.phase = "forward"
+            self.on_stmt(self.phase, self.where)
+            for t in self.made:
+                t.grad = None
+            return
+        args = [self.eval(a) for a in e["args"]]
+        if name == "backward":
+            self.phase = "backward"
+            self.on_stmt(self.phase, self.where)
+            if not isinstance(args[0], torch.Tensor):
+                raise self.fail(e["args"][0], "expected a tensor to call backward on, got a number")
+            args[0].backward(torch.ones_like(args[0]), retain_graph=True)
+            self.phase = "forward"
+        elif name == "send":
+            self.phase = "forward"
+            self.on_stmt(self.phase, self.where)
+            peer = self.integer(args[1], e["args"][1], "destination rank")
+            if peer < 0 or peer >= self.world or peer == self.rank:
+                raise self.fail(e["args"][1], f"expected a destination rank in 0..{self.world - 1} "
+                                              f"other than {self.rank}, got {peer}")
+            call = Call("send", int(e["seq"]), self.rank, self.world, self.case.event(int(e["seq"]), self.rank),
+                        peer=peer)
+            self.api.send(call, self.tensor(args[0]))
+        else:
+            raise self.fail(e, f"expected backward, zero_grad or send, got '{name}'")
+
+    # ---- expressions ---------------------------------------------------------
+
+    def eval(self, e: Node) -> Value:
+        kind = e["kind"]
+        if kind == "num":
+            return float(e["value"])
+        if kind == "rank":
+            return float(self.rank)
+        if kind == "world":
+            return float(self.world)
+        if kind == "name":
+            if e["name"] not in self.env:
+                raise self.fail(e, f"expected '{e['name']}' to be defined on this rank, got no "
+                                   "assignment to it here")
+            return self.env[e["name"]]
+        if kind == "list":
+            return self.list_literal(e)
+        if kind == "unary":
+            v = self.eval(e["args"][0])
+            if not isinstance(v, torch.Tensor):
+                return float(v == 0) if e["op"] == "!" else -v
+            if e["op"] == "!":
+                raise self.fail(e, "expected a number after '!', got a tensor")
+            return torch.neg(v)
+        if kind == "binary":
+            return self.binary(e)
+        if kind == "ternary":
+            c = self.eval(e["args"][0])
+            if isinstance(c, torch.Tensor):
+                raise self.fail(e["args"][0], "expected a number as condition, got a tensor")
+            return self.eval(e["args"][1] if c != 0 else e["args"][2])
+        if kind == "index":
+            return self.index(e)
+        if kind == "call":
+            return self.call(e)
+        raise self.fail(e, f"expected a tensor or a number, got {kind} '{e.get('name', '')}'")
+
+    def list_literal(self, e: Node) -> torch.Tensor:
+        def collect(node: Node, depth: int, shape: List[int], leaves: List[float]) -> None:
+            if node["kind"] != "list":
+                if depth != len(shape):
+                    raise self.fail(node, "expected a rectangular list, got a ragged one")
+                v = self.eval(node)
+                if isinstance(v, torch.Tensor):
+                    raise self.fail(node, "expected a number in a list literal, got a tensor")
+                leaves.append(v)
+                return
+            if depth == len(shape) and not leaves:
+                shape.append(len(node["items"]))
+            elif depth >= len(shape) or shape[depth] != len(node["items"]):
+                raise self.fail(node, "expected a rectangular list, got a ragged one")
+            for item in node["items"]:
+                collect(item, depth + 1, shape, leaves)
+
+        shape: List[int] = []
+        leaves: List[float] = []
+        collect(e, 0, shape, leaves)
+        return self.rounded(torch.tensor(leaves, dtype=torch.float64).reshape(shape))
+
+    def binary(self, e: Node) -> Value:
+        op = e["op"]
+        a, b = self.eval(e["args"][0]), self.eval(e["args"][1])
+        if not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor) and op != "@":
+            return _SCALAR_OPS[op](a, b)
+        if op not in _TENSOR_OPS:
+            raise self.fail(e, f"expected numbers on both sides of '{op}', got a tensor")
+        ta, tb = self.tensor(a), self.tensor(b)
+        if op != "@" and ta.shape != tb.shape:
+            # the language broadcasts only an operand with one element, and the
+            # result takes the other operand's shape
+            if tb.numel() == 1 and ta.numel() != 1:
+                tb = tb.reshape(())
+            elif ta.numel() == 1 and tb.numel() != 1:
+                ta = ta.reshape(())
+        return _TENSOR_OPS[op](ta, tb)
+
+    def index(self, e: Node) -> torch.Tensor:
+        args = e["args"]
+        t = self.eval(args[0])
+        if not isinstance(t, torch.Tensor) or t.dim() == 0:
+            what = "a 0-d tensor" if isinstance(t, torch.Tensor) else "a number"
+            raise self.fail(e, f"expected a tensor with at least one dimension to index, got {what}")
+        lo = self.integer(self.eval(args[1]), args[1], "an index") if len(args) > 1 and args[1] else 0
+        if not e.get("slice"):
+            if lo < -t.shape[0] or lo >= t.shape[0]:
+                raise self.fail(e, f"expected index in [{-t.shape[0]}, {t.shape[0]}), got {lo}")
+            return t[lo]
+        hi = self.integer(self.eval(args[2]), args[2], "an index") if len(args) > 2 and args[2] else t.shape[0]
+        return t[lo:hi]
+
+    # ---- calls -----------------------------------------------------------------
+
+    def call(self, e: Node) -> Value:
+        name = e["name"]
+        if name in ("backward", "zero_grad", "send"):
+            raise self.fail(e, f"expected an expression, got statement {name}()")
+        args = [None if a["kind"] == "word" else self.eval(a) for a in e["args"]]
+        kwargs = {k: (None if a["kind"] == "word" else self.eval(a)) for k, a in e["kwargs"].items()}
+        if "seq" in e:
+            return self.communicate(e, args)
+        if name in ops.CONSTRUCTORS:
+            return ops.construct(self, e, args)
+        if name == "param":
+            t = self.tensor(args[0]).detach().clone().to(self.dtype)
+            return t.requires_grad_(True)
+        return ops.local_op(self, e, args, kwargs)
+
+    # ---- communication -----------------------------------------------------------
+
+    def communicate(self, e: Node, args: List[Value]) -> torch.Tensor:
+        kind = e["name"]
+        seq = int(e["seq"])
+        call = Call(kind, seq, self.rank, self.world, self.case.event(seq, self.rank))
+        if call.event.kind != kind:
+            raise self.fail(e, f"expected the plan's call #{seq} to be {kind}, got {call.event.kind}")
+        nodes, kw = e["args"], e["kwargs"]
+
+        def word(pos: int) -> str:
+            node = nodes[pos] if len(nodes) > pos else kw.get("op")
+            return node["name"] if node is not None else "sum"
+
+        def rank_arg(pos: int) -> int:
+            node = nodes[pos] if len(nodes) > pos else kw.get("root")
+            return 0 if node is None else self.integer(self.eval(node), node, "root rank")
+
+        if kind == "recv":
+            call.peer = self.integer(args[0], nodes[0], "a source rank")
+            return self.api.recv(call, self.dtype)
+        if kind in ("all_reduce", "reduce_scatter"):
+            call.op = word(1)
+        if kind == "reduce":
+            call.op = word(2)
+        if kind in ("broadcast", "reduce", "gather", "scatter"):
+            call.root = rank_arg(1)
+        y = getattr(self.api, kind)(call, self.tensor(args[0]))
+        if kind in ("reduce", "gather") and self.rank != call.root:
+            self.nonroot_outputs.add(id(y))
+        return y
+
+    # ---- results -------------------------------------------------------------------
+
+    def bindings(self) -> List[Tuple[str, torch.Tensor, Optional[torch.Tensor]]]:
+        """(name, value, gradient) of every final binding. The case language
+        defines the outputs of reduce and gather off their root as carrying no
+        gradient; PyTorch's outputs there are tensors in the graph (which is
+        what makes those ranks take part in the backward), so whatever
+        gradient reached them is not reported: the language has no such number."""
+        return [(name, t, None if id(t) in self.nonroot_outputs else t.grad) for name, t in self.env.items()]

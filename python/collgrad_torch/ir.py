@@ -1,0 +1,102 @@
+"""The exported IR (schema collgrad-check/ir/1, python/schema/ir-1.schema.json).
+
+The C parser is the only parser of the case language; this module only reads
+its JSON. Expressions and statements stay the plain dicts of the document
+(``kind``, ``at``, ...), which the interpreter walks; the case header and the
+plan are lifted into small classes.
+"""
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+SCHEMA = "collgrad-check/ir/1"
+
+Node = Dict[str, Any]
+
+
+class IRError(Exception):
+    """The document is not an IR this package can run."""
+
+
+@dataclass
+class PlanEvent:
+    """One communication call at the plan's world: every rank's input shape
+    (send/recv: the message's), the issuing rank of a send/recv (-1 for a
+    collective) and the tag that matches a recv to its send."""
+
+    seq: int
+    kind: str
+    rank: int
+    tag: int
+    shapes: List[Tuple[int, ...]]
+
+
+@dataclass
+class Case:
+    name: str
+    file: str
+    dtype: str
+    seed: int
+    program: List[Node]
+    plan: List[PlanEvent] = field(default_factory=list)
+
+    def event(self, seq: int, rank: int) -> PlanEvent:
+        """The plan's event for communication call `seq` as `rank` issues it."""
+        for ev in self.plan:
+            if ev.seq == seq and (ev.rank < 0 or ev.rank == rank):
+                return ev
+        raise IRError(f"{self.name}: the plan holds no communication call #{seq} for rank {rank}")
+
+    def kinds(self) -> List[str]:
+        """The communication kinds the program uses, in plan order, once each."""
+        seen: List[str] = []
+        for ev in self.plan:
+            if ev.kind not in seen:
+                seen.append(ev.kind)
+        return seen
+
+
+@dataclass
+class Document:
+    world: Optional[int]
+    cases: List[Case]
+
+
+def _case(obj: Dict[str, Any]) -> Case:
+    try:
+        plan = [PlanEvent(int(e["seq"]), str(e["kind"]), int(e["rank"]), int(e["tag"]),
+                          [tuple(int(d) for d in s) for s in e["shapes"]])
+                for e in obj.get("plan", [])]
+        return Case(name=str(obj["name"]), file=str(obj.get("file") or obj["name"]),
+                    dtype=str(obj["dtype"]), seed=int(obj["seed"]), program=list(obj["program"]),
+                    plan=plan)
+    except (KeyError, TypeError, ValueError) as e:
+        raise IRError(f"a case in the IR is malformed: {type(e).__name__}: {e}") from None
+
+
+def parse(text: str) -> Document:
+    """The document in `text`; IRError when it is not JSON or not this schema."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise IRError(f"not JSON: {e}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise IRError(f"expected schema {SCHEMA}, got {got!r}")
+    if not isinstance(doc.get("cases"), list):
+        raise IRError("expected a list of cases")
+    world = doc.get("world")
+    return Document(world=int(world) if world is not None else None,
+                    cases=[_case(c) for c in doc["cases"]])
+
+
+def load(path: str) -> Document:
+    with open(path, encoding="utf-8") as f:
+        return parse(f.read())
+
+
+def position(case: Case, node: Node) -> str:
+    """"file:line:col" of a node, for messages."""
+    at = node.get("at") or [0, 0]
+    return f"{case.file}:{at[0]}:{at[1]}"

@@ -1,0 +1,105 @@
+"""The case language's tensor constructors and local ops on one rank, each
+torch's own op (the C twins are harness/interp_call.c and ops_*.c). `r` is
+the interpreter (interp.Rank): its failure messages, integer arguments and
+rounding to the case dtype."""
+
+import math
+from typing import Dict, List, Optional
+
+import torch
+
+from . import rng
+from .ir import Node
+
+Value = object  # float or torch.Tensor
+
+_UNARY = {"exp": torch.exp, "log": torch.log, "tanh": torch.tanh, "relu": torch.relu,
+          "abs": torch.abs, "neg": torch.neg, "clone": torch.clone, "detach": torch.Tensor.detach}
+
+_REDUCTIONS = {"sum": torch.sum, "mean": torch.mean, "logsumexp": torch.logsumexp}
+
+CONSTRUCTORS = ("ones", "zeros", "full", "rand", "randn", "arange", "eye")
+
+
+def construct(r, e: Node, args: List[Value]) -> torch.Tensor:
+    """ones, zeros, full, rand, randn, arange, eye: float64 values rounded to the
+    case dtype as the C side does (rand/randn: the C random streams)."""
+    name = e["name"]
+    nodes = e["args"]
+    if name in ("arange", "eye"):
+        v = [0, -1, 0]
+        for k, a in enumerate(args[:3]):
+            v[k] = r.integer(a, nodes[k], "a size")
+        if name == "arange":
+            return r.rounded(torch.arange(v[0], dtype=torch.float64))
+        cols = v[0] if v[1] < 0 else v[1]
+        i = torch.arange(v[0]).reshape(-1, 1)
+        j = torch.arange(cols).reshape(1, -1)
+        return r.rounded((j == i + v[2]).to(torch.float64))
+    first = 1 if name == "full" else 0
+    shape = []
+    for k in range(first, len(args)):
+        d = r.integer(args[k], nodes[k], "a dimension")
+        if d < 0:
+            raise r.fail(nodes[k], f"expected a dimension >= 0, got {d}")
+        shape.append(d)
+    if name in ("ones", "zeros"):
+        return r.rounded(torch.full(shape, 1.0 if name == "ones" else 0.0, dtype=torch.float64))
+    if name == "full":
+        if isinstance(args[0], torch.Tensor):
+            raise r.fail(nodes[0], "expected a number to fill with, got a tensor")
+        return r.rounded(torch.full(shape, float(args[0]), dtype=torch.float64))
+    key = rng.key(r.case.seed, r.rank, e["rng_key"])
+    n = math.prod(shape)
+    if name == "rand":
+        values = [rng.uniform(key, i, r.case.dtype) for i in range(n)]
+    else:
+        values = [rng.normal(key, i) for i in range(n)]
+    return r.rounded(torch.tensor(values, dtype=torch.float64).reshape(shape))
+
+
+def axis(r, t: torch.Tensor, v: Optional[Value], node: Optional[Node], default: int) -> int:
+    """An axis argument, Python-style negatives allowed; default when absent."""
+    if v is None:
+        return default
+    a = r.integer(v, node, "an axis")
+    if a < 0:
+        a += t.dim()
+    if a < 0 or a >= max(t.dim(), 1):
+        raise r.fail(node, f"expected an axis in [0, {t.dim()}), got {a}")
+    return a
+
+
+def local_op(r, e: Node, args: List[Value], kwargs: Dict[str, Value]) -> torch.Tensor:
+    """Every local tensor function of the language, torch's own op for each."""
+    name = e["name"]
+    nodes = e["args"]
+    if name == "cat":
+        xs = [r.tensor(a) for a in args]
+        return torch.cat(xs, axis(r, xs[0], kwargs.get("axis"), e["kwargs"].get("axis"), 0))
+    t = r.tensor(args[0])
+    if name in _UNARY:
+        return _UNARY[name](t)
+    if name == "transpose":
+        return t.transpose(-2, -1) if t.dim() >= 2 else t.clone()
+    if name in ("pow", "matmul"):
+        b = r.tensor(args[1])
+        return torch.pow(t, b) if name == "pow" else torch.matmul(t, b)
+    if name in _REDUCTIONS or name == "log_softmax":
+        given = args[1] if len(args) > 1 else kwargs.get("axis")
+        node = nodes[1] if len(args) > 1 else e["kwargs"].get("axis")
+        if name == "log_softmax":
+            return torch.log_softmax(t, axis(r, t, given, node, max(t.dim() - 1, 0)))
+        dim = axis(r, t, given, node, -1)
+        if dim < 0:
+            return _REDUCTIONS[name](t.reshape(-1), 0) if name == "logsumexp" else _REDUCTIONS[name](t)
+        return _REDUCTIONS[name](t, dim)
+    if name == "reshape":
+        return t.reshape([r.integer(a, nodes[k + 1], "a dimension") for k, a in enumerate(args[1:])])
+    if name == "slice":
+        ax, lo, hi = (r.integer(args[k], nodes[k], "an axis" if k == 1 else "an index")
+                      for k in (1, 2, 3))
+        if ax < 0 or ax >= t.dim():
+            raise r.fail(nodes[1], f"expected an axis in [0, {t.dim()}), got {ax}")
+        return t[(slice(None),) * ax + (slice(lo, hi),)]
+    raise r.fail(e, f"expected a tensor function, got '{name}'")

@@ -1,0 +1,64 @@
+"""What a rank tells the C tool (harness/backend_pytorch_read.c reads it).
+
+Two files per rank, both in the run's private directory:
+- results: JSON lines, appended and fsync'd one at a time, so a line is
+  either whole or absent when the rank is killed: first a "hello" line
+  (versions, what the API can do), then one line per job in job order, or a
+  "fatal" line when the rank cannot run at all;
+- status: one line, "JOB<TAB>UNIX_TIME<TAB>WHAT", replaced atomically before
+  every statement, so a watchdog that kills a hung rank can say where it was
+  ("job 3: backward at cases/x.case:7:1").
+Numbers are float64; the JSON has no NaN or infinities, so those are the
+strings "nan", "inf" and "-inf".
+"""
+
+import json
+import math
+import os
+import time
+from typing import Any, Dict, Iterable, List, Optional
+
+import torch
+
+
+def number(v: float) -> Any:
+    if math.isfinite(v):
+        return v
+    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
+def values(t: Optional[torch.Tensor]) -> Optional[List[Any]]:
+    if t is None:
+        return None
+    return [number(v) for v in t.detach().to(torch.float64).reshape(-1).tolist()]
+
+
+def tensors(bindings: Iterable) -> List[Dict[str, Any]]:
+    """Each (name, value, gradient) binding's shape, values and gradient
+    (None: no gradient reached it)."""
+    out = []
+    for name, t, grad in bindings:
+        out.append({"name": name, "shape": list(t.shape), "value": values(t), "grad": values(grad)})
+    return out
+
+
+class Writer:
+    """This rank's results and status files. Write failures raise OSError:
+    a rank that cannot report must not pretend it ran."""
+
+    def __init__(self, results: str, status: str):
+        self.results = results
+        self.status = status
+
+    def line(self, obj: Dict[str, Any]) -> None:
+        text = json.dumps(obj, allow_nan=False, separators=(",", ":")) + "\n"
+        with open(self.results, "a", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def state(self, job: int, what: str) -> None:
+        tmp = f"{self.status}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(f"{job}\t{time.time():.3f}\t{what}\n")
+        os.replace(tmp, self.status)

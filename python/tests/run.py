@@ -1,0 +1,17 @@
+"""The package's unit tests (ctest: python_collgrad_torch). Exit 77, which
+ctest shows as skipped, when this interpreter has no torch; COLLGRAD_CHECK
+names the built collgrad-check, which exports the cases the tests run."""
+
+import importlib.util
+import os
+import sys
+import unittest
+
+if importlib.util.find_spec("torch") is None:
+    print(f"skipped: {sys.executable} has no torch (Debian: apt-get install python3-torch)")
+    sys.exit(77)
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(here))
+suite = unittest.defaultTestLoader.discover(here, top_level_dir=os.path.dirname(here))
+result = unittest.TextTestRunner(verbosity=2).run(suite)
+sys.exit(0 if result.wasSuccessful() else 1)

@@ -1,0 +1,139 @@
+"""The interpreter on one rank (world 1, a real gloo group in this process)
+against values worked out by hand from the case language's definitions.
+The cases are exported by the built collgrad-check ($COLLGRAD_CHECK), so the
+IR is exactly what the C parser produces."""
+
+import datetime
+import json
+import math
+import os
+import subprocess
+import tempfile
+import unittest
+
+import torch
+import torch.distributed as dist
+
+from collgrad_torch import apis, interp, ir, rng
+
+_TMP = tempfile.mkdtemp(prefix="collgrad-torch-test-")
+
+
+def setUpModule():
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    store = dist.FileStore(os.path.join(_TMP, "store"), 1)
+    dist.init_process_group("gloo", store=store, rank=0, world_size=1,
+                            timeout=datetime.timedelta(seconds=30))
+
+
+def export(text: str, world: int = 1) -> ir.Case:
+    binary = os.environ.get("COLLGRAD_CHECK")
+    if not binary:
+        raise unittest.SkipTest("COLLGRAD_CHECK (the built tool) is not set")
+    path = os.path.join(_TMP, "t.case")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    out = subprocess.run([binary, "export-ir", "--world", str(world), path], capture_output=True, text=True,
+                         check=True)
+    return ir.parse(out.stdout).cases[0]
+
+
+def run(text: str, api: str = "nn") -> interp.Rank:
+    case = export(text)
+    r = interp.Rank(case, 0, 1, apis.make(api, dist.group.WORLD, "gloo"))
+    r.run()
+    return r
+
+
+def values(t):
+    return t.detach().to(torch.float64).reshape(-1).tolist()
+
+
+class InterpTest(unittest.TestCase):
+    def test_a_square_and_its_gradient(self):
+        r = run("case a\nworld 1\nx = param([1, 2, 3])\ny = sum(x * x)\nbackward(y)\n")
+        self.assertEqual(values(r.env["y"]), [14.0])
+        self.assertEqual(values(r.env["x"].grad), [2.0, 4.0, 6.0])
+        self.assertEqual(values(r.env["y"].grad), [1.0])  # named tensors keep their gradient
+
+    def test_scalars_follow_ieee_not_python(self):
+        r = run("case s\nworld 1\na = full(1 / 0, 1)\nb = full(-1 / 0, 1)\nc = full(7 % 4, 1)\n"
+                "d = full(2 ** 10, 1)\ne = full(rank == 0 ? 5 : 6, 1)\n")
+        self.assertEqual(values(r.env["a"]), [math.inf])
+        self.assertEqual(values(r.env["b"]), [-math.inf])
+        self.assertEqual(values(r.env["c"]), [3.0])
+        self.assertEqual(values(r.env["d"]), [1024.0])
+        self.assertEqual(values(r.env["e"]), [5.0])
+
+    def test_shapes_slices_and_splits(self):
+        r = run("case sh\nworld 1\nm = [[1, 2, 3], [4, 5, 6]]\nt = transpose(m)\nv = reshape(m, 3, 2)\n"
+                "s = slice(m, 1, 1, 3)\nrow = m[1]\nhead = m[0:1]\nc = cat(m, m, axis=1)\n"
+                "p, q = arange(4)\ne = eye(2, 3, 1)\n")
+        self.assertEqual(list(r.env["t"].shape), [3, 2])
+        self.assertEqual(values(r.env["t"]), [1, 4, 2, 5, 3, 6])
+        self.assertEqual(values(r.env["v"]), [1, 2, 3, 4, 5, 6])
+        self.assertEqual(values(r.env["s"]), [2, 3, 5, 6])
+        self.assertEqual(values(r.env["row"]), [4, 5, 6])
+        self.assertEqual(values(r.env["head"]), [1, 2, 3])
+        self.assertEqual(list(r.env["c"].shape), [2, 6])
+        self.assertEqual(values(r.env["p"]), [0, 1])
+        self.assertEqual(values(r.env["q"]), [2, 3])
+        self.assertEqual(values(r.env["e"]), [0, 1, 0, 0, 0, 1])
+
+    def test_reductions_and_log_softmax(self):
+        r = run("case r\nworld 1\nm = [[1, 2], [3, 4]]\na = sum(m)\nb = mean(m, 0)\nc = logsumexp(m)\n"
+                "d = log_softmax(m)\n")
+        self.assertEqual(values(r.env["a"]), [10.0])
+        self.assertEqual(values(r.env["b"]), [2.0, 3.0])
+        self.assertAlmostEqual(values(r.env["c"])[0], math.log(sum(math.exp(v) for v in (1, 2, 3, 4))), 12)
+        row = math.log(math.exp(1) + math.exp(2))
+        self.assertAlmostEqual(values(r.env["d"])[0], 1 - row, 12)
+
+    def test_backward_accumulates_and_zero_grad_drops(self):
+        r = run("case z\nworld 1\nx = param(ones(2))\ny = x * 3\nbackward(sum(y))\nbackward(sum(y))\n")
+        self.assertEqual(values(r.env["x"].grad), [6.0, 6.0])
+        r = run("case z2\nworld 1\nx = param(ones(2))\ny = x * 3\nbackward(sum(y))\nzero_grad()\n"
+                "backward(sum(y * y))\n")
+        self.assertEqual(values(r.env["x"].grad), [18.0, 18.0])
+
+    def test_one_element_operands_broadcast_to_the_other_shape(self):
+        r = run("case b\nworld 1\nm = ones(2, 2)\nk = [[3]]\ny = m * k\n")
+        self.assertEqual(list(r.env["y"].shape), [2, 2])
+
+    def test_inputs_round_to_the_case_dtype_through_float32(self):
+        r = run("case h\nworld 1\ndtype bf16\nx = [0.1]\n")
+        self.assertEqual(r.env["x"].dtype, torch.bfloat16)
+        want = torch.tensor(0.1, dtype=torch.float64).to(torch.float32).to(torch.bfloat16)
+        self.assertEqual(values(r.env["x"]), [float(want)])
+
+    def test_random_inputs_are_the_rng_streams(self):
+        case = export("case rr\nworld 1\nseed 11\nx = rand(3)\ny = randn(2)\n")
+        r = interp.Rank(case, 0, 1, apis.make("nn", dist.group.WORLD, "gloo"))
+        r.run()
+        kx, ky = rng.key(11, 0, "x#0"), rng.key(11, 0, "y#0")
+        self.assertEqual(values(r.env["x"]), [rng.uniform(kx, i, "f64") for i in range(3)])
+        self.assertEqual(values(r.env["y"]), [rng.normal(ky, i) for i in range(2)])
+
+    def test_collectives_at_world_one_are_identities(self):
+        r = run("case c\nworld 1\nx = param([1, 2])\ny = all_reduce(x, sum)\ng = all_gather(x)\n"
+                "b = broadcast(x, 0)\nbackward(sum(y) + sum(g) + sum(b))\n", api="nn")
+        self.assertEqual(values(r.env["y"]), [1.0, 2.0])
+        self.assertEqual(values(r.env["g"]), [1.0, 2.0])
+        self.assertEqual(values(r.env["x"].grad), [3.0, 3.0])
+
+    def test_c10d_outputs_of_out_of_place_collectives_carry_no_gradient(self):
+        case = export("case d\nworld 1\nx = param([1, 2])\ng = all_gather(x)\nbackward(sum(g))\n")
+        r = interp.Rank(case, 0, 1, apis.make("c10d", dist.group.WORLD, "gloo"))
+        with self.assertRaisesRegex(RuntimeError, "does not require grad"):
+            r.run()
+        self.assertEqual(r.phase, "backward")
+
+    def test_an_ir_of_another_schema_is_refused(self):
+        with self.assertRaises(ir.IRError):
+            ir.parse(json.dumps({"schema": "collgrad-check/ir/0", "cases": []}))
+        with self.assertRaises(ir.IRError):
+            ir.parse("not json")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# --backend pytorch:API as a user drives it: options, a third-party process
+# group registered with torch.distributed.Backend.register_backend that is
+# deliberately wrong (tests/torch/drop_rank_backend.py: rank 1's all_reduce
+# contribution is dropped) and is failed with the right diagnosis, a backend
+# that cannot be imported, a rank that hangs past the deadline, and the
+# reports. Exit 77 (skipped) where $COLLGRAD_PYTHON (default
+# /usr/bin/python3) has no torch.
+. "$(dirname "$0")/common.bash"
+PY="${COLLGRAD_PYTHON:-/usr/bin/python3}"
+C="$SRC/cases"
+SUM="$C/pytorch-58005/allreduce_sum_square.case"
+TOTAL="$C/pytorch-58005/allreduce_backward_total.case"
+
+# options, checked before anything starts (no torch needed)
+expect_exit 2 -- "$BIN" --backend pytorch:bogus "$SUM"
+expect_grep "expected --backend pytorch:API with API nn, c10d, funcol or gatherlayer, got 'pytorch:bogus'" "$TMP/out"
+expect_exit 2 -- "$BIN" --torch-backend gloo "$SUM"
+expect_grep "applies to --backend pytorch:API only" "$TMP/out"
+expect_exit 2 -- "$BIN" --backend pytorch:nn --rules torch-nn "$SUM"
+expect_grep "\-\-rules does not apply to --backend" "$TMP/out"
+expect_exit 3 -- "$BIN" --backend pytorch:nn --python /nonexistent/python3 "$SUM"
+expect_grep "/nonexistent/python3 \(chosen by --python\) cannot import torch" "$TMP/out"
+
+if ! "$PY" -c "import torch" > /dev/null 2>&1; then
+  echo "skipped: $PY cannot import torch (Debian: apt-get install python3-torch)"
+  exit 77
+fi
+
+# gloo computes these right: every check passes
+expect_exit 0 -- "$BIN" --backend pytorch:nn --python "$PY" --world 2 --json "$TMP/gloo.json" \
+  --junit "$TMP/gloo.xml" "$SUM" "$TOTAL"
+expect_grep "allreduce_sum_square \(W=2, rules=pytorch:nn\) .*Passed" "$TMP/out"
+expect_grep "$PY \(Python [0-9.]+; --python\)" "$TMP/out"
+if command -v xmllint > /dev/null; then
+  xmllint --noout "$TMP/gloo.xml" && ok || bad "the JUnit report is not well-formed XML"
+fi
+if [ "$(id -u)" = 0 ]; then
+  expect_grep "ranks on a private network namespace with only loopback" "$TMP/out"
+  expect_grep '"isolation":[[:space:]]*"a private network namespace' "$TMP/gloo.json"
+  COLLGRAD_NETNS=0 "$BIN" --backend pytorch:nn --python "$PY" --world 2 "$TOTAL" > "$TMP/out" 2>&1
+  expect_grep "ranks on 127.0.0.1 only: FileStore rendezvous, GLOO_SOCKET_IFNAME=lo" "$TMP/out"
+fi
+
+# the deliberately wrong backend: all_reduce loses rank 1's contribution
+DROP="$SRC/tests/torch/drop_rank_backend.py:droprank"
+expect_exit 1 -- "$BIN" --backend pytorch:nn --python "$PY" --torch-backend "$DROP" --world 2 \
+  --json "$TMP/drop.json" "$SUM" "$TOTAL"
+expect_grep "process group droprank" "$TMP/out"
+expect_grep "diagnosis: pytorch:nn at torch .* over droprank: the transport's all_reduce computes a wrong forward value of S on rank 0" "$TMP/out"
+expect_grep "fail value\(S\) rank 0 rules=pytorch:nn: expected \[5\] observed \[2\]" "$TMP/out"
+expect_grep '"backend":[[:space:]]*"droprank"' "$TMP/drop.json"
+expect_grep '"matches":[[:space:]]*\[[[:space:]]*"wrong_forward_value"' "$TMP/drop.json"
+# the same jobs under both backends line up in compare: two regressions
+expect_exit 1 -- "$BIN" compare "$TMP/gloo.json" "$TMP/drop.json"
+expect_grep "allreduce_sum_square W=2 rules=pytorch:nn.*pass -> fail" "$TMP/out"
+
+# a backend module that cannot be imported: every job says why, exit 3
+printf 'raise RuntimeError("broken on purpose")\n' > "$TMP/broken_backend.py"
+expect_exit 3 -- "$BIN" --backend pytorch:nn --python "$PY" --torch-backend "$TMP/broken_backend.py:broken" \
+  --world 2 "$TOTAL"
+expect_grep "importing $TMP/broken_backend.py for backend broken failed: RuntimeError: broken on purpose" "$TMP/out"
+
+# a rank stuck outside any collective timeout (this backend's rank 1 never
+# returns from all_reduce): the deadline kills the ranks, the job says where
+# each rank was, and new ranks run the next job
+cat > "$TMP/stuck_backend.py" <<'PY'
+import time
+import torch.distributed as dist
+from torch._C import _distributed_c10d as c10d
+
+class Stuck(c10d.ProcessGroup):
+    def __init__(self, store, rank, size, timeout):
+        super().__init__(rank, size)
+        self.inner = c10d.ProcessGroupGloo(store, rank, size, timeout)
+    def allreduce(self, tensors, opts=None):
+        if self.rank() == 1:
+            time.sleep(3600)
+        return self.inner.allreduce(tensors, opts)
+    def broadcast(self, *args):
+        return self.inner.broadcast(*args)
+    def reduce(self, *args):
+        return self.inner.reduce(*args)
+    def getBackendName(self):
+        return "stuck"
+
+dist.Backend.register_backend("stuck", lambda store, rank, size, timeout: Stuck(store, rank, size, timeout))
+PY
+if "$PY" -c "import torch; import sys; sys.exit(not torch.__version__.startswith('1.'))"; then
+  expect_exit 3 -- "$BIN" --backend pytorch:nn --python "$PY" --torch-backend "$TMP/stuck_backend.py:stuck" \
+    --world 2 --timeout 4 --json "$TMP/stuck.json" "$TOTAL" "$C/collectives/broadcast_last_root.case"
+  expect_grep "allreduce_backward_total \(W=2, rules=pytorch:nn\) .*Error" "$TMP/out"
+  expect_grep "killed after the 4 s deadline: rank 1 was at forward at .*allreduce_backward_total.case:[0-9]+:[0-9]+ \(job 0\)" "$TMP/out"
+  expect_grep "broadcast_last_root \(W=2, rules=pytorch:nn\) .*Passed" "$TMP/out"
+  expect_grep '"error_class":[[:space:]]*3' "$TMP/stuck.json"
+fi
+finish
