@@ -134,6 +134,7 @@ static void diagnose(const cg_pt_context *ctx, const cg_case *cs, const cg_pt_jo
         diagnose_raise(ctx, &job->ranks[raised_rank], runs, n, res);
     } else {
         int w = job->plan->world;
+        (void)cg_oracle_add_per_root(cs, job->plan); /* own_loss is one explanation; failing drops it */
         cg_oracle *st = values_wrong ? NULL : cg_oracle_run_mode(cs, w, CG_SIM_STRAIGHT_THROUGH);
         cg_oracle *ls = values_wrong ? NULL : cg_oracle_run_mode(cs, w, CG_SIM_LOCAL_SLOT);
         cg_diag_inputs in = {cs, job->plan, st && !st->status ? st : NULL, ls && !ls->status ? ls : NULL, obs,

@@ -130,6 +130,8 @@ int cg_explain(const cg_options *o, const cg_case_set *set)
                cs->file);
         cg_case_print(stdout, cs);
         cg_oracle *truth = cg_oracle_run(cs, worlds[w], false);
+        if (truth && truth->status == 0)
+            (void)cg_oracle_add_per_root(cs, truth); /* printed below; a failure says so */
         if (!truth || truth->status != 0) {
             fprintf(stderr, "collgrad-check: %s\n", truth ? truth->error : "out of memory");
             rc = truth ? truth->status : CG_EXIT_INFRA;

@@ -351,8 +351,11 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *truste
     }
     if (rc >= 0 && MPI_Bcast(&diag, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
         rc = -1;
-    if (rc >= 0 && diag)
+    if (rc >= 0 && diag) {
+        if (root) /* own_loss is one of the explanations; a failure only drops it */
+            (void)cg_oracle_add_per_root(cs, o);
         rc = diagnose_job(cs, job, trusted, o, &obs, diag == 2, res);
+    }
     cg_observed_free(&obs);
     rc = rc < 0 ? -1 : 0;
     cg_oracle_free(o);

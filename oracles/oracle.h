@@ -3,12 +3,14 @@
  *
  * Its gradients come from ordinary autograd over the simulated global
  * function, never from a rule set, which is what makes it the reference.
- * From one forward run and one backward pass per rank that has roots it
- * derives, for every named tensor on every rank (DESIGN section 2):
+ * From one forward run and two backward passes (semantics.c says why two
+ * suffice) it derives, for every named tensor on every rank (DESIGN
+ * section 2), in time and memory linear in W N:
  *   per_rank   d(sum_k L_k)/dx_r        (PyTorch's meaning; the default)
- *   own_loss   dL_r/dx_r
  *   replicated dL_k/dx_r, defined only when every rank k with roots yields the
  *              same per-root gradients; otherwise "undefined" with the reason
+ * and, on request only (cg_oracle_add_per_root: W more passes, W^2 N memory),
+ *   own_loss   dL_r/dx_r, and per_root dL_k/dx_r
  * and a central finite difference of per_rank (fdcheck.c).
  *
  * Ownership: cg_oracle_run returns a result the caller frees with
@@ -29,9 +31,10 @@ typedef struct cg_otensor {
     int stmt;            /* statement index of its final binding (for perturbation) */
     double *value;       /* forward value */
     double *per_rank;
-    double *own_loss;
+    double *own_loss;    /* NULL until cg_oracle_add_per_root */
     double *replicated;  /* NULL when replicated is undefined */
-    double **per_root;   /* world entries: dL_k/dx_r, NULL where rank k had no roots */
+    double **per_root;   /* NULL until cg_oracle_add_per_root; then world entries:
+                          * dL_k/dx_r, NULL where rank k had no roots */
     double *fd;          /* central difference of per_rank; NULL when not checked */
     int64_t fd_checked;  /* elements checked (a sample for large tensors) */
 } cg_otensor;
@@ -46,8 +49,19 @@ typedef struct cg_plan_event {
     int64_t shape[CG_MAX_WORLD][CG_MAX_DIMS];
 } cg_plan_event;
 
+/* How the simulated collectives differentiate: the truth, or a known mistake
+ * kept as a reference for the diagnosis (same forward values, gradients
+ * flowing differently). */
+typedef enum cg_sim_mode {
+    CG_SIM_TRUTH,
+    CG_SIM_STRAIGHT_THROUGH, /* each collective is identity on the local input for autograd */
+    CG_SIM_LOCAL_SLOT,       /* a gather's backward keeps only the rank's own slice */
+} cg_sim_mode;
+
 typedef struct cg_oracle {
     int world;
+    cg_sim_mode mode;        /* how its collectives differentiate */
+    bool per_root_ready;     /* own_loss and per_root are filled */
     int status;              /* 0 ok; 2 the case is wrong (bad program); 3 infrastructure */
     char error[CG_ERR_LEN];  /* "file:line:col: expected ..." when status != 0 */
     int ntensors;
@@ -65,14 +79,6 @@ typedef struct cg_oracle {
     cg_plan_event *events;   /* every communication call, in program order */
 } cg_oracle;
 
-/* How the simulated collectives differentiate: the truth, or a known mistake
- * kept as a reference for the diagnosis (same forward values, gradients
- * flowing differently). */
-typedef enum {
-    CG_SIM_TRUTH,
-    CG_SIM_STRAIGHT_THROUGH, /* each collective is identity on the local input for autograd */
-    CG_SIM_LOCAL_SLOT,       /* a gather's backward keeps only the rank's own slice */
-} cg_sim_mode;
 
 /* Run the case at world size `world`. Always returns a result (NULL only when
  * out of memory); on a bad program, status is 2 and error says where. With
@@ -81,6 +87,11 @@ cg_oracle *cg_oracle_run(const cg_case *cs, int world, bool fd);
 /* The same under a variant mode (no finite differences). */
 cg_oracle *cg_oracle_run_mode(const cg_case *cs, int world, cg_sim_mode mode);
 void cg_oracle_free(cg_oracle *o);
+/* Fill own_loss and per_root (every tensor), re-running the program: one
+ * backward pass per rank with roots. Idempotent; runs on its own when the
+ * case has an own_loss expectation. Returns 0, or o->status-like 2/3 with
+ * o->error set (o's other results stay valid). */
+int cg_oracle_add_per_root(const cg_case *cs, cg_oracle *o);
 
 const cg_otensor *cg_oracle_find(const cg_oracle *o, const char *name, int rank);
 

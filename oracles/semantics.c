@@ -1,0 +1,233 @@
+/* semantics.c — the oracle's gradients from one simulated run (sim_run.h).
+ *
+ * Let L_k be the sum of rank k's roots and K the ranks that have roots.
+ *
+ *   per_rank    d(sum_k L_k)/dx_r: ONE backward pass seeded at every root.
+ *   replicated  per_rank / |K|, defined when every L_k has the same gradient
+ *               G on the params. Testing that does not need the W per-root
+ *               gradients G_k: a SECOND pass of sum_k w_k L_k with weights
+ *               w_k = sqrt(p_k) (p_k the k-th prime) gives sum_k w_k G_k,
+ *               which equals (sum_k w_k / |K|) per_rank exactly when the G_k
+ *               agree. The square roots of distinct primes are linearly
+ *               independent over the rationals, so no pattern of per-root
+ *               differences that the case language produces cancels out.
+ *   own_loss    dL_r/dx_r and per_root dL_k/dx_r need a pass per root rank
+ *               and a copy per rank: W^2 N. They are made only on request
+ *               (cg_oracle_add_per_root, an own_loss expectation, a diagnosis
+ *               or --explain), so the plain oracle is linear in W N.
+ *
+ * Tensors downstream of a collective differ per root by construction (rank
+ * k's loss reads only rank k's copy), so only params decide "replicated". */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "sim_run.h"
+
+static double *zeros(int64_t n) { return calloc((size_t)n + 1, sizeof(double)); }
+
+static const cg_tensor *bound(const cg_sim_run *R, const cg_otensor *ot)
+{
+    const cg_binding *b = cg_interp_lookup(R->I, ot->rank, ot->name);
+    return b ? b->t : NULL;
+}
+
+/* grad[e] of every oracle tensor after a pass, through fn(ot, e, g, arg). */
+typedef void (*grad_sink)(cg_otensor *ot, int64_t e, double g, void *arg);
+
+static void read_grads(cg_oracle *o, const cg_sim_run *R, grad_sink sink, void *arg)
+{
+    for (int i = 0; i < o->ntensors; i++) {
+        cg_otensor *ot = &o->tensors[i];
+        const cg_tensor *t = bound(R, ot);
+        const cg_tensor *gr = t ? t->grad : NULL;
+        for (int64_t e = 0; e < ot->numel; e++)
+            sink(ot, e, gr ? cg_get(gr, e) : 0.0, arg);
+    }
+}
+
+/* One backward pass from `roots`, with the graph's earlier grads dropped.
+ * 0, or 2 with err. */
+static int pass(const cg_sim_run *R, cg_tensor *const *roots, int n, char *err, size_t errlen)
+{
+    cg_zero_grad(R->g);
+    if (n > 0 && cg_backward(R->g, roots, n) != 0) {
+        snprintf(err, errlen, "backward: %s", cg_graph_error(R->g));
+        return 2;
+    }
+    return 0;
+}
+
+/* Every rank's roots, each scaled by weight[k] when weight is not NULL (the
+ * scaling is recorded in the graph, so the pass seeds w_k instead of 1).
+ * Returns a malloc'd array of *n roots, or NULL when out of memory. */
+static cg_tensor **all_roots(const cg_sim_run *R, int world, const double *weight, int *n)
+{
+    int total = 0;
+    for (int k = 0; k < world; k++) {
+        cg_tensor *const *roots;
+        total += cg_sim_roots(R->sim, k, &roots);
+    }
+    cg_tensor **all = calloc((size_t)total + 1, sizeof *all);
+    *n = 0;
+    for (int k = 0; all && k < world; k++) {
+        cg_tensor *const *roots;
+        int nk = cg_sim_roots(R->sim, k, &roots);
+        for (int i = 0; i < nk; i++) {
+            cg_tensor *t = roots[i];
+            if (weight && !(t = cg_mul(R->g, t, cg_scalar(R->g, CG_F64, weight[k])))) {
+                free(all);
+                return NULL;
+            }
+            all[(*n)++] = t;
+        }
+    }
+    return all;
+}
+
+static void sink_per_rank(cg_otensor *ot, int64_t e, double g, void *arg)
+{
+    (void)arg;
+    ot->per_rank[e] = g;
+}
+
+/* The replicated test: the largest |weighted - c * per_rank| on the params,
+ * and the scale it is judged against. */
+typedef struct weighted_cmp {
+    double c, maxdiff, scale;
+} weighted_cmp;
+
+static void sink_weighted(cg_otensor *ot, int64_t e, double g, void *arg)
+{
+    weighted_cmp *w = arg;
+    if (!ot->is_param)
+        return;
+    w->maxdiff = fmax(w->maxdiff, fabs(g - w->c * ot->per_rank[e]));
+    w->scale = fmax(w->scale, fabs(g));
+}
+
+/* sqrt of the k-th prime, k < CG_MAX_WORLD: the weights of the second pass. */
+static double prime_sqrt(int k)
+{
+    int found = -1;
+    for (int p = 2;; p++) {
+        bool prime = true;
+        for (int d = 2; d * d <= p && prime; d++)
+            prime = p % d != 0;
+        if (prime && ++found == k)
+            return sqrt((double)p);
+    }
+}
+
+static int count_root_ranks(cg_oracle *o, const cg_sim_run *R, int *first)
+{
+    int n = 0;
+    *first = -1;
+    for (int k = 0; k < o->world; k++) {
+        cg_tensor *const *roots;
+        if (cg_sim_roots(R->sim, k, &roots) > 0 && n++ == 0)
+            *first = k;
+    }
+    return n;
+}
+
+/* Decide whether replicated is defined (second pass) and say why. */
+static int judge_replicated(cg_oracle *o, const cg_sim_run *R, int first_rank, char *err, size_t errlen)
+{
+    if (o->nroot_ranks == 0) {
+        snprintf(o->replicated_reason, sizeof o->replicated_reason, "no rank called backward");
+        return 0;
+    }
+    if (o->nroot_ranks == 1) {
+        o->replicated_defined = true;
+        snprintf(o->replicated_reason, sizeof o->replicated_reason, "one rank has roots (rank %d)",
+                 first_rank);
+        return 0;
+    }
+    double weight[CG_MAX_WORLD], wsum = 0.0;
+    for (int k = 0; k < o->world; k++) {
+        cg_tensor *const *roots;
+        weight[k] = prime_sqrt(k);
+        if (cg_sim_roots(R->sim, k, &roots) > 0)
+            wsum += weight[k];
+    }
+    int n;
+    cg_tensor **roots = all_roots(R, o->world, weight, &n);
+    if (!roots)
+        return 3;
+    int rc = pass(R, roots, n, err, errlen);
+    free(roots);
+    if (rc != 0)
+        return rc;
+    weighted_cmp w = {wsum / o->nroot_ranks, 0.0, 1.0};
+    read_grads(o, R, sink_weighted, &w);
+    o->replicated_defined = w.maxdiff <= 1e-9 * w.scale;
+    if (o->replicated_defined)
+        snprintf(o->replicated_reason, sizeof o->replicated_reason,
+                 "the %d ranks' roots give the same gradients on every param", o->nroot_ranks);
+    else /* maxdiff / max_k w_k bounds from below how far two ranks' gradients differ */
+        snprintf(o->replicated_reason, sizeof o->replicated_reason,
+                 "the ranks' roots are different functions (a weighted sum of their losses moves the "
+                 "params' gradients by up to %.6g)", w.maxdiff / wsum);
+    return 0;
+}
+
+int cg_oracle_derive(cg_oracle *o, const cg_sim_run *R, char *err, size_t errlen)
+{
+    int first_rank, n;
+    o->nroot_ranks = count_root_ranks(o, R, &first_rank);
+    cg_tensor **roots = all_roots(R, o->world, NULL, &n);
+    if (!roots)
+        return 3;
+    int rc = pass(R, roots, n, err, errlen);
+    free(roots);
+    if (rc != 0)
+        return rc;
+    read_grads(o, R, sink_per_rank, NULL);
+    if ((rc = judge_replicated(o, R, first_rank, err, errlen)) != 0)
+        return rc;
+    for (int i = 0; o->replicated_defined && i < o->ntensors; i++) {
+        cg_otensor *ot = &o->tensors[i];
+        if (!(ot->replicated = zeros(ot->numel)))
+            return 3;
+        for (int64_t e = 0; e < ot->numel; e++)
+            ot->replicated[e] = ot->per_rank[e] / o->nroot_ranks;
+    }
+    return 0;
+}
+
+static void sink_per_root(cg_otensor *ot, int64_t e, double g, void *arg)
+{
+    int k = *(const int *)arg;
+    ot->per_root[k][e] = g;
+    if (ot->rank == k)
+        ot->own_loss[e] = g;
+}
+
+int cg_oracle_derive_per_root(cg_oracle *o, const cg_sim_run *R, char *err, size_t errlen)
+{
+    for (int i = 0; i < o->ntensors; i++) {
+        cg_otensor *ot = &o->tensors[i];
+        if ((!ot->own_loss && !(ot->own_loss = zeros(ot->numel))) ||
+            (!ot->per_root && !(ot->per_root = calloc((size_t)o->world, sizeof *ot->per_root))))
+            return 3;
+    }
+    for (int k = 0; k < o->world; k++) {
+        cg_tensor *const *roots;
+        int n = cg_sim_roots(R->sim, k, &roots);
+        if (n == 0)
+            continue;
+        for (int i = 0; i < o->ntensors; i++) {
+            cg_otensor *ot = &o->tensors[i];
+            if (!ot->per_root[k] && !(ot->per_root[k] = zeros(ot->numel)))
+                return 3;
+        }
+        int rc = pass(R, roots, n, err, errlen);
+        if (rc != 0)
+            return rc;
+        read_grads(o, R, sink_per_root, &k);
+    }
+    return 0;
+}
