@@ -15,6 +15,7 @@
 #include "diagnose.h"
 #include "expect.h"
 #include "interp.h"
+#include "plan_share.h"
 #include "worker_comm.h"
 
 enum { RESULT_TAG = 32767 };
@@ -313,9 +314,9 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *truste
         return 0;
     }
     bool root = tp->rank == 0;
-    /* The plan is computed identically on every rank; only rank 0 pays for
-     * the finite differences, in a second oracle run after the job. */
-    cg_oracle *o = cg_oracle_run(cs, tp->world, false);
+    /* Rank 0 runs the oracle and shares its plan; only rank 0 pays for the
+     * finite differences, in a second oracle run after the job. */
+    cg_oracle *o = cg_plan_share(cs, tp->rank, tp->world);
     if (!o)
         return -1;
     if (o->status != 0) { /* a bad program: identical on every rank, nothing to run */

@@ -1,0 +1,52 @@
+/* plan_share.c — rank 0's oracle, its plan broadcast to the others
+ * (plan_share.h). */
+#include "plan_share.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What travels first: enough for the receivers to size the events. */
+typedef struct plan_head {
+    int status, nevents, ok;
+    char error[CG_ERR_LEN];
+} plan_head;
+
+cg_oracle *cg_plan_share(const cg_case *cs, int rank, int world)
+{
+    cg_oracle *o = rank == 0 ? cg_oracle_run(cs, world, false) : calloc(1, sizeof *o);
+    plan_head h;
+    memset(&h, 0, sizeof h);
+    if (rank == 0) {
+        h.ok = o != NULL;
+        if (o) {
+            h.status = o->status;
+            h.nevents = o->nevents;
+            memcpy(h.error, o->error, sizeof h.error);
+        }
+    }
+    /* rank 0 broadcasts even when out of memory, so no rank waits forever */
+    int mpi = MPI_Bcast(&h, (int)sizeof h, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (mpi != MPI_SUCCESS || !h.ok || !o) {
+        cg_oracle_free(o);
+        return NULL;
+    }
+    if (rank != 0) {
+        o->world = world;
+        o->status = h.status;
+        memcpy(o->error, h.error, sizeof o->error);
+        o->nevents = h.nevents;
+        o->events = calloc((size_t)h.nevents + 1, sizeof *o->events);
+    }
+    /* a rank that cannot hold the plan still takes part in the broadcast */
+    int have = o->events != NULL || h.nevents == 0, all = 0;
+    if (MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all ||
+        MPI_Bcast(o->events, (int)(h.nevents * sizeof *o->events), MPI_BYTE, 0, MPI_COMM_WORLD) !=
+            MPI_SUCCESS) {
+        cg_oracle_free(o);
+        return NULL;
+    }
+    for (int i = 0; rank != 0 && i < o->nevents; i++)
+        o->events[i].coll.pos.file = cs->file; /* the pointer rank 0 sent means nothing here */
+    return o;
+}
