@@ -1,11 +1,13 @@
 /* main.c — collgrad-check: load the cases, run them in the chosen mode
  * (oracle only; as one rank inside mpiexec; or launching mpiexec per world
  * size), write the reports, exit with the contract's status (cli.h). */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend_pytorch.h"
+#include "bench.h"
 #include "case_set.h"
 #include "cli.h"
 #include "compare.h"
@@ -34,12 +36,26 @@ static void list_cases(const cg_options *o, const cg_case_set *set)
     printf("%d cases\n", set->n);
 }
 
+/* Tensors of the same sizes are allocated and freed over and over (every
+ * job, every backward pass). Served by mmap, each one's pages would fault in
+ * afresh on first touch, which costs more than the collective itself for a
+ * large all_reduce; from the heap, freed memory is reused as it is. The heap
+ * is trimmed where a phase ends (bench_rank.c) rather than on every free. */
+static void keep_freed_memory(void)
+{
+    if (mallopt(M_MMAP_MAX, 0) != 1 || mallopt(M_TRIM_THRESHOLD, 1 << 30) != 1)
+        fprintf(stderr, "collgrad-check: warning: mallopt refused; large tensors will be mmap'd\n");
+}
+
 int main(int argc, char **argv)
 {
+    keep_freed_memory();
     if (argc > 1 && strcmp(argv[1], "compare") == 0) /* a subcommand: no cases, no MPI */
         return cg_compare_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "export-ir") == 0) /* the IR as JSON (export_ir.h) */
         return cg_export_ir_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "bench") == 0) /* nccl-tests for gradients (bench.h) */
+        return cg_bench_main(argc - 1, argv + 1);
     cg_options o;
     int rc = cg_parse_options(argc, argv, &o);
     if (rc < 0 && (rc = cg_pytorch_check_options(&o)) == 0)

@@ -1,0 +1,67 @@
+/* bench.h — `collgrad-check bench`: nccl-tests for differentiable collectives.
+ *
+ * For each size (-b..-e by -f), every rank runs the collective's forward and
+ * its backward through a rule set over a transport (autograd bookkeeping
+ * included) -w + -n times, then the raw transport calls of the forward and
+ * of its transpose (the floor any backward must pay), and prints a row:
+ * times, algbw/busbw, the bytes the backward moved against the transpose's,
+ * the ratio to raw, the peak RSS. The correctness check (oracle + diff, as a
+ * case job) runs once per size afterwards and is reported beside the row.
+ * `bench --oracle` times the oracle alone over simulated world sizes and
+ * fits its growth exponent. */
+#ifndef CG_BENCH_H
+#define CG_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "comm.h"
+#include "tensor.h"
+
+typedef struct cg_bench_opts {
+    int64_t minbytes, maxbytes;
+    int factor;                 /* -f: each size is the previous times this */
+    int iters, warmup;
+    cg_coll_kind coll;          /* all_reduce, all_gather, reduce_scatter, broadcast */
+    cg_redop op;
+    cg_dtype dtype;
+    const char *rules, *transport;
+    int world;
+    const char *json;           /* NULL: no JSON */
+    bool check;                 /* run the oracle + diff once per size */
+    bool oracle;                /* --oracle: time the oracle alone */
+    int oracle_max_world;
+    bool in_mpiexec;            /* internal: this process is one rank */
+} cg_bench_opts;
+
+/* One size's measurements, as rank 0 reports them. */
+typedef struct cg_bench_row {
+    int64_t bytes;              /* nccl-tests' size: the larger buffer */
+    int64_t count;              /* elements of that buffer */
+    double fwd_s, bwd_s, raw_s; /* mean per iteration, slowest rank */
+    double ratio;               /* (fwd + bwd) / raw */
+    int64_t bwd_bytes, transpose_bytes; /* moved by one rank (rank 0) */
+    int64_t peak_rss_bytes;     /* largest rank's peak during the timed loop */
+    bool check_ran, check_ok;
+    double check_s;
+    char check_msg[160];
+} cg_bench_row;
+
+/* Entry point: argv[0] is "bench". Returns the exit status (cli.h). */
+int cg_bench_main(int argc, char **argv);
+/* bench_opts.c: parse argv into o (defaults first). 0 ok; -1 to exit 0
+ * (--help printed); otherwise the usage status with the message printed. */
+int cg_bench_parse(int argc, char **argv, cg_bench_opts *o);
+/* bench_rank.c: run every size on this rank (inside MPI). Rank 0 prints the
+ * table and writes the JSON. Returns the exit status. */
+int cg_bench_ranks(const cg_bench_opts *o);
+/* bench_oracle.c: the oracle-only timing. Returns the exit status. */
+int cg_bench_oracle(const cg_bench_opts *o);
+/* bench_table.c: print the header / one row; write the rows as JSON. */
+void cg_bench_print_header(const cg_bench_opts *o);
+void cg_bench_print_row(const cg_bench_opts *o, const cg_bench_row *r);
+int cg_bench_write_json(const cg_bench_opts *o, const cg_bench_row *rows, int n, char *err, size_t errlen);
+/* The busbw factor of nccl-tests' PERFORMANCE.md for this collective. */
+double cg_bench_busbw_factor(cg_coll_kind k, int world);
+
+#endif

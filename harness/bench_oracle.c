@@ -1,0 +1,89 @@
+/* bench_oracle.c — `collgrad-check bench --oracle` (bench.h): the oracle
+ * alone, in this process, over simulated world sizes W = 2, 4, ... and
+ * per-rank sizes N from -b to -e (bytes of the dtype), then the exponent p of
+ * time ~ (W N)^p fitted by least squares on the logs. p near 1 is the
+ * linear oracle; the old one-backward-per-root oracle gave p near 1.5 for
+ * all_reduce (W^2 N at fixed N) and more for all_gather.
+ *
+ * The program is the bench's: x = param(ones(N) * (rank + 1)); y = COLL(x);
+ * backward(y). all_gather's N is its input per rank here, so that W N is the
+ * number of simulated input elements for every collective. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "oracle.h"
+#include "rss.h"
+#include "runner.h"
+
+static cg_case *program(const cg_bench_opts *o, int world, int64_t n, char *err, size_t errlen)
+{
+    char text[512], call[64];
+    if (o->coll == CG_C_ALL_GATHER)
+        snprintf(call, sizeof call, "all_gather(x)");
+    else if (o->coll == CG_C_BROADCAST)
+        snprintf(call, sizeof call, "broadcast(x, 0)");
+    else
+        snprintf(call, sizeof call, "%s(x, %s)", cg_coll_name(o->coll), cg_redop_name(o->op));
+    snprintf(text, sizeof text, "case oracle_%s\nworlds %d\nx = param(ones(%lld) * (rank + 1))\ny = %s\n"
+             "backward(y)\n", cg_coll_name(o->coll), world, (long long)n, call);
+    return cg_parse_case("bench.case", text, strlen(text), err, errlen);
+}
+
+int cg_bench_oracle(const cg_bench_opts *o)
+{
+    int maxw = o->oracle_max_world < CG_MAX_WORLD ? o->oracle_max_world : CG_MAX_WORLD;
+    if (o->oracle_max_world > CG_MAX_WORLD)
+        printf("# W is capped at %d (CG_MAX_WORLD) in this build\n", CG_MAX_WORLD);
+    printf("# collgrad-check bench --oracle: %s, f64 simulation of every rank in one process\n",
+           cg_coll_name(o->coll));
+    printf("#%6s %12s %14s %10s %12s %10s\n", "W", "N(per rank)", "W*N", "time(s)", "peakRSS(MB)", "B/elem");
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int npts = 0, rc = CG_EXIT_OK;
+    size_t esz = cg_dtype_size(o->dtype);
+    for (int w = 2; w <= maxw && rc == CG_EXIT_OK; w *= 2) {
+        for (int64_t bytes = o->minbytes; bytes <= o->maxbytes; bytes *= o->factor) {
+            int64_t n = bytes / (int64_t)esz > 0 ? bytes / (int64_t)esz : 1;
+            char err[512];
+            cg_case *cs = program(o, w, n, err, sizeof err);
+            if (!cs) {
+                fprintf(stderr, "collgrad-check bench: %s\n", err);
+                return CG_EXIT_INFRA;
+            }
+            cg_rss_reset_peak();
+            int64_t rss0 = cg_rss_peak();
+            double t0 = cg_now();
+            cg_oracle *orc = cg_oracle_run(cs, w, false);
+            double t = cg_now() - t0;
+            int64_t grew = cg_rss_peak() - rss0;
+            if (!orc || orc->status != 0) {
+                fprintf(stderr, "collgrad-check bench: W=%d N=%lld: %s\n", w, (long long)n,
+                        orc ? orc->error : "out of memory");
+                rc = CG_EXIT_INFRA;
+            }
+            cg_oracle_free(orc);
+            cg_case_free(cs);
+            if (rc != CG_EXIT_OK)
+                break;
+            double wn = (double)w * (double)n;
+            printf(" %6d %12lld %14.0f %10.4f %12.1f %10.1f\n", w, (long long)n, wn, t, grew / 1048576.0,
+                   grew / wn);
+            fflush(stdout);
+            if (t >= 0.01) { /* below that, timer noise and fixed costs dominate */
+                double lx = log(wn), ly = log(t);
+                sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly, npts++;
+            }
+            if (bytes > INT64_MAX / o->factor)
+                break;
+        }
+    }
+    if (npts >= 2 && npts * sxx - sx * sx > 0)
+        printf("# fitted growth: time ~ (W*N)^%.2f over %d points (1.00 is linear)\n",
+               (npts * sxy - sx * sy) / (npts * sxx - sx * sx), npts);
+    else
+        printf("# fitted growth: too few points above 10 ms to fit\n");
+    return rc;
+}

@@ -1,0 +1,281 @@
+/* bench_rank.c — one rank of `collgrad-check bench` (bench.h).
+ *
+ * Per size, three phases, each behind a barrier so that no rank's phase
+ * overlaps another's:
+ *   1. the differentiable collective: a fresh graph, a param x, the
+ *      collective through the rule set (forward) and backward from its
+ *      output (seeded with ones, as backward(y) is), timed separately;
+ *   2. the raw transport calls: the forward collective and its transpose,
+ *      on buffers allocated once;
+ *   3. once, the correctness check: the same program as a case job (oracle +
+ *      diff, worker.h), timed on its own and never inside 1 or 2.
+ * Times are the slowest rank's mean per iteration; bytes are rank 0's own
+ * (the transport's per-entry counters, transport.h). */
+#include "bench.h"
+
+#include <malloc.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ir.h"
+#include "report_file.h"
+#include "rss.h"
+#include "runner.h"
+#include "transport.h"
+#include "worker.h"
+#include "worker_comm.h"
+
+typedef struct shape {
+    int64_t count;       /* elements of the larger buffer (nccl-tests' size) */
+    int64_t n_in, n_out; /* per rank */
+} shape;
+
+static shape shape_for(const cg_bench_opts *o, int64_t bytes, int world)
+{
+    int64_t count = bytes / (int64_t)cg_dtype_size(o->dtype);
+    bool split = o->coll == CG_C_ALL_GATHER || o->coll == CG_C_REDUCE_SCATTER;
+    if (count < 1)
+        count = 1;
+    if (split)
+        count = count < world ? world : count / world * world;
+    shape s = {count, count, count};
+    if (o->coll == CG_C_ALL_GATHER)
+        s.n_in = count / world;
+    if (o->coll == CG_C_REDUCE_SCATTER)
+        s.n_out = count / world;
+    return s;
+}
+
+static uint64_t bytes_moved(const cg_tp *tp)
+{
+    uint64_t sum = 0;
+    for (int e = 0; e < CG_TP_NENTRY; e++)
+        sum += tp->bytes[e];
+    return sum;
+}
+
+/* One iteration of phase 1. 0, or -1 with err. */
+static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, const cg_plan_event *ev,
+                          int64_t n_in, double *fwd, double *bwd, uint64_t *bwd_bytes, char *err, size_t errlen)
+{
+    cg_graph *g = cg_graph_new();
+    cg_tensor *x = g ? cg_full(g, o->dtype, 1, &n_in, tp->rank + 1.0) : NULL;
+    if (!x) {
+        snprintf(err, errlen, "out of memory for %lld elements", (long long)n_in);
+        cg_graph_free(g);
+        return -1;
+    }
+    x->is_leaf = x->requires_grad = true;
+    cg_wcomm w = {tp, rules, tp->rank, tp->world, o->dtype, ev, 1, 0};
+    cg_comm comm = cg_wcomm_comm(&w);
+    cg_tensor *in[1] = {x}, *out[1] = {NULL};
+    int rc = MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+    double t0 = cg_now();
+    if (rc == 0)
+        rc = comm.collective(comm.self, g, &ev->coll, in, out);
+    double t1 = cg_now();
+    uint64_t b0 = bytes_moved(tp);
+    if (rc == 0)
+        rc = comm.backward(comm.self, g, &ev->coll.pos, out);
+    double t2 = cg_now();
+    *fwd += t1 - t0;
+    *bwd += t2 - t1;
+    *bwd_bytes = bytes_moved(tp) - b0;
+    if (rc != 0)
+        snprintf(err, errlen, "%s", cg_graph_error(g) ? cg_graph_error(g) : "MPI_Barrier failed");
+    cg_graph_free(g);
+    return rc;
+}
+
+/* Phase 2's calls: the forward collective, then its transpose. */
+static int raw_pair(const cg_bench_opts *o, cg_tp *tp, void *a, void *b, const shape *s, const size_t *counts,
+                    uint64_t *transpose_bytes)
+{
+    cgt_redop op = cg_rules_tp_op(o->op);
+    int rc;
+    switch (o->coll) {
+    case CG_C_ALL_REDUCE: rc = cg_tp_all_reduce(tp, a, b, (size_t)s->count, o->dtype, op); break;
+    case CG_C_ALL_GATHER: rc = cg_tp_all_gather(tp, a, b, counts, o->dtype); break;
+    case CG_C_REDUCE_SCATTER: rc = cg_tp_reduce_scatter(tp, a, b, counts, o->dtype, op); break;
+    default: rc = cg_tp_broadcast(tp, a, (size_t)s->count, o->dtype, 0); break;
+    }
+    uint64_t b0 = bytes_moved(tp);
+    if (rc == 0) {
+        switch (o->coll) { /* the transpose of each forward, as a sum of gradients */
+        case CG_C_ALL_REDUCE: rc = cg_tp_all_reduce(tp, b, a, (size_t)s->count, o->dtype, CGT_SUM); break;
+        case CG_C_ALL_GATHER: rc = cg_tp_reduce_scatter(tp, b, a, counts, o->dtype, CGT_SUM); break;
+        case CG_C_REDUCE_SCATTER: rc = cg_tp_all_gather(tp, b, a, counts, o->dtype); break;
+        default: rc = cg_tp_reduce(tp, a, b, (size_t)s->count, o->dtype, CGT_SUM, 0); break;
+        }
+    }
+    *transpose_bytes = bytes_moved(tp) - b0;
+    return rc;
+}
+
+static int raw(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *row, char *err, size_t errlen)
+{
+    size_t esz = cg_dtype_size(o->dtype), *counts = calloc((size_t)tp->world, sizeof *counts);
+    void *a = calloc((size_t)s->count, esz), *b = calloc((size_t)s->count, esz);
+    int rc = a && b && counts ? 0 : -1;
+    if (rc)
+        snprintf(err, errlen, "out of memory for the raw buffers");
+    for (int r = 0; counts && r < tp->world; r++)
+        counts[r] = (size_t)(s->count / tp->world);
+    uint64_t tb = 0;
+    double t = 0.0;
+    for (int i = 0; rc == 0 && i < o->warmup + o->iters; i++) {
+        if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
+            rc = -1;
+        double t0 = cg_now();
+        if (rc == 0 && raw_pair(o, tp, a, b, s, counts, &tb) != 0) {
+            snprintf(err, errlen, "%s", tp->err);
+            rc = -1;
+        }
+        if (i >= o->warmup)
+            t += cg_now() - t0;
+    }
+    row->raw_s = t / o->iters;
+    row->transpose_bytes = (int64_t)tb;
+    free(a);
+    free(b);
+    free(counts);
+    return rc;
+}
+
+/* Phase 3: the program as a case, checked like any other (worker.h). */
+static void check(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *row)
+{
+    char text[512], err[256];
+    const char *dt = cg_dtype_name(o->dtype), *coll = cg_coll_name(o->coll);
+    if (o->coll == CG_C_BROADCAST)
+        snprintf(text, sizeof text, "case bench_%s\nworlds %d\ndtype %s\nx = param(ones(%lld) * (rank + 1))\n"
+                 "y = broadcast(x, 0)\nbackward(y)\n", coll, tp->world, dt, (long long)s->n_in);
+    else if (o->coll == CG_C_ALL_GATHER)
+        snprintf(text, sizeof text, "case bench_%s\nworlds %d\ndtype %s\nx = param(ones(%lld) * (rank + 1))\n"
+                 "y = all_gather(x)\nbackward(y)\n", coll, tp->world, dt, (long long)s->n_in);
+    else
+        snprintf(text, sizeof text, "case bench_%s\nworlds %d\ndtype %s\nx = param(ones(%lld) * (rank + 1))\n"
+                 "y = %s(x, %s)\nbackward(y)\n", coll, tp->world, dt, (long long)s->n_in, coll,
+                 cg_redop_name(o->op));
+    double t0 = cg_now();
+    cg_case *cs = cg_parse_case("bench.case", text, strlen(text), err, sizeof err);
+    cg_report *rep = cg_report_new("distributed", o->transport, o->rules, "cpu");
+    cg_case_result *res = rep ? cg_report_add_case(rep, "bench", "bench.case", NULL, tp->world) : NULL;
+    cg_job job = {0, "", false};
+    snprintf(job.rules, sizeof job.rules, "%s", o->rules);
+    int ec = 0;
+    row->check_ran = true;
+    if (!cs || !res) {
+        snprintf(row->check_msg, sizeof row->check_msg, "%s", cs ? "out of memory" : err);
+    } else if (cg_worker_job(cs, &job, tp, tp, CG_DEVICE_CPU, false, res, &ec) != 0) {
+        snprintf(row->check_msg, sizeof row->check_msg, "the check failed to run");
+    } else if (tp->rank == 0) {
+        cg_case_finish(res);
+        row->check_ok = res->status == CG_PASS && res->nchecks > 0; /* a check that compared nothing fails */
+        snprintf(row->check_msg, sizeof row->check_msg, "%s",
+                 res->status == CG_PASS ? "ok" : res->message ? res->message : "gradients differ from the oracle");
+    }
+    row->check_s = cg_now() - t0;
+    cg_report_free(rep);
+    cg_case_free(cs);
+}
+
+/* Reduce a rank-local value to its maximum on rank 0. */
+static double max_on_root(double v)
+{
+    double m = v;
+    MPI_Reduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    return m;
+}
+
+static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, int64_t bytes, cg_bench_row *row)
+{
+    shape s = shape_for(o, bytes, tp->world);
+    memset(row, 0, sizeof *row);
+    row->count = s.count;
+    row->bytes = s.count * (int64_t)cg_dtype_size(o->dtype);
+    cg_plan_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.coll = (cg_coll){o->coll, o->op, 0, 0, 0, {"bench", 1, 1}};
+    ev.rank = ev.tag = -1;
+    for (int r = 0; r < tp->world; r++) {
+        ev.ndim[r] = 1;
+        ev.shape[r][0] = s.n_in;
+    }
+    char err[512] = "";
+    double fwd = 0.0, bwd = 0.0, f = 0.0, b = 0.0;
+    uint64_t bb = 0;
+    int rc = 0;
+    malloc_trim(0); /* what the last size's check left in the heap is not this size's peak */
+    cg_rss_reset_peak();
+    for (int i = 0; rc == 0 && i < o->warmup + o->iters; i++) {
+        rc = differentiable(o, tp, rules, &ev, s.n_in, &f, &b, &bb, err, sizeof err);
+        if (i >= o->warmup) {
+            fwd += f;
+            bwd += b;
+        }
+        f = b = 0.0;
+    }
+    row->peak_rss_bytes = (int64_t)max_on_root((double)cg_rss_peak());
+    row->bwd_bytes = (int64_t)bb;
+    row->fwd_s = max_on_root(fwd / o->iters);
+    row->bwd_s = max_on_root(bwd / o->iters);
+    if (rc == 0)
+        rc = raw(o, tp, &s, row, err, sizeof err);
+    row->raw_s = max_on_root(row->raw_s);
+    row->ratio = row->raw_s > 0 ? (row->fwd_s + row->bwd_s) / row->raw_s : 0.0;
+    if (rc != 0) {
+        fprintf(stderr, "collgrad-check bench: rank %d, %lld bytes: %s\n", tp->rank, (long long)row->bytes, err);
+        return -1;
+    }
+    if (o->check)
+        check(o, tp, &s, row);
+    return 0;
+}
+
+int cg_bench_ranks(const cg_bench_opts *o)
+{
+    char err[512];
+    const cg_rules *rules = cg_rules_load(o->rules, err, sizeof err);
+    cg_tp tp;
+    if (!rules || cg_tp_open(&tp, o->transport, err, sizeof err) != 0) {
+        fprintf(stderr, "collgrad-check bench: %s\n", err);
+        return CG_EXIT_USAGE;
+    }
+    int nrows = 0, cap = 64, rc = CG_EXIT_OK;
+    cg_bench_row *rows = calloc((size_t)cap, sizeof *rows);
+    if (!rows) {
+        cg_tp_close(&tp);
+        return CG_EXIT_INFRA;
+    }
+    if (tp.rank == 0 && o->json && cg_report_targets_prepare(o->json, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "collgrad-check bench: %s\n", err);
+        MPI_Abort(MPI_COMM_WORLD, CG_EXIT_USAGE);
+    }
+    if (tp.rank == 0)
+        cg_bench_print_header(o);
+    for (int64_t bytes = o->minbytes; bytes <= o->maxbytes && nrows < cap; bytes *= o->factor) {
+        cg_bench_row *row = &rows[nrows];
+        if (one_size(o, &tp, rules, bytes, row) != 0) {
+            MPI_Abort(MPI_COMM_WORLD, CG_EXIT_INFRA); /* the other ranks wait in a collective */
+        }
+        nrows++;
+        if (tp.rank == 0) {
+            cg_bench_print_row(o, row);
+            if (row->check_ran && !row->check_ok)
+                rc = CG_EXIT_FAIL;
+        }
+        if (bytes > INT64_MAX / o->factor)
+            break;
+    }
+    if (tp.rank == 0 && o->json && cg_bench_write_json(o, rows, nrows, err, sizeof err) != 0) {
+        fprintf(stderr, "collgrad-check bench: %s\n", err);
+        rc = CG_EXIT_INFRA;
+    }
+    free(rows);
+    cg_tp_close(&tp);
+    return rc;
+}

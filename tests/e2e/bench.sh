@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `collgrad-check bench`: every collective it times, at W=2 and two small sizes,
+# writes the JSON rows it promises; under the reference rules each backward
+# moves exactly the bytes of its transpose (transport.c's counting rule: a
+# rank's send block plus its receive block), and the check passes. A rule set
+# whose backward skips the communication (c10d's all_reduce is the identity)
+# moves no bytes and fails the check: exit 1. Bad options exit 2. `--oracle`
+# prints its fit. No timing is asserted: this machine is noisy.
+. "$(dirname "$0")/common.bash"
+
+# sizes: 64 KiB and 256 KiB of f32, 16384 and 65536 elements
+for coll in all_reduce all_gather reduce_scatter broadcast; do
+    expect_exit 0 -- "$BIN" bench -b 64K -e 256K -f 4 -n 2 -w 1 -W 2 -c "$coll" --json "$TMP/$coll.json"
+    expect_grep "^# collgrad-check bench: $coll" "$TMP/out"
+    python3 - "$TMP/$coll.json" "$coll" > "$TMP/py.out" 2>&1 <<'PY' && ok || bad "$coll rows: $(cat "$TMP/py.out")"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+coll = sys.argv[2]
+assert [r["bytes"] for r in rows] == [65536, 262144], rows
+keys = {"collective", "dtype", "world", "bytes", "fwd_s", "bwd_s", "raw_s", "ratio", "bwd_bytes",
+        "transpose_bytes", "peak_rss_bytes", "check_ok", "check_s"}
+for r in rows:
+    assert keys <= set(r), keys - set(r)
+    n = r["bytes"]          # the larger buffer; a rank's other buffer is n/W for the split collectives
+    # the transpose of each forward, counted as send block + receive block on rank 0:
+    # all_reduce: all_reduce (n + n); all_gather: reduce_scatter (n + n/2);
+    # reduce_scatter: all_gather (n/2 + n); broadcast: reduce to rank 0 (n + n)
+    want = {"all_reduce": 2 * n, "all_gather": n + n // 2, "reduce_scatter": n // 2 + n, "broadcast": 2 * n}[coll]
+    assert r["transpose_bytes"] == want, (r["transpose_bytes"], want)
+    assert r["bwd_bytes"] == r["transpose_bytes"], (r["bwd_bytes"], r["transpose_bytes"])
+    assert r["check_ok"] is True and r["check_s"] > 0
+    assert r["fwd_s"] > 0 and r["bwd_s"] > 0 and r["raw_s"] > 0 and r["ratio"] > 0
+    assert r["peak_rss_bytes"] > 0 and r["world"] == 2 and r["collective"] == coll
+PY
+done
+
+# c10d's all_reduce backward is the identity: no bytes, wrong gradients
+expect_exit 1 -- "$BIN" bench -b 64K -e 64K -n 1 -W 2 -r c10d --json "$TMP/c10d.json"
+expect_grep "FAIL" "$TMP/out"
+python3 -c "
+import json,sys; r=json.load(open('$TMP/c10d.json'))['rows'][0]
+sys.exit(0 if r['bwd_bytes'] == 0 and r['check_ok'] is False else 1)" && ok || bad "c10d row"
+
+# usage errors
+expect_exit 2 -- "$BIN" bench -c gather
+expect_grep "expected all_reduce, all_gather, reduce_scatter or broadcast" "$TMP/out"
+expect_exit 2 -- "$BIN" bench -b 1M -e 1K
+expect_exit 2 -- "$BIN" bench -b 12Q
+expect_exit 2 -- "$BIN" bench --bogus
+expect_exit 0 -- "$BIN" bench --help
+expect_grep "^  -b, --minbytes SIZE" "$TMP/out"
+
+# the oracle alone: a table and a fitted exponent
+expect_exit 0 -- "$BIN" bench --oracle -b 64K -e 256K -f 4 --oracle-max-world 4
+expect_grep "^# fitted growth" "$TMP/out"
+finish
