@@ -55,6 +55,14 @@ int cg_accum_grad(cg_graph *g, cg_tensor *t, const cg_tensor *d)
                 (long long)d->numel);
         return -1;
     }
+    if (!t->pgrad && d->dtype == t->dtype && d->on_device == t->on_device) {
+        /* the first gradient to arrive is copied, not added to zeros: one pass, not two */
+        cg_tensor *p = cg_tensor_new(g, t->dtype, t->ndim, t->shape);
+        if (!p || cg_tensor_copy_elems(g, p, 0, d, 0, d->numel) < 0)
+            return -1;
+        t->pgrad = p;
+        return 0;
+    }
     cg_tensor *p = pgrad_of(g, t);
     return p ? cg_tensor_accumulate(g, p, d) : -1;
 }
@@ -104,8 +112,13 @@ static int seed_roots(cg_graph *g, cg_tensor *const *roots, int nroots)
     for (int r = 0; r < nroots; r++) {
         if (!roots[r])
             continue;
-        cg_tensor *p = pgrad_of(g, roots[r]);
-        if (!p || cg_tensor_add_scalar(g, p, 1.0) < 0)
+        cg_tensor *t = roots[r];
+        if (!t->pgrad) { /* ones at once, not zeros then + 1 */
+            if (!(t->pgrad = cg_full(g, t->dtype, t->ndim, t->shape, 1.0)))
+                return -1;
+            continue;
+        }
+        if (cg_tensor_add_scalar(g, t->pgrad, 1.0) < 0)
             return -1;
     }
     return 0;

@@ -97,8 +97,20 @@ int cg_tensor_accumulate(cg_graph *g, cg_tensor *dst, const cg_tensor *src)
         return cg_cuda_accumulate(dst->dtype, dst->data, src->data, dst->numel) < 0
                    ? cg_fail_device(g)
                    : 0;
-    for (int64_t i = 0; i < dst->numel; i++)
-        cg_set(dst, i, cg_get(dst, i) + cg_get(src, i));
+    if (dst->dtype == CG_F32) { /* the common dtypes without cg_get's switch per element; a  */
+        float *d = dst->data;  /* float sum equals the double sum rounded to float exactly */
+        const float *s = src->data;
+        for (int64_t i = 0; i < dst->numel; i++)
+            d[i] += s[i];
+    } else if (dst->dtype == CG_F64) {
+        double *d = dst->data;
+        const double *s = src->data;
+        for (int64_t i = 0; i < dst->numel; i++)
+            d[i] += s[i];
+    } else {
+        for (int64_t i = 0; i < dst->numel; i++)
+            cg_set(dst, i, cg_get(dst, i) + cg_get(src, i));
+    }
     return 0;
 }
 
@@ -106,8 +118,18 @@ int cg_tensor_add_scalar(cg_graph *g, cg_tensor *t, double v)
 {
     if (t->on_device)
         return cg_cuda_add_scalar(t->dtype, t->data, t->numel, v) < 0 ? cg_fail_device(g) : 0;
-    for (int64_t i = 0; i < t->numel; i++)
-        cg_set(t, i, cg_get(t, i) + v);
+    if (t->dtype == CG_F32) { /* computed in double and rounded once, as cg_set would */
+        float *d = t->data;
+        for (int64_t i = 0; i < t->numel; i++)
+            d[i] = (float)((double)d[i] + v);
+    } else if (t->dtype == CG_F64) {
+        double *d = t->data;
+        for (int64_t i = 0; i < t->numel; i++)
+            d[i] += v;
+    } else {
+        for (int64_t i = 0; i < t->numel; i++)
+            cg_set(t, i, cg_get(t, i) + v);
+    }
     return 0;
 }
 
