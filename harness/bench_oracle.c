@@ -8,6 +8,7 @@
  * The program is the bench's: x = param(ones(N) * (rank + 1)); y = COLL(x);
  * backward(y). all_gather's N is its input per rank here, so that W N is the
  * number of simulated input elements for every collective. */
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ int cg_bench_oracle(const cg_bench_opts *o)
                 fprintf(stderr, "collgrad-check bench: %s\n", err);
                 return CG_EXIT_INFRA;
             }
+            malloc_trim(0); /* the last run's memory, kept in the heap, is not this run's */
             cg_rss_reset_peak();
             int64_t rss0 = cg_rss_peak();
             double t0 = cg_now();

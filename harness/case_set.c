@@ -154,10 +154,16 @@ int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths)
         cg_case *c = cg_load_case(l.p[i], err, sizeof err);
         if (c) {
             set->cases[set->n++] = c;
-        } else {
-            fprintf(stderr, "%s\n", err);
-            rc = CG_EXIT_USAGE;
+            continue;
         }
+        fprintf(stderr, "%s\n", err);
+        rc = CG_EXIT_USAGE;
+        cg_case_load_error *bad = set->bad ? NULL : calloc((size_t)l.n + 1, sizeof *bad);
+        if (bad)
+            set->bad = bad;
+        if (!set->bad || !(set->bad[set->nbad].file = strdup(l.p[i])) ||
+            !(set->bad[set->nbad++].message = strdup(err)))
+            rc = CG_EXIT_INFRA;
     }
     for (int i = 0; i < l.n; i++)
         free(l.p[i]);
@@ -170,5 +176,10 @@ void cg_case_set_free(cg_case_set *set)
     for (int i = 0; i < set->n; i++)
         cg_case_free(set->cases[i]);
     free(set->cases);
+    for (int i = 0; set->bad && i <= set->nbad; i++) { /* <=: a half-made last entry */
+        free(set->bad[i].file);
+        free(set->bad[i].message);
+    }
+    free(set->bad);
     memset(set, 0, sizeof *set);
 }

@@ -6,14 +6,23 @@
 
 #include "ir.h"
 
+/* A case file that did not load: the run reports it as an errored test. */
+typedef struct cg_case_load_error {
+    char *file;
+    char *message;       /* "file:line:col: expected ..." */
+} cg_case_load_error;
+
 typedef struct cg_case_set {
     int n, cap;
     cg_case **cases;
+    int nbad;
+    cg_case_load_error *bad; /* in path order, like cases */
 } cg_case_set;
 
 /* Load every case under paths (npaths 0: the built-in cases directory).
  * Returns 0; 2 after printing each bad file's "file:line:col: expected ..."
- * to stderr (the good ones stay loaded); 3 on I/O or memory failure. */
+ * to stderr and keeping it in set->bad (the good ones stay loaded, so a run
+ * can go on and report both); 3 on I/O or memory failure. */
 int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths);
 void cg_case_set_free(cg_case_set *set);
 

@@ -78,7 +78,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "collgrad-check: no case files found\n");
         rc = CG_EXIT_USAGE;
     }
-    if (rc != 0 || o.list || o.explain) {
+    /* files that did not parse are errored tests of a run that goes on */
+    bool run_anyway = rc == CG_EXIT_USAGE && set.nbad > 0 && !o.list && !o.explain;
+    if ((rc != 0 && !run_anyway) || o.list || o.explain) {
         if (rc == 0 && o.explain)
             rc = cg_explain(&o, &set);
         else if (rc == 0)
@@ -114,9 +116,14 @@ int main(int argc, char **argv)
         rc = CG_EXIT_INFRA;
     } else {
         double t0 = cg_now();
-        rc = o.oracle_only ? cg_run_oracle_only(&o, &set, rep)
-           : o.backend     ? cg_run_pytorch(&o, &set, rep)
-                           : cg_run_launcher(&o, &set, rep);
+        if (cg_report_load_errors(rep, &set) != 0)
+            rc = CG_EXIT_INFRA;
+        else if (set.n == 0)
+            rc = cg_exit_status(rep, 0);
+        else
+            rc = o.oracle_only ? cg_run_oracle_only(&o, &set, rep)
+               : o.backend     ? cg_run_pytorch(&o, &set, rep)
+                               : cg_run_launcher(&o, &set, rep);
         cg_term_summary(stdout, rep, cg_now() - t0);
         char err[1024];
         if (o.json && cg_report_write_json(rep, o.json, err, sizeof err) != 0) {

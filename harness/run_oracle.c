@@ -35,9 +35,38 @@ int cg_case_worlds(const cg_options *o, const cg_case *cs, int *worlds)
 
 int cg_exit_status(const cg_report *rep, int worst_error_class)
 {
-    if (worst_error_class)
-        return worst_error_class;
-    return rep->failed ? CG_EXIT_FAIL : CG_EXIT_OK;
+    int worst = worst_error_class;
+    bool failed = false;
+    for (int i = 0; i < rep->ncases; i++) {
+        const cg_case_result *c = &rep->cases[i];
+        failed |= c->status == CG_FAIL;
+        if (c->status == CG_ERROR) {
+            int cls = c->error_class == CG_EXIT_INFRA ? CG_EXIT_INFRA : CG_EXIT_USAGE;
+            worst = cls > worst ? cls : worst;
+        }
+    }
+    if (worst)
+        return worst;
+    return failed || rep->failed ? CG_EXIT_FAIL : CG_EXIT_OK;
+}
+
+int cg_report_load_errors(cg_report *rep, const cg_case_set *set)
+{
+    for (int i = 0; i < set->nbad; i++) {
+        const char *file = set->bad[i].file, *slash = strrchr(file, '/');
+        char name[256];
+        snprintf(name, sizeof name, "%s", slash ? slash + 1 : file);
+        char *dot = strstr(name, ".case");
+        if (dot && dot[5] == '\0')
+            *dot = '\0';
+        cg_case_result *c = cg_report_add_case(rep, name, file, NULL, 0);
+        if (!c || !(c->message = strdup(set->bad[i].message)))
+            return -1;
+        c->status = CG_ERROR;
+        c->error_class = CG_EXIT_USAGE;
+    }
+    cg_report_count(rep);
+    return 0;
 }
 
 static int total_jobs(const cg_options *o, const cg_case_set *set)

@@ -13,8 +13,14 @@
  * Returns the exit status the results call for (0, 1, 2 or 3). */
 int cg_run_oracle_only(const cg_options *o, const cg_case_set *set, cg_report *rep);
 
-/* The exit status a finished report calls for: 3 beats 2 beats 1 beats 0. */
+/* The exit status a finished report calls for: 3 beats 2 beats 1 beats 0.
+ * An errored case counts as 2 when its error_class does not say 3, whatever
+ * worst_error_class says: an error never leaves a run green. */
 int cg_exit_status(const cg_report *rep, int worst_error_class);
+/* Add each case file that did not load (set->bad) to rep as an errored test
+ * (class 2, world 0, the parser's "file:line:col: expected ..." as its
+ * message). 0, or -1 when out of memory. */
+int cg_report_load_errors(cg_report *rep, const cg_case_set *set);
 
 /* World sizes a case runs at under the options; returns the count. */
 int cg_case_worlds(const cg_options *o, const cg_case *cs, int *worlds);

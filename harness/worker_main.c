@@ -218,8 +218,9 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         fprintf(stderr, "collgrad-check: cannot read the job list\n");
         rc = CG_EXIT_INFRA;
     }
-    if (rc == 0 && tp.rank == 0 && !(rep = cg_report_new("distributed", o->transport, o->rules ? o->rules : "reference",
-                                                   cg_device_name(cg_device_of(o)))))
+    if (rc == 0 && tp.rank == 0 && (!(rep = cg_report_new("distributed", o->transport, o->rules ? o->rules : "reference",
+                                                   cg_device_name(cg_device_of(o)))) ||
+                                    cg_report_load_errors(rep, set) != 0))
         rc = CG_EXIT_INFRA;
     /* diagnosis re-runs use the built-in MPI transport, not the one under test */
     cg_tp own_mpi, *trusted = &tp;

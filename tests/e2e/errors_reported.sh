@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A case file that does not parse, or that errors at run time, fails the whole
+# run with exit 2 (issue 11 item 1), and the report is still written: the bad
+# file is an errored test located at file:line:col, the good case still runs
+# and passes, in every mode (oracle-only, launcher, ranks started by mpiexec).
+. "$(dirname "$0")/common.bash"
+mkdir -p "$TMP/set"
+cp "$SRC/cases/pytorch-58005/allreduce_backward_total.case" "$TMP/set/"
+printf 'case unclosed\nworlds 2\nx = param(ones(2)\n' > "$TMP/set/unclosed.case"
+printf 'case shapes\nworlds 2\nx = param(ones(2))\ny = x + ones(3)\nbackward(sum(y))\n' > "$TMP/set/shapes.case"
+
+check_report() { # JSON, JUnit (optional)
+    python3 - "$1" > "$TMP/py.out" 2>&1 <<'PY' && ok || bad "$1: $(cat "$TMP/py.out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+by = {}
+for c in r["cases"]:
+    by.setdefault(c["name"], []).append(c)
+u = by["unclosed"][0]
+assert u["status"] == "error" and u["world"] == 0, u
+assert u["message"].endswith("unclosed.case:3:18: expected ')' to close '(' at 3:10, got end of line"), u["message"]
+s = by["shapes"][0]
+assert s["status"] == "error" and "shapes.case:4:7: expected matching shapes for add" in s["message"], s
+assert all(c["status"] == "pass" for c in by["allreduce_backward_total"]), by
+assert r["summary"]["errors"] == 2, r["summary"]
+PY
+    if [ -n "${2:-}" ]; then
+        expect_grep '<error type="bad case" message="[^"]*unclosed.case:3:18: expected' "$2"
+    fi
+}
+
+expect_exit 2 -- "$BIN" --oracle-only --world 2 --json "$TMP/o.json" --junit "$TMP/o.xml" "$TMP/set"
+expect_grep "unclosed.case:3:18: expected '\)'" "$TMP/out"
+check_report "$TMP/o.json" "$TMP/o.xml"
+expect_exit 2 -- "$BIN" --world 2 --json "$TMP/l.json" --junit "$TMP/l.xml" "$TMP/set"
+check_report "$TMP/l.json" "$TMP/l.xml"
+MPIEXEC="${CG_MPIEXEC:-mpiexec}"
+expect_exit 2 -- "$MPIEXEC" -n 2 "$BIN" --json "$TMP/d.json" "$TMP/set"
+check_report "$TMP/d.json"
+
+# nothing loads at all: still a report, still exit 2
+expect_exit 2 -- "$BIN" --world 2 --json "$TMP/only.json" "$TMP/set/unclosed.case"
+python3 -c "
+import json,sys; r=json.load(open('$TMP/only.json'))
+sys.exit(0 if [c['status'] for c in r['cases']] == ['error'] else 1)" && ok || bad "only-bad report"
+finish
