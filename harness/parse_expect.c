@@ -227,6 +227,18 @@ static bool parse_rules(cg_parser *p, cg_expect *x)
         cg_p_expected(p, "a rule-set name");
         return false;
     }
+    /* A case file names a rule set; it never loads code: a path (or a
+     * library name dlopen would search for) is refused here, so no run of
+     * this case can reach dlopen with it. Plugins come from --rules only. */
+    for (size_t i = 0; i < p->tok.len; i++) {
+        char c = p->tok.text[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+              c == '_')) {
+            cg_p_expected(p, "a rule-set name (letters, digits, '-', '_'); a case file cannot load a "
+                             "plugin, pass it with --rules FILE.so");
+            return false;
+        }
+    }
     if (!(x->rules = cg_p_strndup(p, p->tok.text, p->tok.len)))
         return false;
     cg_p_advance(p);

@@ -379,7 +379,7 @@ END_TEST
 START_TEST(test_expectation_forms)
 {
     cg_case *c = parse_ok("case e\nworlds 2..3\n"
-                          "expect value(y) on 1, 2 rules=a/b.c [[1, -2], [3e-1, .5]] [0] [0]\n"
+                          "expect value(y) on 1, 2 rules=torch-nn [[1, -2], [3e-1, .5]] [0] [0]\n"
                           "expect grad(y) own_loss = y * rank\n"
                           "expect error rules=c10d \"bad \\\"op\\\" \\\\ here\"\n"
                           "y = param(ones(2, 2))\n");
@@ -387,7 +387,7 @@ START_TEST(test_expectation_forms)
     ck_assert_int_eq(x->kind, CG_X_VALUE);
     ck_assert_int_eq(x->nranks, 2);
     ck_assert_int_eq(x->ranks[1], 2);
-    ck_assert_str_eq(x->rules, "a/b.c");
+    ck_assert_str_eq(x->rules, "torch-nn");
     ck_assert_int_eq(x->nlists, 3);
     ck_assert_int_eq(x->list_len[0], 4);
     ck_assert_double_eq(x->lists[0][1], -2);
@@ -488,6 +488,8 @@ static const malformed malformed_files[] = {
     {"duplicate_case.case", "3:1: expected a single 'case' line, got a second one (first at 1:1)"},
     {"unknown_semantics.case",
      "5:16: expected a semantics word (per_rank, replicated or own_loss), got 'per_ranks'"},
+    {"rules_path.case", "5:22: expected a rule-set name (letters, digits, '-', '_'); a case file cannot load a "
+                        "plugin, pass it with --rules FILE.so, got '/tmp/evil.so'"},
 };
 
 START_TEST(test_malformed_file)
