@@ -17,6 +17,7 @@
 #include "junit.h"
 #include "launcher.h"
 #include "plugin_check.h"
+#include "preflight.h"
 #include "report_json.h"
 #include "runner.h"
 #include "stop.h"
@@ -80,6 +81,12 @@ int main(int argc, char **argv)
     }
     /* files that did not parse are errored tests of a run that goes on */
     bool run_anyway = rc == CG_EXIT_USAGE && set.nbad > 0 && !o.list && !o.explain;
+    if ((rc == 0 || run_anyway) && !o.list && !o.worker && !cg_launched_by_mpi() &&
+        cg_preflight_selection(&o, &set, 0, terr, sizeof terr) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", terr);
+        rc = CG_EXIT_USAGE;
+        run_anyway = false;
+    }
     if ((rc != 0 && !run_anyway) || o.list || o.explain) {
         if (rc == 0 && o.explain)
             rc = cg_explain(&o, &set);
@@ -97,6 +104,8 @@ int main(int argc, char **argv)
     }
     char perr[1024];
     int pre = o.oracle_only || o.backend ? 0 : cg_device_precheck(&o, perr, sizeof perr);
+    if (pre == 0) /* the names the run needs, before anything launches */
+        pre = cg_preflight_names(&o, perr, sizeof perr);
     if (pre == 0 && !o.oracle_only && !o.backend && cg_transport_precheck(o.transport, perr, sizeof perr) != 0)
         pre = CG_EXIT_INFRA;
     if (pre != 0) {

@@ -14,6 +14,7 @@
 #include "terminal.h"
 #include "transport_fault.h"
 #include "worker.h"
+#include "preflight.h"
 
 bool cg_launched_by_mpi(void)
 {
@@ -201,6 +202,11 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         cg_board_start_rank(&board, tp.rank);
     else if (o->board_file)
         fprintf(stderr, "collgrad-check: %s\n", err);
+    if (!o->worker && cg_preflight_selection(o, set, tp.world, err, sizeof err) != 0) {
+        if (tp.rank == 0) /* every rank finds the same; one says it */
+            fprintf(stderr, "collgrad-check: %s\n", err);
+        rc = CG_EXIT_USAGE;
+    }
     cg_fault fault;
     int data_fault = o->inject ? cg_fault_parse(o->inject, &fault, err, sizeof err) : 1;
     if (data_fault == 0)

@@ -29,6 +29,7 @@ expect_exit 3 -- "$BIN" --transport "$BAD_ABI" "$COLL/all_reduce_sum.case"
 expect_grep "libbad_abi.so: transport ABI version 99, this collgrad-check needs 1" "$TMP/out"
 if grep -q "Passed\|Failed\|Error " "$TMP/out"; then bad "no job should run with a refused transport"; else ok; fi
 # a file that is not there: the same refusal, with the loader's reason
-expect_exit 3 -- "$BIN" --transport "$TMP/no-such-plugin.so" "$COLL/all_reduce_sum.case"
-expect_grep "no-such-plugin.so: cannot open shared object file" "$TMP/out"
+# a plugin path that cannot be read is a usage error, found before any launch (preflight.c)
+expect_exit 2 -- "$BIN" --transport "$TMP/no-such-plugin.so" "$COLL/all_reduce_sum.case"
+expect_grep "no-such-plugin.so: cannot read the plugin: No such file or directory" "$TMP/out"
 finish

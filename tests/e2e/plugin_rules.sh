@@ -30,7 +30,7 @@ cp "$EXAMPLES/libbad_abi.so" "$TMP/libbad_abi.so"
 expect_exit 2 -- "$BIN" --rules "$TMP/libbad_abi.so" --world 2 "$SRC/cases/allgather-zh"
 expect_grep "no symbol 'collgrad_rules' \(not a collgrad-check rule set\?\)" "$TMP/out"
 expect_exit 2 -- "$BIN" --rules "$TMP/missing.so" --world 2 "$SRC/cases/allgather-zh"
-expect_grep "missing.so: cannot open shared object file" "$TMP/out"
+expect_grep "missing.so: cannot read the plugin: No such file or directory" "$TMP/out"
 expect_exit 2 -- "$BIN" --rules example-own-slice --world 2 "$SRC/cases/allgather-zh"
 expect_grep "unknown rule set 'example-own-slice' \(built in: reference, c10d, " "$TMP/out"
 finish
