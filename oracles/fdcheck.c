@@ -39,7 +39,7 @@ static double fd_error(double analytic, double fd)
 
 int cg_oracle_fdcheck(const cg_case *cs, cg_oracle *o)
 {
-    char err[CG_ERR_LEN];
+    char err[CG_ERR_LEN] = "";
     o->fd_tolerance = FD_TOLERANCE;
     o->fd_max_rel_err = 0.0;
     for (int i = 0; i < o->ntensors; i++) {
@@ -57,8 +57,9 @@ int cg_oracle_fdcheck(const cg_case *cs, cg_oracle *o)
             double fp = cg_oracle_objective(cs, o->world, &p, err, sizeof err);
             p.delta = -h;
             double fm = cg_oracle_objective(cs, o->world, &p, err, sizeof err);
-            if (isnan(fp) || isnan(fm)) {
-                snprintf(o->error, sizeof o->error, "finite difference run failed: %s", err);
+            if (isnan(fp) || isnan(fm)) { /* a run that failed says why; a NaN objective does not */
+                snprintf(o->error, sizeof o->error, "finite difference run failed: %s",
+                         err[0] ? err : "the objective is NaN at the perturbed point");
                 return 2;
             }
             t->fd[e] = (fp - fm) / (2.0 * h);

@@ -149,7 +149,7 @@ int cg_oracle_add_per_root(const cg_case *cs, cg_oracle *o)
 {
     if (o->status != 0 || o->per_root_ready)
         return o->status;
-    char err[CG_ERR_LEN];
+    char err[CG_ERR_LEN] = "";
     cg_sim_run R;
     int rc = cg_sim_run_open(&R, cs, o->world, NULL, o->mode, err, sizeof err);
     if (rc == 0)

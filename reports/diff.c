@@ -101,7 +101,7 @@ static void check_rules_expectations(const cg_case *cs, const cg_observed *obs, 
             const cg_obs_tensor *ob = selected ? obs_find(obs, r, x->tensor) : NULL;
             if (!selected)
                 continue;
-            char err[CG_ERR_LEN];
+            char err[CG_ERR_LEN] = "";
             double *exp = ob ? cg_expect_values(cs, x, obs->world, r, ob->numel, err, sizeof err) : NULL;
             if (!ob)
                 snprintf(err, sizeof err, "the distributed run has no '%s' on rank %d", x->tensor, r);

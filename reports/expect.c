@@ -91,7 +91,7 @@ static void check_values(const cg_case *cs, const cg_oracle *o, const cg_expect 
         if (!rank_selected(x, r))
             continue;
         const cg_otensor *t = cg_oracle_find(o, x->tensor, r);
-        char err[CG_ERR_LEN];
+        char err[CG_ERR_LEN] = "";
         if (!t) {
             snprintf(err, sizeof err, "%s:%d:%d: expected '%s' to exist on rank %d, got no binding there",
                      x->pos.file, x->pos.line, x->pos.col, x->tensor, r);

@@ -43,4 +43,14 @@ expect_exit 2 -- "$BIN" --world 2 --json "$TMP/only.json" "$TMP/set/unclosed.cas
 python3 -c "
 import json,sys; r=json.load(open('$TMP/only.json'))
 sys.exit(0 if [c['status'] for c in r['cases']] == ['error'] else 1)" && ok || bad "only-bad report"
+
+# a finite difference whose objective is NaN says so in plain words (the
+# message buffer was uninitialised: random bytes in the report, issue 11 item 6)
+printf 'case nanfd\nworlds 2\nx = param(ones(1))\ny = all_reduce(x, sum)\nz = log(y - 2)\nbackward(z)\n' \
+    > "$TMP/nanfd.case"
+expect_exit 2 -- "$BIN" --oracle-only --json "$TMP/nan.json" "$TMP/nanfd.case"
+python3 -c "
+import json,sys; c=json.load(open('$TMP/nan.json'))['cases'][0]
+sys.exit(0 if c['message'] == 'finite difference run failed: the objective is NaN at the perturbed point' else 1)" \
+    && ok || bad "NaN finite-difference message: $(grep -a message "$TMP/nan.json")"
 finish
