@@ -171,6 +171,40 @@ int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths)
     return rc;
 }
 
+int cg_case_set_load_list(cg_case_set *set, const char *list_file)
+{
+    memset(set, 0, sizeof *set);
+    FILE *f = fopen(list_file, "r");
+    if (!f) {
+        fprintf(stderr, "collgrad-check: %s: cannot read the case list: %s\n", list_file, strerror(errno));
+        return CG_EXIT_INFRA;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    while (rc == 0 && getdelim(&line, &cap, '\0', f) > 0) {
+        char err[CG_ERR_LEN];
+        cg_case *c = cg_load_case(line, err, sizeof err);
+        cg_case **grown = c ? realloc(set->cases, (size_t)(set->n + 2) * sizeof *grown) : NULL;
+        if (!c || !grown) {
+            fprintf(stderr, "collgrad-check: %s no longer loads (changed during the run?): %s\n", line,
+                    c ? "out of memory" : err);
+            cg_case_free(c);
+            rc = CG_EXIT_INFRA;
+            break;
+        }
+        set->cases = grown;
+        set->cases[set->n++] = c;
+    }
+    if (rc == 0 && ferror(f)) {
+        fprintf(stderr, "collgrad-check: %s: cannot read the case list\n", list_file);
+        rc = CG_EXIT_INFRA;
+    }
+    free(line);
+    fclose(f);
+    return rc;
+}
+
 void cg_case_set_free(cg_case_set *set)
 {
     for (int i = 0; i < set->n; i++)

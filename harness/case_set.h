@@ -24,6 +24,12 @@ typedef struct cg_case_set {
  * to stderr and keeping it in set->bad (the good ones stay loaded, so a run
  * can go on and report both); 3 on I/O or memory failure. */
 int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths);
+/* Load exactly the files listed in list_file (NUL-terminated paths, in
+ * order): the set the launcher loaded, so that its job indices mean the same
+ * cases in every rank however many paths there are and whatever appeared in
+ * a directory since. 0; 3 when the list cannot be read or a listed file no
+ * longer loads (it changed during the run), with the reason on stderr. */
+int cg_case_set_load_list(cg_case_set *set, const char *list_file);
 void cg_case_set_free(cg_case_set *set);
 
 #endif

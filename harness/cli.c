@@ -83,7 +83,7 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
         const char *a = argv[i];
         const char *val = NULL;
         static const char *const valued[] = {"--json", "--world", "--junit", "--rules", "--transport",
-                                             "--timeout", "--inject", "--jobs", "--board", "--results",
+                                             "--timeout", "--inject", "--jobs", "--board", "--results", "--case-list",
                                              "--explain", "--device", "--backend", "--torch-backend",
                                              "--python"};
         bool takes_value = false;
@@ -134,6 +134,8 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
             o->python = val;
         } else if (strcmp(a, "--jobs") == 0) {
             o->jobs_file = val;
+        } else if (strcmp(a, "--case-list") == 0) {
+            o->case_list = val;
         } else if (strcmp(a, "--board") == 0) {
             o->board_file = val;
         } else if (strcmp(a, "--results") == 0) {

@@ -34,6 +34,7 @@ typedef struct cg_options {
     /* set by the launcher for the processes it starts under mpiexec */
     bool worker;
     const char *jobs_file, *board_file, *results_file;
+    const char *case_list;   /* --case-list FILE: the launcher's NUL-separated case files */
     int npaths;
     char **paths;        /* case files or directories; none = the built-in cases */
 } cg_options;

@@ -32,7 +32,7 @@ typedef struct launch {
     const cg_case_set *set;
     cg_report *rep;
     char dir[64];            /* private temporary directory */
-    char jobs[96], board[96], results[96], log[96];
+    char jobs[96], board[96], results[96], log[96], cases[96];
     int index, total, worst;
 } launch;
 
@@ -58,6 +58,24 @@ static const char *mpiexec_path(void)
     return env && *env ? env : CG_MPIEXEC;
 }
 
+/* The launcher's loaded set, one NUL-terminated path per case in set order:
+ * the ranks load exactly these (cg_case_set_load_list), so the job indices
+ * agree however many paths there were (mpiexec's own argument handling fails
+ * near a thousand) and whatever a directory gained since. */
+static int write_case_list(const launch *L)
+{
+    FILE *f = fopen(L->cases, "w");
+    if (!f)
+        return -1;
+    int bad = 0;
+    for (int i = 0; i < L->set->n && !bad; i++)
+        bad = fputs(L->set->cases[i]->file, f) == EOF || fputc('\0', f) == EOF;
+    bad |= fclose(f) != 0;
+    if (bad)
+        fprintf(stderr, "collgrad-check: cannot write %s: %s\n", L->cases, strerror(errno));
+    return bad ? -1 : 0;
+}
+
 static int write_jobs(const launch *L, const cg_job *jobs, int n)
 {
     FILE *f = fopen(L->jobs, "w");
@@ -78,10 +96,11 @@ static pid_t start_job(const launch *L, int world)
     self[n] = '\0';
     snprintf(wbuf, sizeof wbuf, "%d", world);
     snprintf(tbuf, sizeof tbuf, "%g", L->o->timeout);
-    const char *argv[64 + 256];
+    const char *argv[64];
     int a = 0;
     const char *fixed[] = {mpiexec_path(), "-n", wbuf, self, "--worker", "--jobs", L->jobs, "--board",
-                           L->board, "--results", L->results, "--transport", L->o->transport,
+                           L->board, "--results", L->results, "--case-list", L->cases,
+                           "--transport", L->o->transport,
                            "--timeout", tbuf};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         argv[a++] = fixed[i];
@@ -101,9 +120,7 @@ static pid_t start_job(const launch *L, int world)
         argv[a++] = "--world";
         argv[a++] = wbuf;
     }
-    for (int i = 0; i < L->o->npaths && a < 64 + 250; i++)
-        argv[a++] = L->o->paths[i];
-    argv[a] = NULL;
+    argv[a] = NULL; /* the cases travel in L->cases, never as arguments (write_case_list) */
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
@@ -284,7 +301,7 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
 
 static int cleanup_dir(launch *L)
 {
-    const char *files[] = {L->jobs, L->board, L->results, L->log};
+    const char *files[] = {L->jobs, L->board, L->results, L->log, L->cases};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
         unlink(files[i]);
     return rmdir(L->dir);
@@ -302,8 +319,9 @@ int cg_run_launcher(const cg_options *o, const cg_case_set *set, cg_report *rep)
     snprintf(L.board, sizeof L.board, "%s/board", L.dir);
     snprintf(L.results, sizeof L.results, "%s/results", L.dir);
     snprintf(L.log, sizeof L.log, "%s/log", L.dir);
+    snprintf(L.cases, sizeof L.cases, "%s/cases", L.dir);
     cg_job *per_world[CG_MAX_WORLD + 1] = {0};
-    int counts[CG_MAX_WORLD + 1] = {0}, rc = 0;
+    int counts[CG_MAX_WORLD + 1] = {0}, rc = write_case_list(&L) == 0 ? 0 : CG_EXIT_INFRA;
     for (int w = 1; w <= CG_MAX_WORLD && rc == 0; w++) {
         counts[w] = cg_jobs_for_world(o, set, w, &per_world[w]);
         if (counts[w] < 0)

@@ -28,7 +28,7 @@ bool cg_launched_by_mpi(void)
 
 /* "case_index expect_only rules" per line, written by the launcher; the
  * rules (a name or a plugin path) run to the end of the line. */
-static int read_jobs(const char *path, cg_job **jobs)
+static int read_jobs(const char *path, int ncases, cg_job **jobs)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -41,6 +41,12 @@ static int read_jobs(const char *path, cg_job **jobs)
         line[strcspn(line, "\n")] = '\0';
         if (sscanf(line, "%d %d %n", &idx, &only, &at) < 2 || at == 0)
             continue;
+        if (idx < 0 || idx >= ncases) { /* the launcher loaded another set: never index past it */
+            fprintf(stderr, "collgrad-check: the job list names case %d of a set of %d\n", idx, ncases);
+            free(j);
+            fclose(f);
+            return -1;
+        }
         if (n == cap) {
             cap *= 2;
             cg_job *g = realloc(j, (size_t)cap * sizeof *g);
@@ -219,7 +225,7 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         signal(SIGALRM, on_deadline);
     if (o->check_sync)
         tp.sync = check_sync;
-    njobs = o->jobs_file ? read_jobs(o->jobs_file, &jobs) : cg_jobs_for_world(o, set, tp.world, &jobs);
+    njobs = o->jobs_file ? read_jobs(o->jobs_file, set->n, &jobs) : cg_jobs_for_world(o, set, tp.world, &jobs);
     if (rc == 0 && njobs < 0) {
         fprintf(stderr, "collgrad-check: cannot read the job list\n");
         rc = CG_EXIT_INFRA;
