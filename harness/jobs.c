@@ -5,11 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expect.h"
 #include "runner.h"
 
 static bool applies(const cg_expect *x, int w)
 {
-    return x->kind == CG_X_ERROR || x->nlists == 0 || x->nlists == w;
+    return x->kind == CG_X_ERROR || cg_expect_applies(x, w);
 }
 
 /* Rule sets other than reference that the case's expectations name at w. */

@@ -304,6 +304,12 @@ static bool parse_value_lists(cg_parser *p, cg_expect *x)
         x->lists[x->nlists] = list.v;
         x->list_len[x->nlists++] = list.n;
     }
+    if (x->nranks > 0) { /* "on 0, 2 [a] [b]": one list per listed rank, in order; no list unchecked */
+        if (x->nlists != x->nranks)
+            cg_p_fail(p, check.line, check.col, "expected %d value list%s (one per rank after 'on'), got %d",
+                      x->nranks, x->nranks == 1 ? "" : "s", x->nlists);
+        return !p->failed;
+    }
     check.value = x->nlists;
     return cg_p_defer(p, check);
 }

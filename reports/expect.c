@@ -9,7 +9,26 @@
 
 bool cg_expect_applies(const cg_expect *x, int world)
 {
-    return x->nlists == 0 || x->nlists == world;
+    if (x->nlists == 0)
+        return true;
+    if (x->nranks == 0) /* one list per rank of the world */
+        return x->nlists == world;
+    for (int i = 0; i < x->nranks; i++) /* one list per rank after 'on' */
+        if (x->ranks[i] >= world)
+            return false;
+    return true;
+}
+
+/* Which of x's value lists belongs to rank: its position after 'on', or
+ * the rank itself; -1 when none does. */
+static int list_of(const cg_expect *x, int rank)
+{
+    if (x->nranks == 0)
+        return rank < x->nlists ? rank : -1;
+    for (int i = 0; i < x->nranks; i++)
+        if (x->ranks[i] == rank)
+            return i < x->nlists ? i : -1;
+    return -1;
 }
 
 cg_tol cg_case_tol(const cg_case *cs, cg_tol tol_default)
@@ -29,8 +48,14 @@ double *cg_expect_values(const cg_case *cs, const cg_expect *x, int world, int r
     double *owned = NULL;
     int64_t n = 0;
     if (x->nlists > 0) {
-        src = x->lists[rank];
-        n = x->list_len[rank];
+        int l = list_of(x, rank);
+        if (l < 0) {
+            snprintf(err, errlen, "%s:%d:%d: expected a value list for rank %d, got none", x->pos.file,
+                     x->pos.line, x->pos.col, rank);
+            return NULL;
+        }
+        src = x->lists[l];
+        n = x->list_len[l];
     } else if (x->expr) {
         owned = cg_oracle_eval_expr(cs, world, rank, x->expr, &n, err, errlen);
         if (!owned)

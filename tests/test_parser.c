@@ -379,7 +379,7 @@ END_TEST
 START_TEST(test_expectation_forms)
 {
     cg_case *c = parse_ok("case e\nworlds 2..3\n"
-                          "expect value(y) on 1, 2 rules=torch-nn [[1, -2], [3e-1, .5]] [0] [0]\n"
+                          "expect value(y) on 1, 2 rules=torch-nn [[1, -2], [3e-1, .5]] [0]\n"
                           "expect grad(y) own_loss = y * rank\n"
                           "expect error rules=c10d \"bad \\\"op\\\" \\\\ here\"\n"
                           "y = param(ones(2, 2))\n");
@@ -388,7 +388,7 @@ START_TEST(test_expectation_forms)
     ck_assert_int_eq(x->nranks, 2);
     ck_assert_int_eq(x->ranks[1], 2);
     ck_assert_str_eq(x->rules, "torch-nn");
-    ck_assert_int_eq(x->nlists, 3);
+    ck_assert_int_eq(x->nlists, 2); /* one per rank after on */
     ck_assert_int_eq(x->list_len[0], 4);
     ck_assert_double_eq(x->lists[0][1], -2);
     ck_assert_double_eq(x->lists[0][3], 0.5);
@@ -430,7 +430,7 @@ static const char operators_case[] =
     "f = sum(a, axis=0) + reduce(a, 0, op=min) + all_reduce(a, avg)\n"
     "zero_grad()\n"
     "expect error \"q\\\"\\\\\"\n"
-    "expect grad(a) on 1 replicated rules=x [1, -2.5] [1e+20]\n";
+    "expect grad(a) on 1 replicated rules=x [1, -2.5, 1e+20]\n";
 
 static const char *const roundtrip_inputs[] = {allreduce_case, rpc_case, operators_case};
 
@@ -455,7 +455,7 @@ START_TEST(test_print_minimal_parentheses)
     ck_assert_ptr_nonnull(strstr(text, "a = -2**2 + (-2)**2 - 2**-1 + 2**3**2 + (2**3)**2\n"));
     ck_assert_ptr_nonnull(strstr(text, "b = (a < 1) == (a >= 2) ? (a ? 1 : 2) : a ? 3 : 4\n"));
     ck_assert_ptr_nonnull(strstr(text, "worlds 1..4, 8, 10, 11\n"));
-    ck_assert_ptr_nonnull(strstr(text, "expect grad(a) on 1 replicated rules=x [1, -2.5] [1e+20]\n"));
+    ck_assert_ptr_nonnull(strstr(text, "expect grad(a) on 1 replicated rules=x [1, -2.5, 1e+20]\n"));
     free(text);
     cg_case_free(c);
 }
@@ -530,7 +530,9 @@ static const inline_error inline_errors[] = {
     {HDR "y = y\n", "t.case:4:5: expected a defined tensor name, got 'y'"},
     {HDR "expect grad(x) undefined\n",
      "t.case:4:16: expected values ([...] or = EXPR; undefined needs replicated), got 'undefined'"},
-    {HDR "expect value(x) on 2 [1] [1]\n", "t.case:4:20: expected a rank below 2 (the largest world), got 2"},
+    {HDR "expect value(x) on 2 [1]\n", "t.case:4:20: expected a rank below 2 (the largest world), got 2"},
+    {HDR "expect value(x) on 0 [1] [1]\n", "t.case:4:22: expected 1 value list (one per rank after 'on'), got 2"},
+    {HDR "expect value(x) on 0, 1 [1]\n", "t.case:4:25: expected 2 value lists (one per rank after 'on'), got 1"},
     {HDR "expect grad(z) [1] [1]\n", "t.case:4:13: expected a defined tensor name, got 'z'"},
     {HDR "expect value(x) = x + z\n", "t.case:4:23: expected a defined tensor name, got 'z'"},
     {HDR "expect grad(x) [1, ] [1]\n", "t.case:4:20: expected a number, got ']'"},
