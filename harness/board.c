@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,47 +25,94 @@ static struct {
     char filter[96];
 } inject;
 
-static int map(cg_board *b, const char *path, int world, int flags, char *err, size_t errlen)
+/* The file starts with this header, so a rank never trusts a file that only
+ * happens to have the right size: a truncated or foreign board is an error,
+ * never a SIGBUS or garbage in a report. */
+typedef struct board_header {
+    char magic[8]; /* "CGBOARD1" */
+    int32_t world;
+    int32_t slot_size;
+} board_header;
+
+static const char board_magic[8] = {'C', 'G', 'B', 'O', 'A', 'R', 'D', '1'};
+
+static size_t board_bytes(int world)
 {
-    b->world = world;
-    b->bytes = sizeof(cg_board_slot) * (size_t)world;
-    int fd = open(path, flags, 0600);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot open the status board: %s", path, strerror(errno));
-        return -1;
-    }
-    if ((flags & O_CREAT) && ftruncate(fd, (off_t)b->bytes) != 0) {
-        snprintf(err, errlen, "%s: cannot size the status board: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
+    return sizeof(board_header) + sizeof(cg_board_slot) * (size_t)world;
+}
+
+static int map_fd(cg_board *b, int fd, const char *path, char *err, size_t errlen)
+{
     void *p = mmap(NULL, b->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (p == MAP_FAILED) {
         snprintf(err, errlen, "%s: cannot map the status board: %s", path, strerror(errno));
         return -1;
     }
-    b->slots = p;
+    b->base = p;
+    b->slots = (cg_board_slot *)((char *)p + sizeof(board_header));
     return 0;
 }
 
 int cg_board_create(cg_board *b, const char *path, int world, char *err, size_t errlen)
 {
-    if (map(b, path, world, O_RDWR | O_CREAT | O_TRUNC, err, errlen) != 0)
+    b->world = world;
+    b->bytes = board_bytes(world);
+    /* a fresh file of our own, never one that was there (O_EXCL), never through a link */
+    if (unlink(path) != 0 && errno != ENOENT) {
+        snprintf(err, errlen, "%s: cannot replace the status board: %s", path, strerror(errno));
         return -1;
-    memset(b->slots, 0, b->bytes);
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot create the status board: %s", path, strerror(errno));
+        return -1;
+    }
+    if (ftruncate(fd, (off_t)b->bytes) != 0) {
+        snprintf(err, errlen, "%s: cannot size the status board: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (map_fd(b, fd, path, err, errlen) != 0)
+        return -1;
+    memset(b->base, 0, b->bytes);
+    board_header *h = b->base;
+    memcpy(h->magic, board_magic, sizeof h->magic);
+    h->world = world;
+    h->slot_size = (int32_t)sizeof(cg_board_slot);
     return 0;
 }
 
 int cg_board_attach(cg_board *b, const char *path, int world, char *err, size_t errlen)
 {
-    return map(b, path, world, O_RDWR, err, errlen);
+    b->world = world;
+    b->bytes = board_bytes(world);
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: cannot open the status board: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    board_header h;
+    bool ours = S_ISREG(st.st_mode) && st.st_uid == geteuid() && (size_t)st.st_size == b->bytes &&
+                pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h && memcmp(h.magic, board_magic, 8) == 0 &&
+                h.world == world && h.slot_size == (int32_t)sizeof(cg_board_slot);
+    if (!ours) {
+        snprintf(err, errlen, "%s: not a status board of this tool for world %d (%lld bytes, expected %zu, "
+                 "with its header)", path, world, (long long)st.st_size, b->bytes);
+        close(fd);
+        return -1;
+    }
+    return map_fd(b, fd, path, err, errlen);
 }
 
 void cg_board_close(cg_board *b)
 {
-    if (b->slots)
-        munmap(b->slots, b->bytes);
+    if (b->base)
+        munmap(b->base, b->bytes);
+    b->base = NULL;
     b->slots = NULL;
     my_slot = NULL;
 }

@@ -25,8 +25,9 @@ typedef struct cg_board_slot {
 
 typedef struct cg_board {
     int world;
-    cg_board_slot *slots;    /* mapped */
-    size_t bytes;
+    cg_board_slot *slots;    /* mapped, after the header */
+    void *base;              /* the mapping (header first) */
+    size_t bytes;            /* of the mapping */
 } cg_board;
 
 /* Create (launcher: zeroed, sized for world) or attach (rank) to the board

@@ -206,8 +206,10 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
     }
     if (o->board_file && cg_board_attach(&board, o->board_file, tp.world, err, sizeof err) == 0)
         cg_board_start_rank(&board, tp.rank);
-    else if (o->board_file)
+    else if (o->board_file) { /* a board that is not ours is bad input, never a SIGBUS later */
         fprintf(stderr, "collgrad-check: %s\n", err);
+        rc = CG_EXIT_USAGE;
+    }
     if (!o->worker && cg_preflight_selection(o, set, tp.world, err, sizeof err) != 0) {
         if (tp.rank == 0) /* every rank finds the same; one says it */
             fprintf(stderr, "collgrad-check: %s\n", err);
