@@ -2,15 +2,24 @@
 #include "stop.h"
 
 #include <signal.h>
+#include <string.h>
 
 static volatile sig_atomic_t stop_signal;
 
 static void on_stop(int sig) { stop_signal = sig; }
 
+/* sigaction, not signal(): under ISO C (-std=c11) glibc's signal() has
+ * System V semantics, one-shot, so a second SIGINT killed the run with its
+ * report unwritten. No SA_RESTART: a wait or sleep in progress returns EINTR
+ * and its loop sees the flag at once. */
 void cg_stop_install(void)
 {
-    signal(SIGINT, on_stop);
-    signal(SIGTERM, on_stop);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 }
 
 int cg_stop_signal(void) { return stop_signal; }

@@ -37,6 +37,7 @@ typedef struct cg_otensor {
                           * dL_k/dx_r, NULL where rank k had no roots */
     double *fd;          /* central difference of per_rank; NULL when not checked */
     int64_t fd_checked;  /* elements checked (a sample for large tensors) */
+    double fd_tolerance; /* relative: |fd - g| <= it (1 + |g|) (fdcheck.c derives it) */
 } cg_otensor;
 
 /* One communication call as the oracle saw it: what a worker needs to know
@@ -58,6 +59,18 @@ typedef enum cg_sim_mode {
     CG_SIM_LOCAL_SLOT,       /* a gather's backward keeps only the rank's own slice */
 } cg_sim_mode;
 
+/* One finite-difference element and what its error is made of (fdcheck.c). */
+typedef struct cg_fd_element {
+    char tensor[64];
+    int rank;
+    int64_t index;
+    double analytic, fd;     /* the oracle's gradient and the central difference */
+    double step;             /* h */
+    double truncation;       /* estimated |h^2 F''' / 6| (Richardson) */
+    double rounding;         /* estimated eps |F| / h */
+    double allowed;          /* the absolute error this element may have */
+} cg_fd_element;
+
 typedef struct cg_oracle {
     int world;
     cg_sim_mode mode;        /* how its collectives differentiate */
@@ -73,8 +86,10 @@ typedef struct cg_oracle {
     /* finite differences */
     bool fd_ran;
     char fd_skip_reason[256];
-    double fd_max_rel_err;
-    double fd_tolerance;
+    double fd_max_rel_err;   /* max |fd - g| / (1 + |g|) */
+    double fd_tolerance;     /* the widest of the tensors' tolerances */
+    bool fd_failed;          /* some element erred past its tensor's tolerance */
+    cg_fd_element fd_worst;  /* the element furthest past (or closest to) its bound */
     int nevents;
     cg_plan_event *events;   /* every communication call, in program order */
 } cg_oracle;

@@ -149,12 +149,12 @@ static void check_fd(const cg_oracle *o, cg_case_result *res)
         return;
     }
     res->fd_status = CG_PASS;
-    /* |fd - g| <= tol (1 + |g|): relative for large g, absolute near 0 */
-    cg_tol tol = {o->fd_tolerance, o->fd_tolerance, CG_F64};
     for (int i = 0; i < o->ntensors; i++) {
         const cg_otensor *t = &o->tensors[i];
         if (!t->fd || t->fd_checked == 0)
             continue;
+        /* |fd - g| <= tol (1 + |g|): relative for large g, absolute near 0; tol from fdcheck.c */
+        cg_tol tol = {t->fd_tolerance, t->fd_tolerance, CG_F64};
         double *e = malloc(((size_t)t->numel + 1) * sizeof *e), *f = malloc(((size_t)t->numel + 1) * sizeof *f);
         int64_t n = 0;
         for (int64_t k = 0; e && f && k < t->numel; k++)
@@ -169,6 +169,16 @@ static void check_fd(const cg_oracle *o, cg_case_result *res)
             res->fd_status = CG_FAIL;
         free(e);
         free(f);
+    }
+    if (res->fd_status == CG_FAIL && !res->fd_note) {
+        const cg_fd_element *w = &o->fd_worst;
+        char note[512];
+        snprintf(note, sizeof note,
+                 "finite difference disagrees at %s[%lld] on rank %d: analytic %.17g, finite difference %.17g "
+                 "(step h = %.3g, estimated truncation %.3g, rounding %.3g, allowed %.3g)",
+                 w->tensor, (long long)w->index, w->rank, w->analytic, w->fd, w->step, w->truncation, w->rounding,
+                 w->allowed);
+        res->fd_note = strdup(note);
     }
 }
 

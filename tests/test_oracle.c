@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expect.h"
 #include "ir.h"
 #include "oracle.h"
 
@@ -145,6 +146,70 @@ START_TEST(one_root_rank)
 }
 END_TEST
 
+/* The finite difference's tolerance grows with the objective (issue 11 item
+ * 11): a constant 1e8 added to the loss leaves every gradient alone but makes
+ * each run's F off by about eps 2e8, so D(h) errs by about eps 2e8 / h = 4e-3
+ * at h = 1e-5, 2.6e-4 relative to g = 16; a fixed 1e-6 failed it. */
+static cg_case *fd_case(const char *offset)
+{
+    char text[256], err[256];
+    snprintf(text, sizeof text, "case fd\nworlds 2\nx = param(ones(3))\ny = all_reduce(x * x, sum)\n"
+             "backward(sum(y * y)%s)\n", offset);
+    cg_case *cs = cg_parse_case("fd.case", text, strlen(text), err, sizeof err);
+    ck_assert_msg(cs != NULL, "%s", err);
+    return cs;
+}
+
+START_TEST(fd_tolerance_scales_with_the_objective)
+{
+    cg_case *cs = fd_case(" + 100000000");
+    cg_oracle *o = cg_oracle_run(cs, 2, true);
+    ck_assert_int_eq(o->status, 0);
+    ck_assert(o->fd_ran);
+    /* dF/dx_r = sum_k 2 y * 2 x = 2 * 2 * 2 * 2 = 16 */
+    check_grad(cg_oracle_find(o, "x", 0)->per_rank, 16.0, 3);
+    ck_assert_msg(!o->fd_failed, "max_rel_err %g tolerance %g", o->fd_max_rel_err, o->fd_tolerance);
+    ck_assert(o->fd_tolerance > 1e-6 && o->fd_tolerance < 1e-2);
+    cg_oracle_free(o);
+    cg_case_free(cs);
+}
+END_TEST
+
+/* A wrong analytic gradient still fails, small objective or large: the
+ * estimates never read g. */
+START_TEST(fd_catches_a_wrong_gradient)
+{
+    const char *offsets[] = {"", " + 100000000"};
+    const double wrong[] = {1.001, 1.1};
+    for (int i = 0; i < 2; i++) {
+        cg_case *cs = fd_case(offsets[i]);
+        cg_oracle *o = cg_oracle_run(cs, 2, false);
+        ck_assert_int_eq(o->status, 0);
+        cg_otensor *x = (cg_otensor *)cg_oracle_find(o, "x", 1);
+        x->per_rank[1] *= wrong[i];
+        ck_assert_int_eq(cg_oracle_fdcheck(cs, o), 0);
+        ck_assert_msg(o->fd_failed, "offset '%s': tolerance %g", offsets[i], o->fd_tolerance);
+        ck_assert_str_eq(o->fd_worst.tensor, "x");
+        ck_assert_int_eq(o->fd_worst.rank, 1);
+        ck_assert_int_eq(o->fd_worst.index, 1);
+        ck_assert_double_eq_tol(o->fd_worst.analytic, 16.0 * wrong[i], 1e-9);
+        ck_assert(o->fd_worst.step > 0 && o->fd_worst.rounding > 0);
+        /* the report says where, and what the arithmetic allowed */
+        cg_report *rep = cg_report_new("oracle-only", NULL, NULL, "cpu");
+        cg_case_result *res = cg_report_add_case(rep, "fd", "fd.case", NULL, 2);
+        cg_check_oracle(cs, o, res);
+        ck_assert_int_eq(res->fd_status, CG_FAIL);
+        ck_assert_ptr_nonnull(res->fd_note);
+        ck_assert_msg(strstr(res->fd_note, "finite difference disagrees at x[1] on rank 1: analytic ") &&
+                          strstr(res->fd_note, "(step h = 1e-05, estimated truncation "),
+                      "%s", res->fd_note);
+        cg_report_free(rep);
+        cg_oracle_free(o);
+        cg_case_free(cs);
+    }
+}
+END_TEST
+
 static Suite *oracle_suite(void)
 {
     Suite *s = suite_create("oracle");
@@ -155,6 +220,8 @@ static Suite *oracle_suite(void)
     tcase_add_test(tc, own_loss_on_request);
     tcase_add_test(tc, own_loss_expectation_fills_it);
     tcase_add_test(tc, one_root_rank);
+    tcase_add_test(tc, fd_tolerance_scales_with_the_objective);
+    tcase_add_test(tc, fd_catches_a_wrong_gradient);
     suite_add_tcase(s, tc);
     return s;
 }
