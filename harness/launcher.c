@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -122,9 +123,14 @@ static pid_t start_job(const launch *L, int world)
     }
     argv[a] = NULL; /* the cases travel in L->cases, never as arguments (write_case_list) */
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
         setpgid(0, 0); /* one group: a timeout kills mpiexec and every rank */
+        /* the launcher killed (even by SIGKILL) takes mpiexec with it, and the
+         * ranks follow their parents (worker_main.c): no orphan spins on */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(127);
         int log = open(L->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         int devnull = open("/dev/null", O_RDONLY);
         if (log >= 0) {
