@@ -105,20 +105,22 @@ static int check_roots(cg_graph *g, cg_tensor *const *roots, int nroots)
     return 0;
 }
 
-/* d(root)/d(root) = 1 for every element; a root named twice is seeded twice.
- * A numel-0 root still gets a pgrad, so its node runs like any other. */
-static int seed_roots(cg_graph *g, cg_tensor *const *roots, int nroots)
+/* d(w root)/d(root) = w for every element (w = 1 without weights); a root
+ * named twice is seeded twice. A numel-0 root still gets a pgrad, so its
+ * node runs like any other. */
+static int seed_roots(cg_graph *g, cg_tensor *const *roots, const double *weights, int nroots)
 {
     for (int r = 0; r < nroots; r++) {
         if (!roots[r])
             continue;
         cg_tensor *t = roots[r];
-        if (!t->pgrad) { /* ones at once, not zeros then + 1 */
-            if (!(t->pgrad = cg_full(g, t->dtype, t->ndim, t->shape, 1.0)))
+        double w = weights ? weights[r] : 1.0;
+        if (!t->pgrad) { /* the seed at once, not zeros then + w */
+            if (!(t->pgrad = cg_full(g, t->dtype, t->ndim, t->shape, w)))
                 return -1;
             continue;
         }
-        if (cg_tensor_add_scalar(g, t->pgrad, 1.0) < 0)
+        if (cg_tensor_add_scalar(g, t->pgrad, w) < 0)
             return -1;
     }
     return 0;
@@ -167,9 +169,14 @@ static void drop_pgrads(cg_graph *g)
 
 int cg_backward(cg_graph *g, cg_tensor *const *roots, int nroots)
 {
+    return cg_backward_weighted(g, roots, NULL, nroots);
+}
+
+int cg_backward_weighted(cg_graph *g, cg_tensor *const *roots, const double *weights, int nroots)
+{
     if (check_roots(g, roots, nroots) < 0)
         return -1;
-    int rc = seed_roots(g, roots, nroots);
+    int rc = seed_roots(g, roots, weights, nroots);
     if (rc == 0)
         rc = run_tape(g);
     if (rc == 0)

@@ -54,6 +54,10 @@ int cg_grad_slot(cg_graph *g, cg_tensor *t, cg_tensor **slot);
  * that does not require grad fails like PyTorch: "element 0 of tensors does
  * not require grad and does not have a grad_fn"). */
 int cg_backward(cg_graph *g, cg_tensor *const *roots, int nroots);
+/* The same pass for sum_i weights[i] * roots[i] (weights NULL: all 1), the
+ * weights applied to the seeds rather than recorded as ops (the oracle's
+ * second pass: oracles/semantics.c). */
+int cg_backward_weighted(cg_graph *g, cg_tensor *const *roots, const double *weights, int nroots);
 
 /* Drop every accumulated .grad (zero_grad()). */
 void cg_zero_grad(cg_graph *g);

@@ -6,7 +6,7 @@
  *   replicated  per_rank / |K|, defined when every L_k has the same gradient
  *               G on the params. Testing that does not need the W per-root
  *               gradients G_k: a SECOND pass of sum_k w_k L_k with weights
- *               w_k = sqrt(p_k) (p_k the k-th prime) gives sum_k w_k G_k,
+ *               w_k = sqrt(p_k) (p_k the k-th prime; seeds, not ops) gives sum_k w_k G_k,
  *               which equals (sum_k w_k / |K|) per_rank exactly when the G_k
  *               agree. The square roots of distinct primes are linearly
  *               independent over the rationals, so no pattern of per-root
@@ -48,22 +48,24 @@ static void read_grads(cg_oracle *o, const cg_sim_run *R, grad_sink sink, void *
     }
 }
 
-/* One backward pass from `roots`, with the graph's earlier grads dropped.
- * 0, or 2 with err. */
-static int pass(const cg_sim_run *R, cg_tensor *const *roots, int n, char *err, size_t errlen)
+/* One backward pass from `roots` (seeded with weight[i], or 1 when weight is
+ * NULL), with the graph's earlier grads dropped. 0, or 2 with err. */
+static int pass(const cg_sim_run *R, cg_tensor *const *roots, const double *weight, int n, char *err,
+                size_t errlen)
 {
     cg_zero_grad(R->g);
-    if (n > 0 && cg_backward(R->g, roots, n) != 0) {
+    if (n > 0 && cg_backward_weighted(R->g, roots, weight, n) != 0) {
         snprintf(err, errlen, "backward: %s", cg_graph_error(R->g));
         return 2;
     }
     return 0;
 }
 
-/* Every rank's roots, each scaled by weight[k] when weight is not NULL (the
- * scaling is recorded in the graph, so the pass seeds w_k instead of 1).
- * Returns a malloc'd array of *n roots, or NULL when out of memory. */
-static cg_tensor **all_roots(const cg_sim_run *R, int world, const double *weight, int *n)
+/* Every rank's roots, and (when rank_weight is not NULL) each root's seed:
+ * its rank's weight. Returns a malloc'd array of *n roots, *seeds set to a
+ * malloc'd array of n weights when asked, or NULL when out of memory. */
+static cg_tensor **all_roots(const cg_sim_run *R, int world, const double *rank_weight, double **seeds,
+                             int *n)
 {
     int total = 0;
     for (int k = 0; k < world; k++) {
@@ -71,19 +73,24 @@ static cg_tensor **all_roots(const cg_sim_run *R, int world, const double *weigh
         total += cg_sim_roots(R->sim, k, &roots);
     }
     cg_tensor **all = calloc((size_t)total + 1, sizeof *all);
+    double *w = rank_weight ? calloc((size_t)total + 1, sizeof *w) : NULL;
+    if (!all || (rank_weight && !w)) {
+        free(all);
+        free(w);
+        return NULL;
+    }
     *n = 0;
-    for (int k = 0; all && k < world; k++) {
+    for (int k = 0; k < world; k++) {
         cg_tensor *const *roots;
         int nk = cg_sim_roots(R->sim, k, &roots);
         for (int i = 0; i < nk; i++) {
-            cg_tensor *t = roots[i];
-            if (weight && !(t = cg_mul(R->g, t, cg_scalar(R->g, CG_F64, weight[k])))) {
-                free(all);
-                return NULL;
-            }
-            all[(*n)++] = t;
+            if (w)
+                w[*n] = rank_weight[k];
+            all[(*n)++] = roots[i];
         }
     }
+    if (seeds)
+        *seeds = w;
     return all;
 }
 
@@ -154,11 +161,13 @@ static int judge_replicated(cg_oracle *o, const cg_sim_run *R, int first_rank, c
             wsum += weight[k];
     }
     int n;
-    cg_tensor **roots = all_roots(R, o->world, weight, &n);
+    double *seeds = NULL;
+    cg_tensor **roots = all_roots(R, o->world, weight, &seeds, &n);
     if (!roots)
         return 3;
-    int rc = pass(R, roots, n, err, errlen);
+    int rc = pass(R, roots, seeds, n, err, errlen);
     free(roots);
+    free(seeds);
     if (rc != 0)
         return rc;
     weighted_cmp w = {wsum / o->nroot_ranks, 0.0, 1.0};
@@ -178,10 +187,10 @@ int cg_oracle_derive(cg_oracle *o, const cg_sim_run *R, char *err, size_t errlen
 {
     int first_rank, n;
     o->nroot_ranks = count_root_ranks(o, R, &first_rank);
-    cg_tensor **roots = all_roots(R, o->world, NULL, &n);
+    cg_tensor **roots = all_roots(R, o->world, NULL, NULL, &n);
     if (!roots)
         return 3;
-    int rc = pass(R, roots, n, err, errlen);
+    int rc = pass(R, roots, NULL, n, err, errlen);
     free(roots);
     if (rc != 0)
         return rc;
@@ -224,7 +233,7 @@ int cg_oracle_derive_per_root(cg_oracle *o, const cg_sim_run *R, char *err, size
             if (!ot->per_root[k] && !(ot->per_root[k] = zeros(ot->numel)))
                 return 3;
         }
-        int rc = pass(R, roots, n, err, errlen);
+        int rc = pass(R, roots, NULL, n, err, errlen);
         if (rc != 0)
             return rc;
         read_grads(o, R, sink_per_root, &k);

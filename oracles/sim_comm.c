@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autograd.h"
 #include "ops.h"
 
 typedef struct msg {
@@ -104,16 +105,39 @@ static int plan_add(cg_sim *s, cg_graph *g, const cg_coll *c, int rank, int tag,
 
 /* ---- collectives --------------------------------------------------------- */
 
+/* d(x_0 + ... + x_{n-1}) / dx_j = 1: each input receives the output's gradient. */
+static int sumn_backward(cg_graph *g, cg_node *n)
+{
+    for (int j = 0; j < n->nin; j++)
+        if (cg_accum_grad(g, n->in[j], n->out->pgrad) < 0)
+            return -1;
+    return 0;
+}
+
+/* x_0 + ... + x_{n-1} as ONE node: a chain of n - 1 adds would keep n - 1
+ * intermediate tensors and their gradients, W N memory per all_reduce for
+ * nothing. Host tensors of one shape and dtype (the oracle's f64). */
+static cg_tensor *sumn(cg_graph *g, cg_tensor *const *xs, int n)
+{
+    cg_tensor *out = cg_tensor_like(g, xs[0]);
+    for (int j = 0; out && j < n; j++)
+        if (cg_tensor_accumulate(g, out, xs[j]) < 0)
+            return NULL;
+    if (out && cg_any_requires_grad(xs, n) && !cg_record(g, "sumn", out, xs, n, sumn_backward))
+        return NULL;
+    return out;
+}
+
 static cg_tensor *reduce_all(cg_graph *g, cg_redop op, cg_tensor *const *xs, int w)
 {
     if (op == CG_RED_MAX)
         return cg_maxn(g, xs, w);
     if (op == CG_RED_MIN)
         return cg_minn(g, xs, w);
-    cg_tensor *acc = xs[0];
-    for (int k = 1; k < w && acc; k++)
-        acc = op == CG_RED_PROD ? cg_mul(g, acc, xs[k]) : cg_add(g, acc, xs[k]);
-    if (acc && w == 1) /* a distinct node even for one rank */
+    cg_tensor *acc = op == CG_RED_PROD ? xs[0] : sumn(g, xs, w); /* sumn: a new node even for one rank */
+    for (int k = 1; op == CG_RED_PROD && k < w && acc; k++)
+        acc = cg_mul(g, acc, xs[k]);
+    if (acc && w == 1 && op == CG_RED_PROD) /* a distinct node even for one rank */
         acc = cg_clone(g, acc);
     if (acc && op == CG_RED_AVG)
         acc = cg_div(g, acc, cg_scalar(g, CG_F64, (double)w));
