@@ -7,6 +7,7 @@
  * launcher records that as the failing job's error, and starts a new job for
  * the jobs that had not run yet, so one bad case costs one case. */
 #include "launcher.h"
+#include "tmpdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,8 +33,8 @@ typedef struct launch {
     const cg_options *o;
     const cg_case_set *set;
     cg_report *rep;
-    char dir[64];            /* private temporary directory */
-    char jobs[96], board[96], results[96], log[96], cases[96];
+    char dir[256];           /* private temporary directory (tmpdir.h) */
+    char jobs[280], board[280], results[280], log[280], cases[280];
     int index, total, worst;
 } launch;
 
@@ -307,18 +308,17 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
 
 static int cleanup_dir(launch *L)
 {
-    const char *files[] = {L->jobs, L->board, L->results, L->log, L->cases};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
-        unlink(files[i]);
-    return rmdir(L->dir);
+    const char *files[] = {"jobs", "board", "results", "log", "cases"};
+    return cg_tmpdir_remove(L->dir, files, (int)(sizeof files / sizeof files[0]));
 }
 
 int cg_run_launcher(const cg_options *o, const cg_case_set *set, cg_report *rep)
 {
     launch L = {.o = o, .set = set, .rep = rep};
-    snprintf(L.dir, sizeof L.dir, "/tmp/collgrad-%s", "XX" "XX" "XX"); /* mkdtemp's template */
-    if (!mkdtemp(L.dir)) {
-        fprintf(stderr, "collgrad-check: cannot create a temporary directory: %s\n", strerror(errno));
+    char err[512];
+    cg_tmpdir_reap_stale(); /* what a launcher killed by SIGKILL left behind */
+    if (cg_tmpdir_create(L.dir, sizeof L.dir, err, sizeof err) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", err);
         return CG_EXIT_INFRA;
     }
     snprintf(L.jobs, sizeof L.jobs, "%s/jobs", L.dir);
