@@ -15,6 +15,7 @@
 #include "explain.h"
 #include "export_ir.h"
 #include "junit.h"
+#include "launch_env.h"
 #include "launcher.h"
 #include "plugin_check.h"
 #include "preflight.h"
@@ -65,7 +66,18 @@ int main(int argc, char **argv)
         free(o.paths);
         return rc;
     }
-    char terr[1024]; /* a report target that cannot be written is refused before any run */
+    char terr[1024];
+    if (!o.worker) { /* rank variables are believed only with a launcher behind them */
+        cg_launch_env env = cg_launch_env_detect(terr, sizeof terr);
+        if (env == CG_LAUNCH_SRUN_NO_MPI) {
+            fprintf(stderr, "collgrad-check: %s\n", terr);
+            free(o.paths);
+            return CG_EXIT_INFRA;
+        }
+        if (env == CG_LAUNCH_STRAY)
+            fprintf(stderr, "collgrad-check: warning: %s\n", terr);
+    }
+    /* a report target that cannot be written is refused before any run */
     if (cg_report_targets_prepare(o.json, o.junit, terr, sizeof terr) != 0) {
         fprintf(stderr, "collgrad-check: %s\n", terr);
         free(o.paths);

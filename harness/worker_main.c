@@ -14,16 +14,13 @@
 #include "terminal.h"
 #include "transport_fault.h"
 #include "worker.h"
+#include "launch_env.h"
 #include "preflight.h"
 
 bool cg_launched_by_mpi(void)
 {
-    static const char *const vars[] = {"PMI_RANK", "PMI_SIZE", "PMIX_RANK", "OMPI_COMM_WORLD_SIZE",
-                                       "MPI_LOCALRANKID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-        if (getenv(vars[i]))
-            return true;
-    return false;
+    char why[512];
+    return cg_launch_env_detect(why, sizeof why) == CG_LAUNCH_RANK; /* launch_env.h says how */
 }
 
 /* "case_index expect_only rules" per line, written by the launcher; the
