@@ -13,7 +13,7 @@
  *              | 'tolerance' (NUM | ('rtol' '=' NUM | 'atol' '=' NUM)+)
  *              | 'seed' INT                          (each at most once)
  *   witem     := INT ['..' INT]                      (sizes 1..64)
- *   on_block  := 'on' expr {',' expr} '{' { [stmt] (';' | NL) } '}'
+ *   on_block  := 'on' expr {',' expr} '{' { [stmt] (';' | NL) } [stmt] '}'
  *   stmt      := NAME {',' NAME} '=' expr
  *              | ('backward' | 'zero_grad' | 'send') '(' args ')'
  *   expect    := 'expect' ('grad' | 'value') '(' NAME ')' ['on' INT {',' INT}]
@@ -371,7 +371,8 @@ static bool parse_block_body(cg_parser *p, cg_stmt *s)
             break;
         }
         cg_stmt *body = parse_statement(p);
-        if (!body || !push_stmt(p, &s->body, &s->nbody, &cap, body) || !end_statement(p))
+        /* the last statement may close the block on its own line: on 0 { send(x, 1) } */
+        if (!body || !push_stmt(p, &s->body, &s->nbody, &cap, body) || (!cg_p_is(p, "}") && !end_statement(p)))
             break;
     }
     p->in_block = false;

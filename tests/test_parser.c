@@ -376,6 +376,19 @@ START_TEST(test_words_keywords_and_indexing)
 }
 END_TEST
 
+/* The README writes rank blocks on one line: the last statement may close
+ * its block (issue 11 item 15). */
+START_TEST(test_one_line_blocks)
+{
+    cg_case *c = parse_ok("case b\nworld 2\nx = ones(1)\non 0 { y = x }\non 1 { z = x; w = z }\non 0 {\n}\n");
+    ck_assert_int_eq(c->nstmts, 4);
+    ck_assert_int_eq(c->stmts[1]->nbody, 1);
+    ck_assert_int_eq(c->stmts[2]->nbody, 2);
+    ck_assert_int_eq(c->stmts[3]->nbody, 0);
+    cg_case_free(c);
+}
+END_TEST
+
 START_TEST(test_expectation_forms)
 {
     cg_case *c = parse_ok("case e\nworlds 2..3\n"
@@ -561,7 +574,7 @@ static const inline_error inline_errors[] = {
     {HDR "x + 1\n", "t.case:4:3: expected '=' or ',', got '+'"},
     {HDR "on 0\n{\n}\n", "t.case:4:5: expected ',' or '{', got end of line"},
     {HDR "on 0 {\ny = x\n", "t.case:6:1: expected '}' to close '{' at 4:6, got end of file"},
-    {HDR "on 0 { y = x }\n", "t.case:4:14: expected end of line, got '}'"},
+    {HDR "on 0 { y = x ) }\n", "t.case:4:14: expected end of line, got unmatched ')'"},
     {HDR "on 0 {\n  world 3\n}\n", "t.case:5:3: expected a statement inside an on-block, got 'world'"},
     {HDR "}\n", "t.case:4:1: expected a statement, got unmatched '}'"},
     {HDR "y = (x]\n", "t.case:4:7: expected ')' to close '(' at 4:5, got ']'"},
@@ -739,6 +752,7 @@ static Suite *parser_suite(void)
     tcase_add_test(valid, test_tuple_assign_and_continuation);
     tcase_add_test(valid, test_words_keywords_and_indexing);
     tcase_add_test(valid, test_expectation_forms);
+    tcase_add_test(valid, test_one_line_blocks);
     tcase_add_loop_test(valid, test_print_roundtrip, 0, 3);
     tcase_add_test(valid, test_print_minimal_parentheses);
     suite_add_tcase(s, valid);
