@@ -34,8 +34,8 @@ sources=(
   harness/ir.c harness/interp.c harness/interp_call.c harness/interp_expr.c harness/tensor.c
   harness/autograd.c harness/ops_elementwise.c harness/ops_matmul.c harness/ops_reduce.c
   harness/ops_shape.c harness/dtype.c harness/rng.c harness/comm.c harness/tensor_math.c
-  harness/cuda_absent.c
-  oracles/oracle.c oracles/fdcheck.c oracles/sim_comm.c
+  harness/cuda_absent.c harness/stop.c
+  oracles/oracle.c oracles/semantics.c oracles/fdcheck.c oracles/sim_comm.c
   tests/fuzz/fuzz_parser.c
 )
 mkdir -p "$build"
