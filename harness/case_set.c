@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,24 +13,53 @@
 
 #include "cli.h"
 
-typedef struct path_list {
+/* The walk's state: the files found, and every directory and file already
+ * taken by (dev, inode), so a symbolic-link loop ends and a case reached by
+ * two paths runs once. Owns paths' strings until cg_case_set_load frees them. */
+typedef struct file_id {
+    dev_t dev;
+    ino_t ino;
+} file_id;
+
+typedef struct walk_state {
     char **p;
     int n, cap;
-} path_list;
+    file_id *seen;
+    size_t nseen, capseen;
+} walk_state;
 
-static int push_path(path_list *l, const char *path)
+static int push_path(walk_state *w, const char *path)
 {
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 64;
-        char **p = realloc(l->p, (size_t)cap * sizeof *p);
+    if (w->n == w->cap) {
+        int cap = w->cap ? 2 * w->cap : 64;
+        char **p = realloc(w->p, (size_t)cap * sizeof *p);
         if (!p)
             return -1;
-        l->p = p;
-        l->cap = cap;
+        w->p = p;
+        w->cap = cap;
     }
-    if (!(l->p[l->n] = strdup(path)))
+    if (!(w->p[w->n] = strdup(path)))
         return -1;
-    l->n++;
+    w->n++;
+    return 0;
+}
+
+/* 1 if (dev, ino) was seen before, 0 after recording it, -1 out of memory.
+ * Linear: a case tree holds hundreds of entries, not millions. */
+static int seen_before(walk_state *w, const struct stat *st)
+{
+    for (size_t i = 0; i < w->nseen; i++)
+        if (w->seen[i].dev == st->st_dev && w->seen[i].ino == st->st_ino)
+            return 1;
+    if (w->nseen == w->capseen) {
+        size_t cap = w->capseen ? 2 * w->capseen : 64;
+        file_id *grown = realloc(w->seen, cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        w->seen = grown;
+        w->capseen = cap;
+    }
+    w->seen[w->nseen++] = (file_id){st->st_dev, st->st_ino};
     return 0;
 }
 
@@ -39,28 +69,82 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* Every *.case file under dir, recursively. 0, or 3 with a message printed. */
-static int walk(path_list *l, const char *dir)
+static void skip_note(const char *path, const char *why)
 {
-    DIR *d = opendir(dir);
+    fprintf(stderr, "collgrad-check: note: %s: %s, skipped\n", path, why);
+}
+
+static int walk_fd(walk_state *w, int dfd, const char *dir);
+
+/* One directory entry: a subdirectory is walked (once, links followed), a
+ * regular *.case file kept (once); a FIFO, socket or device is never opened,
+ * so none can block the walk. 0, or 3 out of memory / on an I/O error. */
+static int walk_entry(walk_state *w, int dfd, const char *dir, const char *name)
+{
+    char path[4096];
+    int len = snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (len < 0 || (size_t)len >= sizeof path) {
+        skip_note(dir, "an entry's path is longer than 4095 bytes");
+        return 0;
+    }
+    bool is_case = ends_with(name, ".case");
+    struct stat st;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return 0; /* gone since readdir */
+    if (S_ISLNK(st.st_mode) && fstatat(dfd, name, &st, 0) != 0) {
+        char why[160];
+        snprintf(why, sizeof why, "a symbolic link that does not resolve (%s)", strerror(errno));
+        skip_note(path, why);
+        return 0;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        int seen = seen_before(w, &st);
+        if (seen != 0) {
+            if (seen > 0)
+                skip_note(path, "a directory already walked (a symbolic-link loop or a second path to it)");
+            return seen < 0 ? CG_EXIT_INFRA : 0;
+        }
+        int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+        if (sub < 0) {
+            fprintf(stderr, "collgrad-check: %s: cannot open directory: %s\n", path, strerror(errno));
+            return CG_EXIT_INFRA;
+        }
+        return walk_fd(w, sub, path);
+    }
+    if (!is_case)
+        return 0;
+    if (!S_ISREG(st.st_mode)) {
+        char why[80];
+        snprintf(why, sizeof why, "%s, not a case file", cg_file_type_name(st.st_mode));
+        skip_note(path, why);
+        return 0;
+    }
+    int seen = seen_before(w, &st);
+    if (seen > 0)
+        return 0; /* the same file by a second path: it runs once */
+    return seen < 0 || push_path(w, path) != 0 ? CG_EXIT_INFRA : 0;
+}
+
+/* Every *.case file under the directory open as dfd (which this closes). */
+static int walk_fd(walk_state *w, int dfd, const char *dir)
+{
+    DIR *d = fdopendir(dfd);
     if (!d) {
         fprintf(stderr, "collgrad-check: %s: cannot open directory: %s\n", dir, strerror(errno));
+        close(dfd);
         return CG_EXIT_INFRA;
     }
     int rc = 0;
     struct dirent *e;
+    errno = 0;
     while (rc == 0 && (e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[4096];
-        struct stat st;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (stat(path, &st) != 0)
-            continue;
-        if (S_ISDIR(st.st_mode))
-            rc = walk(l, path);
-        else if (ends_with(e->d_name, ".case") && push_path(l, path) != 0)
-            rc = CG_EXIT_INFRA;
+        if (e->d_name[0] != '.')
+            rc = walk_entry(w, dirfd(d), dir, e->d_name);
+        errno = 0;
+    }
+    if (rc == 0 && errno != 0) {
+        fprintf(stderr, "collgrad-check: %s: cannot read directory: %s\n", dir, strerror(errno));
+        rc = CG_EXIT_INFRA;
     }
     closedir(d);
     return rc;
@@ -119,7 +203,35 @@ static const char *builtin_cases_dir(void)
     return CG_INSTALLED_CASES_DIR;
 }
 
-static int collect(path_list *l, char *const *paths, int npaths)
+/* A path named on the command line: a directory is walked, a regular file
+ * kept whatever its name; anything else is the user's mistake, exit 2. */
+static int collect_path(walk_state *w, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "collgrad-check: %s: cannot read: %s\n", path, strerror(errno));
+        return CG_EXIT_USAGE;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        if (seen_before(w, &st) != 0)
+            return 0; /* named twice, or inside a directory already walked */
+        int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+        if (dfd < 0) {
+            fprintf(stderr, "collgrad-check: %s: cannot open directory: %s\n", path, strerror(errno));
+            return CG_EXIT_INFRA;
+        }
+        return walk_fd(w, dfd, path);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fprintf(stderr, "collgrad-check: %s: expected a case file or a directory, got %s\n", path,
+                cg_file_type_name(st.st_mode));
+        return CG_EXIT_USAGE;
+    }
+    int seen = seen_before(w, &st);
+    return seen < 0 || (seen == 0 && push_path(w, path) != 0) ? CG_EXIT_INFRA : 0;
+}
+
+static int collect(walk_state *w, char *const *paths, int npaths)
 {
     char *dflt[1];
     if (npaths == 0) {
@@ -128,30 +240,25 @@ static int collect(path_list *l, char *const *paths, int npaths)
         npaths = 1;
     }
     for (int i = 0; i < npaths; i++) {
-        struct stat st;
-        if (stat(paths[i], &st) != 0) {
-            fprintf(stderr, "collgrad-check: %s: cannot read: %s\n", paths[i], strerror(errno));
-            return CG_EXIT_USAGE;
-        }
-        size_t before = (size_t)l->n;
-        int rc = S_ISDIR(st.st_mode) ? walk(l, paths[i]) : push_path(l, paths[i]) ? CG_EXIT_INFRA : 0;
+        size_t before = (size_t)w->n;
+        int rc = collect_path(w, paths[i]);
         if (rc != 0)
             return rc;
-        qsort(l->p + before, (size_t)l->n - before, sizeof *l->p, cmp_str);
+        qsort(w->p + before, (size_t)w->n - before, sizeof *w->p, cmp_str);
     }
     return 0;
 }
 
-int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths)
+int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths, size_t max_case_bytes)
 {
     memset(set, 0, sizeof *set);
-    path_list l = {0};
+    walk_state l = {0};
     int rc = collect(&l, paths, npaths);
     if (rc == 0 && !(set->cases = calloc((size_t)l.n + 1, sizeof *set->cases)))
         rc = CG_EXIT_INFRA;
     for (int i = 0; rc != CG_EXIT_INFRA && set->cases && i < l.n; i++) {
         char err[CG_ERR_LEN];
-        cg_case *c = cg_load_case(l.p[i], err, sizeof err);
+        cg_case *c = cg_load_case(l.p[i], max_case_bytes, err, sizeof err);
         if (c) {
             set->cases[set->n++] = c;
             continue;
@@ -168,10 +275,11 @@ int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths)
     for (int i = 0; i < l.n; i++)
         free(l.p[i]);
     free(l.p);
+    free(l.seen);
     return rc;
 }
 
-int cg_case_set_load_list(cg_case_set *set, const char *list_file)
+int cg_case_set_load_list(cg_case_set *set, const char *list_file, size_t max_case_bytes)
 {
     memset(set, 0, sizeof *set);
     FILE *f = fopen(list_file, "r");
@@ -184,7 +292,7 @@ int cg_case_set_load_list(cg_case_set *set, const char *list_file)
     int rc = 0;
     while (rc == 0 && getdelim(&line, &cap, '\0', f) > 0) {
         char err[CG_ERR_LEN];
-        cg_case *c = cg_load_case(line, err, sizeof err);
+        cg_case *c = cg_load_case(line, max_case_bytes, err, sizeof err);
         cg_case **grown = c ? realloc(set->cases, (size_t)(set->n + 2) * sizeof *grown) : NULL;
         if (!c || !grown) {
             fprintf(stderr, "collgrad-check: %s no longer loads (changed during the run?): %s\n", line,

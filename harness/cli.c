@@ -41,6 +41,8 @@ void cg_print_usage(FILE *f)
             "                    and which rule sets agree (runs each rule set over MPI)\n"
             "  --json FILE       write the JSON report (schema collgrad-check/report/1)\n"
             "  --no-fd           skip the finite-difference check of the oracle\n"
+            "  --max-case-bytes N  the largest case file read, in bytes or with a K, M or G\n"
+            "                    suffix (default 4M); a larger one is a bad case file\n"
             "  --list            list the cases and their world sizes, run nothing\n"
             "  --verbose         print every check, not only failing ones\n"
             "  --help            this text\n"
@@ -57,6 +59,21 @@ static int usage_error(const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\nTry 'collgrad-check --help'.\n");
     return CG_EXIT_USAGE;
+}
+
+int cg_parse_byte_count(const char *s, size_t *out)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = *end == 'K' || *end == 'k' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (shift)
+        end++;
+    if (*end != '\0' || v == 0 || v > (1ULL << 40) >> shift)
+        return -1;
+    *out = (size_t)(v << shift);
+    return 0;
 }
 
 static int parse_world(const char *s, int *out)
@@ -85,7 +102,7 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
         static const char *const valued[] = {"--json", "--world", "--junit", "--rules", "--transport",
                                              "--timeout", "--inject", "--jobs", "--board", "--results", "--case-list",
                                              "--explain", "--device", "--backend", "--torch-backend",
-                                             "--python"};
+                                             "--python", "--max-case-bytes"};
         bool takes_value = false;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
             takes_value |= strcmp(a, valued[k]) == 0;
@@ -147,6 +164,10 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
             o->timeout = strtod(val, &end);
             if (*end || !(o->timeout > 0) || o->timeout > 86400)
                 return usage_error("expected seconds in (0, 86400] after --timeout, got '%s'", val);
+        } else if (strcmp(a, "--max-case-bytes") == 0) {
+            if (cg_parse_byte_count(val, &o->max_case_bytes) != 0)
+                return usage_error("expected a byte count (digits, optionally K, M or G) after --max-case-bytes, "
+                                   "got '%s'", val);
         } else if (strcmp(a, "--world") == 0) {
             if (parse_world(val, &o->world) != 0)
                 return usage_error("expected a world size in 1..64 after --world, got '%s'", val);

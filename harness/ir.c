@@ -3,9 +3,12 @@
 #include "parse_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- built-in functions -------------------------------------------------- */
 
@@ -155,41 +158,92 @@ static cg_case *cannot_read(const char *path, int errnum, char *err, size_t errl
     return NULL;
 }
 
-/* The whole file into *buf (not NUL-terminated); 0 or an errno value. */
-static int read_all(FILE *f, char **buf, size_t *len)
+/* What a file that is not a case file is, for the message. */
+const char *cg_file_type_name(mode_t mode)
 {
-    size_t cap = 0;
-    *buf = NULL;
+    return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket"
+         : S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device"
+         : S_ISLNK(mode) ? "a symbolic link" : S_ISREG(mode) ? "a regular file" : "not a regular file";
+}
+
+static cg_case *too_big(const char *path, size_t max_bytes, char *err, size_t errlen)
+{
+    if (err && errlen)
+        snprintf(err, errlen,
+                 "%s: expected a case file of at most %zu bytes (the limit; raise it with --max-case-bytes), "
+                 "got more",
+                 path, max_bytes);
+    return NULL;
+}
+
+/* At most max_bytes + 1 bytes of fd into *buf (not NUL-terminated): one more
+ * than the limit tells a file that grew past it since fstat. 0 or an errno. */
+static int read_bounded(int fd, size_t max_bytes, size_t size_hint, char **buf, size_t *len)
+{
+    size_t cap = (size_hint < max_bytes ? size_hint : max_bytes) + 1;
     *len = 0;
-    for (;;) {
+    if (!(*buf = malloc(cap)))
+        return ENOMEM;
+    while (*len <= max_bytes) {
         if (*len == cap) {
-            char *grown = cap > ((size_t)-1) / 4 ? NULL : realloc(*buf, cap ? cap * 2 : 4096);
+            size_t want = cap > max_bytes / 2 ? max_bytes + 1 : 2 * cap;
+            char *grown = realloc(*buf, want);
             if (!grown)
                 return ENOMEM;
             *buf = grown;
-            cap = cap ? cap * 2 : 4096;
+            cap = want;
         }
-        size_t n = fread(*buf + *len, 1, cap - *len, f);
-        *len += n;
+        ssize_t n = read(fd, *buf + *len, cap - *len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno;
         if (n == 0)
-            return ferror(f) ? (errno ? errno : EIO) : 0;
+            break;
+        *len += (size_t)n;
     }
+    return 0;
 }
 
-cg_case *cg_load_case(const char *path, char *err, size_t errlen)
+/* Opened without following into a FIFO's wait (O_NONBLOCK) and refused
+ * unless it is a regular file: a case path is untrusted, and a FIFO, a
+ * device or /dev/zero would block or never end. The size is checked twice:
+ * by fstat before anything is allocated, and by the bounded read. */
+cg_case *cg_load_case(const char *path, size_t max_bytes, char *err, size_t errlen)
 {
-    errno = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    if (max_bytes == 0)
+        max_bytes = CG_DEFAULT_MAX_CASE_BYTES;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
         return cannot_read(path, errno, err, errlen);
-    char *buf;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return cannot_read(path, e, err, errlen);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        if (err && errlen)
+            snprintf(err, errlen, "%s: expected a case file, got %s", path, cg_file_type_name(st.st_mode));
+        return NULL;
+    }
+    if ((unsigned long long)st.st_size > max_bytes) {
+        close(fd);
+        return too_big(path, max_bytes, err, errlen);
+    }
+    char *buf = NULL;
     size_t len;
-    int rc = read_all(f, &buf, &len);
-    if (fclose(f) != 0 && rc == 0)
-        rc = errno ? errno : EIO;
+    int rc = read_bounded(fd, max_bytes, (size_t)st.st_size, &buf, &len);
+    if (close(fd) != 0 && rc == 0)
+        rc = errno;
     if (rc != 0) {
         free(buf);
         return cannot_read(path, rc, err, errlen);
+    }
+    if (len > max_bytes) {
+        free(buf);
+        return too_big(path, max_bytes, err, errlen);
     }
     cg_case *c = cg_parse_case(path, buf, len, err, errlen);
     free(buf);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "tensor.h"
 
@@ -132,9 +133,18 @@ typedef struct cg_case {
  * (never longer than errlen). Never crashes on any input bytes. */
 cg_case *cg_parse_case(const char *file, const char *text, size_t len, char *err, size_t errlen);
 
-/* Read and parse a file. NULL with err "file: cannot read: <strerror>" or a
- * parse error. */
-cg_case *cg_load_case(const char *path, char *err, size_t errlen);
+/* The default of --max-case-bytes: far above any case written by hand or
+ * generated with value lists, far below what would strain a rank's memory. */
+#define CG_DEFAULT_MAX_CASE_BYTES ((size_t)4 << 20)
+
+/* Read and parse a regular file of at most max_bytes bytes (0: the default),
+ * never blocking on a FIFO or device and never reading past the limit. NULL
+ * with err "file: cannot read: <strerror>", "file: expected a case file, got
+ * a FIFO", "file: expected a case file of at most N bytes ...", or a parse
+ * error. */
+cg_case *cg_load_case(const char *path, size_t max_bytes, char *err, size_t errlen);
+/* "a FIFO", "a directory", ...: what a path that is not a case file is. */
+const char *cg_file_type_name(mode_t mode);
 
 void cg_case_free(cg_case *c);
 

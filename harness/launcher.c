@@ -91,7 +91,7 @@ static int write_jobs(const launch *L, const cg_job *jobs, int n)
 /* argv for: mpiexec -n W <self> --worker --jobs J --board B --results R <options> <paths> */
 static pid_t start_job(const launch *L, int world)
 {
-    char self[PATH_MAX], wbuf[16], tbuf[32];
+    char self[PATH_MAX], wbuf[16], tbuf[32], mbuf[32];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0)
         return -1;
@@ -117,6 +117,11 @@ static pid_t start_job(const launch *L, int world)
     if (L->o->inject) {
         argv[a++] = "--inject";
         argv[a++] = L->o->inject;
+    }
+    if (L->o->max_case_bytes) {
+        snprintf(mbuf, sizeof mbuf, "%zu", L->o->max_case_bytes);
+        argv[a++] = "--max-case-bytes";
+        argv[a++] = mbuf;
     }
     if (L->o->world) {
         argv[a++] = "--world";
