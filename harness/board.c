@@ -136,6 +136,7 @@ static void on_transport_call(const cg_tp *tp, cg_tp_entry e, int entering)
         my_slot->seq = tp->seq;
         my_slot->backward = tp->backward;
         my_slot->since = now();
+        my_slot->injected = 1;
         if (inject.kind == 2)
             exit(7); /* recorded by the atexit handler below */
         for (;;)

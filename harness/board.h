@@ -18,6 +18,7 @@ enum { CG_RANK_IDLE, CG_RANK_RUNNING, CG_RANK_DONE, CG_RANK_EXITED, CG_RANK_SIGN
 typedef struct cg_board_slot {
     int32_t pid, state, job, exit_code, signal_no;
     int32_t in_call, seq, backward, ordinal;
+    int32_t injected;        /* --inject hang/exit fired on this rank */
     char entry[24];
     char case_name[96];
     double since;            /* CLOCK_MONOTONIC seconds when in_call began */

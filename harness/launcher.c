@@ -299,6 +299,8 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
                      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
                      ranks[0] ? ranks : "no rank reported", log_line[0] ? "; last output: " : "", log_line);
         }
+        for (int r = 0; r < w; r++) /* hang and exit faults that fired (injection.h) */
+            L->rep->injected += board.slots[r].injected != 0;
         cg_board_close(&board);
         start += done;
         if (start < n) {

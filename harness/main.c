@@ -14,6 +14,7 @@
 #include "device.h"
 #include "explain.h"
 #include "export_ir.h"
+#include "injection.h"
 #include "junit.h"
 #include "launch_env.h"
 #include "launcher.h"
@@ -148,6 +149,7 @@ int main(int argc, char **argv)
                : o.backend     ? cg_run_pytorch(&o, &set, rep)
                                : cg_run_launcher(&o, &set, rep);
         cg_term_summary(stdout, rep, cg_now() - t0);
+        rc = cg_injection_verdict(&o, rep, rc); /* a self-test that injected nothing fails */
         char err[1024];
         if (o.json && cg_report_write_json(rep, o.json, err, sizeof err) != 0) {
             fprintf(stderr, "collgrad-check: %s\n", err);

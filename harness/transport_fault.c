@@ -8,6 +8,7 @@
  * apply on every rank. Hangs and early exits live in board.c. */
 #include "transport_fault.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,14 @@ static const char *const kind_names[] = {
 };
 
 static char current_case[96];
+static double current_rtol, current_atol;
 
-void cg_fault_set_case(const char *name) { snprintf(current_case, sizeof current_case, "%s", name); }
+void cg_fault_set_case(const char *name, double rtol, double atol)
+{
+    snprintf(current_case, sizeof current_case, "%s", name);
+    current_rtol = rtol;
+    current_atol = atol;
+}
 
 int cg_fault_parse(const char *spec, cg_fault *f, char *err, size_t errlen)
 {
@@ -64,6 +71,7 @@ typedef struct fault_inst {
     int rank, world;
     void *scratch;
     size_t scratch_bytes;
+    long injected;        /* calls this rank's fault changed, since cg_fault_take_count */
 } fault_inst;
 
 static fault_inst the_fault; /* one wrapped transport per process */
@@ -78,21 +86,49 @@ static bool active(const fault_inst *fi, cg_fault_kind k, bool on_every_rank)
 
 static size_t esize(cgt_dtype dt) { return dt == CGT_F64 ? 8 : dt == CGT_F32 ? 4 : 2; }
 
-/* Flip the top significand bit of element 0: a change of a quarter to a half
- * of the value, far outside any tolerance (a low bit could hide in it). */
-static void flip(void *buf, size_t count, cgt_dtype dt)
-{
-    if (!count)
-        return;
-    unsigned char *p = buf;
-    int bit = dt == CGT_F64 ? 51 : dt == CGT_F32 ? 22 : dt == CGT_BF16 ? 6 : 9;
-    p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
-}
-
 static double get(const void *b, size_t i, cgt_dtype dt)
 {
     cg_tensor t = {.dtype = (cg_dtype)dt, .data = (void *)b};
     return cg_get(&t, (int64_t)i);
+}
+
+/* Whether old -> new is a change the checker can see: beyond the running
+ * case's tolerance (a wrong_sum of 1 on 2e10 rounds away in f32 and hides
+ * inside rtol in f64; a bit flipped in 0.0 makes a subnormal that atol
+ * absorbs). Only such changes count as injected. */
+static bool material(double old, double new)
+{
+    if (isnan(old) != isnan(new))
+        return true;
+    return fabs(new - old) > current_rtol * fabs(old) + current_atol;
+}
+
+static void count_if(fault_inst *fi, bool changed)
+{
+    if (changed)
+        fi->injected++;
+}
+
+/* Flip the top significand bit of element 0: a change of a quarter to a half
+ * of the value, far outside any tolerance (a low bit could hide in it). */
+static void flip(fault_inst *fi, void *buf, size_t count, cgt_dtype dt)
+{
+    if (!count || !buf)
+        return;
+    double old = get(buf, 0, dt);
+    unsigned char *p = buf;
+    int bit = dt == CGT_F64 ? 51 : dt == CGT_F32 ? 22 : dt == CGT_BF16 ? 6 : 9;
+    p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
+    count_if(fi, material(old, get(buf, 0, dt)));
+}
+
+static bool all_zero_bytes(const void *buf, size_t bytes)
+{
+    const unsigned char *p = buf;
+    for (size_t i = 0; i < bytes; i++)
+        if (p[i])
+            return false;
+    return true;
 }
 
 static void set(void *b, size_t i, cgt_dtype dt, double v)
@@ -106,13 +142,22 @@ static void corrupt_reduction(fault_inst *fi, void *recv, size_t count, cgt_dtyp
 {
     if (!recv || !count)
         return;
-    if (active(fi, CG_FAULT_WRONG_SUM, false))
-        set(recv, 0, dt, get(recv, 0, dt) + 1.0);
-    if (active(fi, CG_FAULT_SCALE_WORLD, false))
-        for (size_t i = 0; i < count; i++)
-            set(recv, i, dt, get(recv, i, dt) * fi->world);
+    if (active(fi, CG_FAULT_WRONG_SUM, false)) {
+        double old = get(recv, 0, dt);
+        set(recv, 0, dt, old + 1.0);
+        count_if(fi, material(old, get(recv, 0, dt)));
+    }
+    if (active(fi, CG_FAULT_SCALE_WORLD, false)) {
+        bool changed = false;
+        for (size_t i = 0; i < count; i++) {
+            double old = get(recv, i, dt);
+            set(recv, i, dt, old * fi->world);
+            changed |= material(old, get(recv, i, dt));
+        }
+        count_if(fi, changed);
+    }
     if (active(fi, CG_FAULT_BIT_FLIP, false))
-        flip(recv, count, dt);
+        flip(fi, recv, count, dt);
 }
 
 /* A zeroed copy of send, standing in for the dropped rank's contribution. */
@@ -121,6 +166,7 @@ static const void *maybe_dropped(fault_inst *fi, const void *send, size_t count,
     if (!active(fi, CG_FAULT_DROP_RANK, false) || !send)
         return send;
     size_t bytes = count * esize(dt);
+    count_if(fi, !all_zero_bytes(send, bytes)); /* zeros dropped are zeros sent */
     if (bytes > fi->scratch_bytes) {
         void *p = realloc(fi->scratch, bytes);
         if (!p)
@@ -134,19 +180,32 @@ static const void *maybe_dropped(fault_inst *fi, const void *send, size_t count,
 
 /* wrong_dtype_size: the transport thinks elements are half as big, so it
  * moves half the bytes of every buffer (on every rank, to stay in step). */
-static size_t sized(fault_inst *fi, size_t count) { return active(fi, CG_FAULT_DTYPE_SIZE, true) ? count / 2 : count; }
+static size_t sized(fault_inst *fi, size_t count)
+{
+    if (!active(fi, CG_FAULT_DTYPE_SIZE, true))
+        return count;
+    count_if(fi, count > 0);
+    return count / 2;
+}
 
 static int root_of(fault_inst *fi, int root)
 {
-    return active(fi, CG_FAULT_WRONG_ROOT, true) ? (root + 1) % fi->world : root;
+    if (!active(fi, CG_FAULT_WRONG_ROOT, true))
+        return root;
+    count_if(fi, fi->world > 1); /* at W=1 root + 1 is the root again */
+    return (root + 1) % fi->world;
 }
 
 static const size_t *counts_of(fault_inst *fi, const size_t *counts, size_t *buf)
 {
     if (!active(fi, CG_FAULT_DTYPE_SIZE, true))
         return counts;
-    for (int r = 0; r < fi->world; r++)
+    bool changed = false;
+    for (int r = 0; r < fi->world; r++) {
         buf[r] = counts[r] / 2;
+        changed |= counts[r] > 0;
+    }
+    count_if(fi, changed);
     return buf;
 }
 
@@ -157,6 +216,7 @@ static void swap_blocks(fault_inst *fi, void *recv, const size_t *counts, cgt_dt
         return;
     size_t n = counts[0] < counts[1] ? counts[0] : counts[1], es = esize(dt);
     unsigned char *a = recv, *b = a + counts[0] * es, tmp[8];
+    count_if(fi, n > 0 && memcmp(a, b, n * es) != 0); /* equal blocks swapped are the same bytes */
     for (size_t i = 0; i < n * es; i += es) {
         memcpy(tmp, a + i, es);
         memcpy(a + i, b + i, es);
@@ -183,9 +243,10 @@ static int f_all_reduce(cg_transport *t, const void *send, void *recv, size_t co
     fault_inst *fi = INST(t);
     const void *s = send;
     if (active(fi, CG_FAULT_DROP_RANK, false)) { /* the rank contributes zeros */
-        if (send == recv)
+        if (send == recv) {
+            count_if(fi, !all_zero_bytes(recv, count * esize(dt)));
             memset(recv, 0, count * esize(dt));
-        else
+        } else
             s = maybe_dropped(fi, send, count, dt);
     }
     int rc = fi->inner->all_reduce(fi->in, s, recv, sized(fi, count), dt, op);
@@ -201,7 +262,7 @@ static int f_all_gather(cg_transport *t, const void *send, void *recv, const siz
                                    counts_of(fi, counts, buf), dt);
     swap_blocks(fi, recv, counts, dt);
     if (active(fi, CG_FAULT_BIT_FLIP, false))
-        flip(recv, total(counts, fi->world), dt);
+        flip(fi, recv, total(counts, fi->world), dt);
     return rc;
 }
 
@@ -221,7 +282,7 @@ static int f_broadcast(cg_transport *t, void *buf, size_t count, cgt_dtype dt, i
     fault_inst *fi = INST(t);
     int rc = fi->inner->broadcast(fi->in, buf, sized(fi, count), dt, root_of(fi, root));
     if (active(fi, CG_FAULT_BIT_FLIP, false))
-        flip(buf, count, dt);
+        flip(fi, buf, count, dt);
     return rc;
 }
 
@@ -246,7 +307,7 @@ static int f_gather(cg_transport *t, const void *send, void *recv, const size_t 
     if (fi->rank == r) {
         swap_blocks(fi, recv, counts, dt);
         if (active(fi, CG_FAULT_BIT_FLIP, false))
-            flip(recv, total(counts, fi->world), dt);
+            flip(fi, recv, total(counts, fi->world), dt);
     }
     return rc;
 }
@@ -257,7 +318,7 @@ static int f_scatter(cg_transport *t, const void *send, void *recv, const size_t
     size_t buf[64];
     int rc = fi->inner->scatter(fi->in, send, recv, counts_of(fi, counts, buf), dt, root_of(fi, root));
     if (active(fi, CG_FAULT_BIT_FLIP, false))
-        flip(recv, counts[fi->rank], dt);
+        flip(fi, recv, counts[fi->rank], dt);
     return rc;
 }
 
@@ -270,7 +331,7 @@ static int f_all_to_all(cg_transport *t, const void *send, const size_t *sendcou
                                    counts_of(fi, sendcounts, sbuf), recv, counts_of(fi, recvcounts, rbuf), dt);
     swap_blocks(fi, recv, recvcounts, dt);
     if (active(fi, CG_FAULT_BIT_FLIP, false))
-        flip(recv, total(recvcounts, fi->world), dt);
+        flip(fi, recv, total(recvcounts, fi->world), dt);
     return rc;
 }
 
@@ -285,7 +346,7 @@ static int f_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int pe
     fault_inst *fi = INST(t);
     int rc = fi->inner->recv(fi->in, buf, count, dt, peer, tag);
     if (active(fi, CG_FAULT_BIT_FLIP, false))
-        flip(buf, count, dt);
+        flip(fi, buf, count, dt);
     return rc;
 }
 
@@ -301,7 +362,7 @@ static cg_transport_ops fault_ops = {
 
 void cg_fault_install(cg_tp *tp, const cg_fault *f)
 {
-    the_fault = (fault_inst){tp->ops, tp->inst, *f, tp->rank, tp->world, NULL, 0};
+    the_fault = (fault_inst){tp->ops, tp->inst, *f, tp->rank, tp->world, NULL, 0, 0};
     fault_ops.version = tp->ops->version;
     fault_ops.caps = tp->ops->caps;
     tp->ops = &fault_ops;
@@ -316,4 +377,11 @@ void cg_fault_uninstall(cg_tp *tp)
     tp->inst = the_fault.in;
     free(the_fault.scratch);
     the_fault.scratch = NULL;
+}
+
+long cg_fault_take_count(void)
+{
+    long n = the_fault.injected;
+    the_fault.injected = 0;
+    return n;
 }

@@ -30,7 +30,14 @@ int cg_fault_parse(const char *spec, cg_fault *f, char *err, size_t errlen);
 void cg_fault_install(cg_tp *tp, const cg_fault *f);
 void cg_fault_uninstall(cg_tp *tp);
 
-/* The case now running (for the CASE filter). */
-void cg_fault_set_case(const char *name);
+/* How many calls on this rank the fault changed visibly since the last
+ * call (a value moved beyond the case's tolerance, blocks that differ, a
+ * root that moved); a spec that changed nothing tested nothing
+ * (injection.h). */
+long cg_fault_take_count(void);
+
+/* The case now running (for the CASE filter) and the tolerance its checks
+ * use (what a visible change is). */
+void cg_fault_set_case(const char *name, double rtol, double atol);
 
 #endif

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "board.h"
+#include "expect.h"
+#include "injection.h"
 #include "junit.h"
 #include "report_json.h"
 #include "runner.h"
@@ -125,13 +127,24 @@ static int deliver(const cg_options *o, cg_report *rep, cg_case_result *res, int
     return 0;
 }
 
+/* A data fault's count of visible changes in the job just run, every
+ * rank's summed on rank 0 over plain MPI (the transport under test is the
+ * faulty one). 0, or -1 when MPI fails. */
+static int sum_injected(long *total)
+{
+    long mine = cg_fault_take_count();
+    *total = 0;
+    return MPI_Reduce(&mine, total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+}
+
 static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *jobs, int njobs, cg_tp *tp,
-                    cg_tp *trusted, cg_report *rep, int *worst)
+                    cg_tp *trusted, bool data_fault, cg_report *rep, int *worst)
 {
     for (int i = 0; i < njobs; i++) {
         const cg_case *cs = set->cases[jobs[i].case_index];
         cg_board_job(i, cs->name);
-        cg_fault_set_case(cs->name);
+        cg_tol tol = cg_case_tol(cs, cg_tol_for(cs->dtype));
+        cg_fault_set_case(cs->name, tol.rtol, tol.atol);
         tp->ncoll = 0;
         cg_case_result *res = NULL;
         if (tp->rank == 0) {
@@ -146,6 +159,11 @@ static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *j
         if (cg_worker_job(cs, &jobs[i], tp, trusted, cg_device_of(o), !o->no_fd, res, &eclass) != 0)
             return -1;
         alarm(0);
+        long injected = 0;
+        if (data_fault && sum_injected(&injected) != 0)
+            return -1;
+        if (res && data_fault)
+            res->injected = injected;
         if (res) {
             cg_case_finish(res);
             res->duration_s = cg_now() - t0;
@@ -162,7 +180,7 @@ static int finish_direct(const cg_options *o, cg_report *rep, double t0, int wor
 {
     cg_report_count(rep);
     cg_term_summary(stdout, rep, cg_now() - t0);
-    int rc = cg_exit_status(rep, worst);
+    int rc = cg_injection_verdict(o, rep, cg_exit_status(rep, worst));
     char err[1024];
     if (o->json && cg_report_write_json(rep, o->json, err, sizeof err) != 0) {
         fprintf(stderr, "collgrad-check: %s\n", err);
@@ -245,7 +263,7 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
             trusted = &own_mpi;
         }
     }
-    if (rc == 0 && run_jobs(o, set, jobs, njobs, &tp, trusted, rep, &worst) != 0) {
+    if (rc == 0 && run_jobs(o, set, jobs, njobs, &tp, trusted, data_fault == 0, rep, &worst) != 0) {
         fprintf(stderr, "collgrad-check: rank %d: out of memory or MPI failure\n", tp.rank);
         rc = CG_EXIT_INFRA;
     }

@@ -94,6 +94,8 @@ static cJSON *case_json(const cg_case_result *c)
         add_text(o, "message", c->message);
     if (c->status == CG_ERROR)
         cJSON_AddNumberToObject(o, "error_class", c->error_class);
+    if (c->injected >= 0)
+        cJSON_AddNumberToObject(o, "injected", (double)c->injected);
     cJSON *rep = cJSON_AddObjectToObject(o, "replicated");
     if (rep) {
         cJSON_AddBoolToObject(rep, "defined", c->replicated_defined);
@@ -160,6 +162,15 @@ static cJSON *report_json(const cg_report *r)
                               r->framework.backend, r->framework.python, r->framework.isolation};
         for (size_t i = 0; fw && i < sizeof keys / sizeof keys[0]; i++)
             add_string_or_null(fw, keys[i], vals[i]);
+    }
+    if (r->inject_spec) { /* --inject: what the self-test injected */
+        cJSON *inj = cJSON_AddObjectToObject(o, "injection");
+        if (inj) {
+            add_text(inj, "spec", r->inject_spec);
+            cJSON_AddNumberToObject(inj, "count", (double)r->injected);
+            cJSON_AddStringToObject(inj, "status", r->injected > 0 ? "injected" : "injected nothing");
+            add_string_or_null(inj, "reason", r->inject_reason);
+        }
     }
     cJSON *cases = cJSON_AddArrayToObject(o, "cases");
     for (int i = 0; cases && i < r->ncases; i++)

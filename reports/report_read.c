@@ -125,6 +125,7 @@ int cg_case_from_json_line(cg_report *r, const char *line)
         cg_case_set_rules(c, cg_json_str(o, "rules"));
         c->duration_s = cg_json_num(o, "duration_s", 0);
         c->error_class = (int)cg_json_num(o, "error_class", 0);
+        c->injected = (long)cg_json_num(o, "injected", -1);
         const char *m = cg_json_str(o, "message");
         c->message = m ? strdup(m) : NULL;
         const cJSON *rep = cJSON_GetObjectItemCaseSensitive(o, "replicated");

@@ -79,6 +79,8 @@ static void framework_free(cg_framework *f)
 void cg_report_set_framework(cg_report *r, const cg_framework *f)
 {
     framework_free(&r->framework);
+    free(r->inject_spec);
+    free(r->inject_reason);
     r->framework = (cg_framework){dup_or_null(f->name), dup_or_null(f->version), dup_or_null(f->api),
                                   dup_or_null(f->backend), dup_or_null(f->python),
                                   dup_or_null(f->isolation)};
@@ -129,7 +131,18 @@ void cg_report_free(cg_report *r)
     free(r->rules);
     free(r->device);
     framework_free(&r->framework);
+    free(r->inject_spec);
+    free(r->inject_reason);
     free(r);
+}
+
+void cg_report_set_injection(cg_report *r, const char *spec, long injected, const char *reason)
+{
+    free(r->inject_spec);
+    free(r->inject_reason);
+    r->inject_spec = dup_or_null(spec);
+    r->injected = injected;
+    r->inject_reason = dup_or_null(reason);
 }
 
 cg_case_result *cg_report_add_case(cg_report *r, const char *name, const char *file,
@@ -150,6 +163,7 @@ cg_case_result *cg_report_add_case(cg_report *r, const char *name, const char *f
     c->source = dup_or_null(source);
     c->world = world;
     c->fd_status = CG_SKIP;
+    c->injected = -1;
     return c;
 }
 

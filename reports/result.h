@@ -60,6 +60,7 @@ typedef struct cg_case_result {
     int ndiag;
     char **diag_matches;
     char *diag_explanation, *diag_see;
+    long injected;       /* --inject: the calls the fault changed, every rank summed; -1 none */
 } cg_case_result;
 
 /* The real framework a run measured (--backend pytorch:API); every field
@@ -77,6 +78,11 @@ typedef struct cg_report {
     char *mode;          /* "oracle-only" or "distributed" */
     char *transport, *rules, *device;
     cg_framework framework;
+    /* --inject: the spec, how many calls it changed in the whole run, and
+     * why it changed none (a spec that injected nothing tested nothing) */
+    char *inject_spec;
+    long injected;
+    char *inject_reason;
     int ncases, capcases;
     cg_case_result *cases;
     int passed, failed, errors, skipped;
@@ -96,6 +102,9 @@ void cg_case_set_diagnosis(cg_case_result *c, const char *const *matches, int n,
                            const char *see);
 /* Record the framework a run measured (every string copied; NULLs allowed). */
 void cg_report_set_framework(cg_report *r, const cg_framework *f);
+/* Record the run's --inject verdict (strings copied; reason NULL when it
+ * injected something). */
+void cg_report_set_injection(cg_report *r, const char *spec, long injected, const char *reason);
 /* Set the rule set a job ran under (copied). */
 void cg_case_set_rules(cg_case_result *c, const char *rules);
 /* Compare and append a check; returns it, or NULL on OOM. n may be 0. */
