@@ -249,7 +249,7 @@ static int collect(walk_state *w, char *const *paths, int npaths)
     return 0;
 }
 
-int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths, size_t max_case_bytes)
+int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths, const cg_limits *lim)
 {
     memset(set, 0, sizeof *set);
     walk_state l = {0};
@@ -258,7 +258,7 @@ int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths, size_t ma
         rc = CG_EXIT_INFRA;
     for (int i = 0; rc != CG_EXIT_INFRA && set->cases && i < l.n; i++) {
         char err[CG_ERR_LEN];
-        cg_case *c = cg_load_case(l.p[i], max_case_bytes, err, sizeof err);
+        cg_case *c = cg_load_case(l.p[i], lim, err, sizeof err);
         if (c) {
             set->cases[set->n++] = c;
             continue;
@@ -279,7 +279,7 @@ int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths, size_t ma
     return rc;
 }
 
-int cg_case_set_load_list(cg_case_set *set, const char *list_file, size_t max_case_bytes)
+int cg_case_set_load_list(cg_case_set *set, const char *list_file, const cg_limits *lim)
 {
     memset(set, 0, sizeof *set);
     FILE *f = fopen(list_file, "r");
@@ -292,7 +292,7 @@ int cg_case_set_load_list(cg_case_set *set, const char *list_file, size_t max_ca
     int rc = 0;
     while (rc == 0 && getdelim(&line, &cap, '\0', f) > 0) {
         char err[CG_ERR_LEN];
-        cg_case *c = cg_load_case(line, max_case_bytes, err, sizeof err);
+        cg_case *c = cg_load_case(line, lim, err, sizeof err);
         cg_case **grown = c ? realloc(set->cases, (size_t)(set->n + 2) * sizeof *grown) : NULL;
         if (!c || !grown) {
             fprintf(stderr, "collgrad-check: %s no longer loads (changed during the run?): %s\n", line,

@@ -27,17 +27,17 @@ typedef struct cg_case_set {
 
 /* Load every case under paths (npaths 0: the built-in cases directory).
  * A path on the command line that is neither a directory nor a regular file
- * is exit 2. Each file is read through cg_load_case with max_case_bytes.
+ * is exit 2. Each file is read through cg_load_case under lim (NULL: the defaults).
  * Returns 0; 2 after printing each bad file's "file:line:col: expected ..."
  * to stderr and keeping it in set->bad (the good ones stay loaded, so a run
  * can go on and report both); 3 on I/O or memory failure. */
-int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths, size_t max_case_bytes);
+int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths, const cg_limits *lim);
 /* Load exactly the files listed in list_file (NUL-terminated paths, in
  * order): the set the launcher loaded, so that its job indices mean the same
  * cases in every rank however many paths there are and whatever appeared in
  * a directory since. 0; 3 when the list cannot be read or a listed file no
  * longer loads (it changed during the run), with the reason on stderr. */
-int cg_case_set_load_list(cg_case_set *set, const char *list_file, size_t max_case_bytes);
+int cg_case_set_load_list(cg_case_set *set, const char *list_file, const cg_limits *lim);
 void cg_case_set_free(cg_case_set *set);
 
 #endif

@@ -43,6 +43,10 @@ void cg_print_usage(FILE *f)
             "  --no-fd           skip the finite-difference check of the oracle\n"
             "  --max-case-bytes N  the largest case file read, in bytes or with a K, M or G\n"
             "                    suffix (default 4M); a larger one is a bad case file\n"
+            "  --max-elements N  the most elements one tensor of a case may have (default\n"
+            "                    16M); a case asking for more is a bad case (exit 2)\n"
+            "  --max-case-elements N  the most elements all of a rank's tensors may have\n"
+            "                    together, gradients included (default 128M)\n"
             "  --list            list the cases and their world sizes, run nothing\n"
             "  --verbose         print every check, not only failing ones\n"
             "  --help            this text\n"
@@ -61,7 +65,7 @@ static int usage_error(const char *fmt, const char *arg)
     return CG_EXIT_USAGE;
 }
 
-int cg_parse_byte_count(const char *s, size_t *out)
+int cg_parse_size(const char *s, size_t *out)
 {
     char *end;
     if (*s < '0' || *s > '9')
@@ -102,7 +106,8 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
         static const char *const valued[] = {"--json", "--world", "--junit", "--rules", "--transport",
                                              "--timeout", "--inject", "--jobs", "--board", "--results", "--case-list",
                                              "--explain", "--device", "--backend", "--torch-backend",
-                                             "--python", "--max-case-bytes"};
+                                             "--python", "--max-case-bytes", "--max-elements",
+                                             "--max-case-elements"};
         bool takes_value = false;
         for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
             takes_value |= strcmp(a, valued[k]) == 0;
@@ -165,9 +170,17 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
             if (*end || !(o->timeout > 0) || o->timeout > 86400)
                 return usage_error("expected seconds in (0, 86400] after --timeout, got '%s'", val);
         } else if (strcmp(a, "--max-case-bytes") == 0) {
-            if (cg_parse_byte_count(val, &o->max_case_bytes) != 0)
+            if (cg_parse_size(val, &o->limits.case_bytes) != 0)
                 return usage_error("expected a byte count (digits, optionally K, M or G) after --max-case-bytes, "
                                    "got '%s'", val);
+        } else if (strcmp(a, "--max-elements") == 0 || strcmp(a, "--max-case-elements") == 0) {
+            size_t n;
+            if (cg_parse_size(val, &n) != 0) {
+                fprintf(stderr, "collgrad-check: expected an element count (digits, optionally K, M or G) "
+                        "after %s, got '%s'\nTry 'collgrad-check --help'.\n", a, val);
+                return CG_EXIT_USAGE;
+            }
+            *(strcmp(a, "--max-elements") == 0 ? &o->limits.value_elements : &o->limits.case_elements) = (int64_t)n;
         } else if (strcmp(a, "--world") == 0) {
             if (parse_world(val, &o->world) != 0)
                 return usage_error("expected a world size in 1..64 after --world, got '%s'", val);

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "ir.h"
+
 enum { CG_EXIT_OK = 0, CG_EXIT_FAIL = 1, CG_EXIT_USAGE = 2, CG_EXIT_INFRA = 3 };
 
 typedef struct cg_options {
@@ -28,7 +30,7 @@ typedef struct cg_options {
     const char *device;  /* --device cpu|cuda (NULL: cuda with nccl, else cpu; device.h) */
     double timeout;      /* --timeout SEC: per-job deadline */
     int world;           /* --world N: only this world size (0 = each case's own) */
-    size_t max_case_bytes; /* --max-case-bytes N: the largest case file read (ir.h's default) */
+    cg_limits limits;    /* --max-case-bytes, --max-elements, --max-case-elements (0: ir.h's defaults) */
     const char *inject;  /* --inject hang:R|exit:R[:CASE] (the tool's own tests) */
     const char *backend; /* --backend pytorch:API: real PyTorch ranks (backend_pytorch.h) */
     const char *torch_backend; /* --torch-backend gloo|nccl|mpi|NAME|MODULE:NAME (default gloo) */
@@ -45,7 +47,8 @@ typedef struct cg_options {
  * --version, or a usage error printed to stderr). */
 int cg_parse_options(int argc, char **argv, cg_options *o);
 void cg_print_usage(FILE *f);
-/* "4096", "64K", "4M", "1G" (1 .. 2^40 bytes) into *out; 0 or -1. */
-int cg_parse_byte_count(const char *s, size_t *out);
+/* "4096", "64K", "4M", "1G" (1 .. 2^40, suffixes powers of 1024) into
+ * *out; 0 or -1. */
+int cg_parse_size(const char *s, size_t *out);
 
 #endif

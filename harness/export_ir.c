@@ -331,7 +331,7 @@ int cg_export_ir_main(int argc, char **argv)
     }
     cg_case_set set = {0};
     if (rc == 0)
-        rc = cg_case_set_load(&set, paths, npaths, 0);
+        rc = cg_case_set_load(&set, paths, npaths, NULL);
     cJSON *doc = rc == 0 ? cg_export_document(world) : NULL;
     if (rc == 0 && !doc)
         rc = CG_EXIT_INFRA;

@@ -29,6 +29,8 @@ cg_interp *cg_interp_new(const cg_case *cs, int world, const int *ranks, int nsl
         return NULL;
     }
     memcpy(I->ranks, ranks, (size_t)nslots * sizeof *ranks);
+    /* the case's element limits (ir.h), for each rank this graph simulates */
+    cg_graph_set_limits(g, cs->limits.value_elements, cs->limits.case_elements, nslots);
     return I;
 }
 

@@ -209,10 +209,22 @@ static int read_bounded(int fd, size_t max_bytes, size_t size_hint, char **buf, 
  * unless it is a regular file: a case path is untrusted, and a FIFO, a
  * device or /dev/zero would block or never end. The size is checked twice:
  * by fstat before anything is allocated, and by the bounded read. */
-cg_case *cg_load_case(const char *path, size_t max_bytes, char *err, size_t errlen)
+cg_limits cg_limits_or_default(const cg_limits *lim)
 {
-    if (max_bytes == 0)
-        max_bytes = CG_DEFAULT_MAX_CASE_BYTES;
+    cg_limits l = lim ? *lim : (cg_limits){0};
+    if (!l.case_bytes)
+        l.case_bytes = CG_DEFAULT_MAX_CASE_BYTES;
+    if (!l.value_elements)
+        l.value_elements = CG_DEFAULT_MAX_ELEMENTS;
+    if (!l.case_elements)
+        l.case_elements = CG_DEFAULT_MAX_CASE_ELEMENTS;
+    return l;
+}
+
+cg_case *cg_load_case(const char *path, const cg_limits *lim, char *err, size_t errlen)
+{
+    cg_limits limits = cg_limits_or_default(lim);
+    size_t max_bytes = limits.case_bytes;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return cannot_read(path, errno, err, errlen);
@@ -247,6 +259,8 @@ cg_case *cg_load_case(const char *path, size_t max_bytes, char *err, size_t errl
     }
     cg_case *c = cg_parse_case(path, buf, len, err, errlen);
     free(buf);
+    if (c)
+        c->limits = limits;
     return c;
 }
 

@@ -112,6 +112,23 @@ typedef struct cg_expect {
 } cg_expect;
 
 /* ---- the case ------------------------------------------------------------ */
+/* What a case may ask for, checked before anything is read or allocated
+ * (case files are untrusted input). Zero fields take the defaults below,
+ * which the help text and the README quote: far above any case written by
+ * hand or generated with value lists, far below what would exhaust a rank. */
+typedef struct cg_limits {
+    size_t case_bytes;        /* --max-case-bytes: the largest case file read */
+    int64_t value_elements;   /* --max-elements: the most elements in one tensor */
+    int64_t case_elements;    /* --max-case-elements: all of a rank's tensors together */
+} cg_limits;
+
+#define CG_DEFAULT_MAX_CASE_BYTES ((size_t)4 << 20)       /* 4M */
+#define CG_DEFAULT_MAX_ELEMENTS ((int64_t)1 << 24)        /* 16M: 128 MiB in f64 */
+#define CG_DEFAULT_MAX_CASE_ELEMENTS ((int64_t)1 << 27)   /* 128M: 1 GiB in f64, per rank */
+
+/* lim with every zero field replaced by its default (lim may be NULL). */
+cg_limits cg_limits_or_default(const cg_limits *lim);
+
 typedef struct cg_case {
     char *name;               /* "case NAME" */
     char *file;               /* path it was read from */
@@ -126,6 +143,7 @@ typedef struct cg_case {
     cg_stmt **stmts;          /* top-level program */
     int nexpects;
     cg_expect **expects;
+    cg_limits limits;         /* what it was loaded under (cg_load_case); defaults if parsed directly */
 } cg_case;
 
 /* Parse the text of a case file. `file` is used in messages and stored.
@@ -133,16 +151,14 @@ typedef struct cg_case {
  * (never longer than errlen). Never crashes on any input bytes. */
 cg_case *cg_parse_case(const char *file, const char *text, size_t len, char *err, size_t errlen);
 
-/* The default of --max-case-bytes: far above any case written by hand or
- * generated with value lists, far below what would strain a rank's memory. */
-#define CG_DEFAULT_MAX_CASE_BYTES ((size_t)4 << 20)
 
-/* Read and parse a regular file of at most max_bytes bytes (0: the default),
+/* Read and parse a regular file of at most lim->case_bytes bytes (lim NULL
+ * or a zero field: the default), keeping lim in the case,
  * never blocking on a FIFO or device and never reading past the limit. NULL
  * with err "file: cannot read: <strerror>", "file: expected a case file, got
  * a FIFO", "file: expected a case file of at most N bytes ...", or a parse
  * error. */
-cg_case *cg_load_case(const char *path, size_t max_bytes, char *err, size_t errlen);
+cg_case *cg_load_case(const char *path, const cg_limits *lim, char *err, size_t errlen);
 /* "a FIFO", "a directory", ...: what a path that is not a case file is. */
 const char *cg_file_type_name(mode_t mode);
 

@@ -91,7 +91,7 @@ static int write_jobs(const launch *L, const cg_job *jobs, int n)
 /* argv for: mpiexec -n W <self> --worker --jobs J --board B --results R <options> <paths> */
 static pid_t start_job(const launch *L, int world)
 {
-    char self[PATH_MAX], wbuf[16], tbuf[32], mbuf[32];
+    char self[PATH_MAX], wbuf[16], tbuf[32], lbuf[3][32];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0)
         return -1;
@@ -118,11 +118,16 @@ static pid_t start_job(const launch *L, int world)
         argv[a++] = "--inject";
         argv[a++] = L->o->inject;
     }
-    if (L->o->max_case_bytes) {
-        snprintf(mbuf, sizeof mbuf, "%zu", L->o->max_case_bytes);
-        argv[a++] = "--max-case-bytes";
-        argv[a++] = mbuf;
-    }
+    const cg_limits *lim = &L->o->limits; /* the ranks load and run under the same limits */
+    const char *lim_flag[3] = {"--max-case-bytes", "--max-elements", "--max-case-elements"};
+    unsigned long long lim_val[3] = {lim->case_bytes, (unsigned long long)lim->value_elements,
+                                     (unsigned long long)lim->case_elements};
+    for (int k = 0; k < 3; k++)
+        if (lim_val[k]) {
+            snprintf(lbuf[k], sizeof lbuf[k], "%llu", lim_val[k]);
+            argv[a++] = lim_flag[k];
+            argv[a++] = lbuf[k];
+        }
     if (L->o->world) {
         argv[a++] = "--world";
         argv[a++] = wbuf;

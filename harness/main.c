@@ -88,8 +88,8 @@ int main(int argc, char **argv)
     if (!o.worker && !cg_launched_by_mpi())
         cg_stop_install(); /* a signal ends the run between jobs, report written */
     cg_case_set set;
-    rc = o.case_list ? cg_case_set_load_list(&set, o.case_list, o.max_case_bytes)
-                       : cg_case_set_load(&set, o.paths, o.npaths, o.max_case_bytes);
+    rc = o.case_list ? cg_case_set_load_list(&set, o.case_list, &o.limits)
+                       : cg_case_set_load(&set, o.paths, o.npaths, &o.limits);
     if (rc == 0 && set.n == 0) {
         fprintf(stderr, "collgrad-check: no case files found\n");
         rc = CG_EXIT_USAGE;

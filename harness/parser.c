@@ -450,6 +450,7 @@ static cg_case *new_case(const char *file, char *err, size_t errlen)
     cg_case *c = calloc(1, sizeof *c);
     if (c && (c->file = strdup(file))) {
         c->dtype = CG_F64;
+        c->limits = cg_limits_or_default(NULL);
         return c;
     }
     free(c);

@@ -32,6 +32,9 @@ struct cg_graph {
     char err[ERR_LEN];
     char nondiff[NONDIFF_LEN]; /* first non-differentiable point met; "" = none */
     cg_cuda_arena *device;     /* non-NULL: tensor data lives here (cg_graph_use_cuda) */
+    int64_t max_tensor, max_total; /* element budget (cg_graph_set_limits); 0 = none */
+    int ranks;                 /* the ranks max_total is for (the message names one rank's share) */
+    int64_t total;             /* elements of every tensor made so far */
 };
 
 /* ---- the arena ----------------------------------------------------------- */
@@ -39,6 +42,13 @@ struct cg_graph {
 cg_graph *cg_graph_new(void)
 {
     return calloc(1, sizeof(cg_graph));
+}
+
+void cg_graph_set_limits(cg_graph *g, int64_t per_tensor, int64_t per_rank, int ranks)
+{
+    g->max_tensor = per_tensor;
+    g->max_total = per_rank > 0 && ranks > 0 && per_rank <= INT64_MAX / ranks ? per_rank * ranks : 0;
+    g->ranks = ranks;
 }
 
 void cg_graph_free(cg_graph *g)
@@ -257,6 +267,16 @@ static int check_new_shape(cg_graph *g, cg_dtype dt, int ndim, const int64_t *sh
         }
         n *= shape[d];
     }
+    if (g->max_tensor && n > g->max_tensor) {
+        cg_fail(g, "expected a tensor of at most %lld elements (the limit; raise it with --max-elements), "
+                "got %lld", (long long)g->max_tensor, (long long)n);
+        return -1;
+    }
+    if (g->max_total && n > g->max_total - g->total) {
+        cg_fail(g, "expected the tensors of a rank to total at most %lld elements (the limit; raise it with "
+                "--max-case-elements), got more", (long long)(g->max_total / (g->ranks ? g->ranks : 1)));
+        return -1;
+    }
     *numel = n;
     return 0;
 }
@@ -283,6 +303,7 @@ static cg_tensor *tensor_new_at(cg_graph *g, cg_dtype dt, int ndim, const int64_
     t->numel = numel;
     t->dtype = dt;
     t->id = g->next_id++;
+    g->total += numel;
     return t;
 }
 

@@ -56,6 +56,12 @@ cg_graph *cg_graph_new(void);            /* NULL only when out of memory */
 void cg_graph_free(cg_graph *g);         /* frees everything made in g; NULL is fine */
 void *cg_alloc(cg_graph *g, size_t n);   /* zeroed scratch memory owned by g, NULL + error on OOM */
 char *cg_strdup(cg_graph *g, const char *s);
+/* An element budget, checked before any tensor's memory is allocated: at
+ * most per_tensor elements in one tensor, and per_rank * ranks in all the
+ * tensors ever made in g (ranks: how many ranks the graph simulates). A
+ * tensor over either fails with a message naming the limit's option.
+ * 0 = no limit (the default of a new graph). */
+void cg_graph_set_limits(cg_graph *g, int64_t per_tensor, int64_t per_rank, int ranks);
 
 /* The last error message ("" if none). Ops set it with cg_fail(). */
 const char *cg_graph_error(const cg_graph *g);

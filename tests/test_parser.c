@@ -511,7 +511,7 @@ START_TEST(test_malformed_file)
     char path[256], want[CG_ERR_LEN];
     snprintf(path, sizeof path, "%s%s", MALFORMED_DIR, m->file);
     snprintf(want, sizeof want, "%s:%s", path, m->message);
-    cg_case *c = cg_load_case(path, 0, err, sizeof err);
+    cg_case *c = cg_load_case(path, NULL, err, sizeof err);
     ck_assert_ptr_null(c);
     ck_assert_str_eq(err, want);
 }
@@ -631,14 +631,14 @@ END_TEST
 
 START_TEST(test_load_errors)
 {
-    ck_assert_ptr_null(cg_load_case(MALFORMED_DIR "no-such-file.case", 0, err, sizeof err));
+    ck_assert_ptr_null(cg_load_case(MALFORMED_DIR "no-such-file.case", NULL, err, sizeof err));
     ck_assert_str_eq(err, MALFORMED_DIR "no-such-file.case: cannot read: No such file or directory");
-    ck_assert_ptr_null(cg_load_case(MALFORMED_DIR, 0, err, sizeof err));
+    ck_assert_ptr_null(cg_load_case(MALFORMED_DIR, NULL, err, sizeof err));
     ck_assert_str_eq(err, MALFORMED_DIR ": expected a case file, got a directory");
     /* never blocks on a device, never reads past the limit */
-    ck_assert_ptr_null(cg_load_case("/dev/zero", 0, err, sizeof err));
+    ck_assert_ptr_null(cg_load_case("/dev/zero", NULL, err, sizeof err));
     ck_assert_str_eq(err, "/dev/zero: expected a case file, got a character device");
-    ck_assert_ptr_null(cg_load_case(MALFORMED_DIR "unknown_op.case", 10, err, sizeof err));
+    ck_assert_ptr_null(cg_load_case(MALFORMED_DIR "unknown_op.case", &(cg_limits){.case_bytes = 10}, err, sizeof err));
     ck_assert_str_eq(err, MALFORMED_DIR "unknown_op.case: expected a case file of at most 10 bytes (the limit; "
                           "raise it with --max-case-bytes), got more");
 }
