@@ -213,7 +213,7 @@ int cg_pt_judge(const cg_pt_context *ctx, const cg_case *cs, cg_pt_job *job, int
     cg_oracle_free(checked);
     cg_check_hazards(cs, job->plan, res);
     int first = res->nchecks;
-    cg_diff_opts opts = {ctx->emulation, false, cg_case_tol(cs, cg_tol_for(cs->dtype))};
+    cg_diff_opts opts = {ctx->emulation, false, cg_case_tol(cs, cg_tol_for(cs->dtype)), NULL};
     cg_diff_distributed(cs, job->plan, &obs, &opts, res);
     relabel(res, first, ctx);
     bool values_wrong;

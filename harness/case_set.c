@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "rules.h"
 
 /* The walk's state: the files found, and every directory and file already
  * taken by (dev, inode), so a symbolic-link loop ends and a case reached by
@@ -310,6 +311,62 @@ int cg_case_set_load_list(cg_case_set *set, const char *list_file, const cg_limi
     }
     free(line);
     fclose(f);
+    return rc;
+}
+
+/* The rule-set name of x, when no registered rule set has it: one line
+ * naming every name that would do. 0, or -1 when the name is known. */
+static int unknown_rules(const cg_case *cs, const cg_expect *x, const char *plugin_name, char *err, size_t len)
+{
+    if (!x->rules || cg_rules_find(x->rules) || (plugin_name && strcmp(x->rules, plugin_name) == 0))
+        return -1;
+    int used = snprintf(err, len, "%s:%d:%d: expected a registered rule set (", cs->file, x->rules_pos.line,
+                        x->rules_pos.col);
+    const cg_rules *const *all = cg_rules_all();
+    for (int i = 0; all[i] && used > 0 && (size_t)used < len; i++)
+        used += snprintf(err + used, len - (size_t)used, "%s%s", i ? ", " : "", all[i]->name);
+    if (used > 0 && (size_t)used < len && plugin_name)
+        used += snprintf(err + used, len - (size_t)used, ", or %s of the --rules plugin", plugin_name);
+    if (used > 0 && (size_t)used < len)
+        snprintf(err + used, len - (size_t)used, "), got '%s'", x->rules);
+    return 0;
+}
+
+/* Move set->cases[i] to the load errors with message err. 0 or -1 (OOM). */
+static int move_to_bad(cg_case_set *set, int i, const char *err)
+{
+    cg_case_load_error *bad = realloc(set->bad, (size_t)(set->nbad + 2) * sizeof *bad);
+    if (!bad)
+        return -1;
+    set->bad = bad;
+    memset(&bad[set->nbad], 0, 2 * sizeof *bad); /* the entry and the spare slot free() reads */
+    if (!(bad[set->nbad].file = strdup(set->cases[i]->file)) || !(bad[set->nbad].message = strdup(err)))
+        return -1;
+    set->nbad++;
+    cg_case_free(set->cases[i]);
+    memmove(&set->cases[i], &set->cases[i + 1], (size_t)(set->n - i) * sizeof *set->cases); /* NULL too */
+    set->n--;
+    return 0;
+}
+
+int cg_case_set_check_rules(cg_case_set *set, const char *plugin_name)
+{
+    int rc = 0;
+    for (int i = 0; i < set->n;) {
+        const cg_case *cs = set->cases[i];
+        char err[CG_ERR_LEN];
+        bool bad = false;
+        for (int k = 0; k < cs->nexpects && !bad; k++)
+            bad = unknown_rules(cs, cs->expects[k], plugin_name, err, sizeof err) == 0;
+        if (!bad) {
+            i++;
+            continue;
+        }
+        fprintf(stderr, "%s\n", err);
+        if (move_to_bad(set, i, err) != 0)
+            return CG_EXIT_INFRA;
+        rc = CG_EXIT_USAGE;
+    }
     return rc;
 }
 

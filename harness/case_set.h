@@ -38,6 +38,12 @@ int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths, const cg_
  * a directory since. 0; 3 when the list cannot be read or a listed file no
  * longer loads (it changed during the run), with the reason on stderr. */
 int cg_case_set_load_list(cg_case_set *set, const char *list_file, const cg_limits *lim);
+/* Every case's rules=NAME must name a registered rule set: a built-in one,
+ * or plugin_name, the table name of the --rules plugin (NULL: none). A case
+ * naming another is moved to set->bad with "file:line:col: expected a
+ * registered rule set (...), got 'NAME'" (printed to stderr), as a parse
+ * error would be. 0; 2 when any moved; 3 out of memory. */
+int cg_case_set_check_rules(cg_case_set *set, const char *plugin_name);
 void cg_case_set_free(cg_case_set *set);
 
 #endif

@@ -100,6 +100,7 @@ typedef struct cg_expect {
     char *tensor;             /* GRAD, VALUE: the name */
     cg_semantics semantics;   /* GRAD */
     char *rules;              /* "rules=NAME": checked only when that rule set runs; NULL = the truth */
+    cg_srcpos rules_pos;      /* where NAME is written */
     int nranks;               /* "on 0, 1": restrict to those ranks; 0 = all ranks */
     int *ranks;
     /* exactly one of the three value forms: */

@@ -19,12 +19,23 @@
 #include "launch_env.h"
 #include "launcher.h"
 #include "plugin_check.h"
+#include "plugin.h"
 #include "preflight.h"
+#include "rules.h"
 #include "report_json.h"
 #include "runner.h"
 #include "stop.h"
 #include "terminal.h"
 #include "worker.h"
+
+/* The table name of a --rules plugin (what a case's rules=NAME calls it);
+ * NULL without one or when it does not load (preflight then says why). */
+static const char *plugin_rules_name(const cg_options *o)
+{
+    char err[512];
+    const cg_rules *r = o->rules && cg_is_plugin_path(o->rules) ? cg_rules_load(o->rules, err, sizeof err) : NULL;
+    return r ? r->name : NULL;
+}
 
 static void list_cases(const cg_options *o, const cg_case_set *set)
 {
@@ -90,6 +101,11 @@ int main(int argc, char **argv)
     cg_case_set set;
     rc = o.case_list ? cg_case_set_load_list(&set, o.case_list, &o.limits)
                        : cg_case_set_load(&set, o.paths, o.npaths, &o.limits);
+    if ((rc == 0 || rc == CG_EXIT_USAGE) && !o.case_list) { /* the ranks' set was checked by the launcher */
+        int rules_rc = cg_case_set_check_rules(&set, plugin_rules_name(&o));
+        if (rules_rc > rc)
+            rc = rules_rc;
+    }
     if (rc == 0 && set.n == 0) {
         fprintf(stderr, "collgrad-check: no case files found\n");
         rc = CG_EXIT_USAGE;

@@ -241,6 +241,7 @@ static bool parse_rules(cg_parser *p, cg_expect *x)
     }
     if (!(x->rules = cg_p_strndup(p, p->tok.text, p->tok.len)))
         return false;
+    x->rules_pos = (cg_srcpos){x->pos.file, p->tok.line, p->tok.col};
     cg_p_advance(p);
     return !p->failed;
 }

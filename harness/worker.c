@@ -344,7 +344,7 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *truste
             cg_oracle_free(checked);
             cg_check_hazards(cs, o, res);
         }
-        cg_diff_opts opts = {job->rules, job->expect_only, cg_case_tol(cs, cg_tol_for(cs->dtype))};
+        cg_diff_opts opts = {job->rules, job->expect_only, cg_case_tol(cs, cg_tol_for(cs->dtype)), rules->name};
         cg_diff_distributed(cs, o, &obs, &opts, res);
         bool values_wrong;
         if (!job->expect_only && cg_diag_needed(res, &obs, &values_wrong))

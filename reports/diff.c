@@ -31,9 +31,12 @@ static const cg_obs_tensor *obs_find(const cg_observed *obs, int rank, const cha
     return NULL;
 }
 
-static bool rules_match(const char *want, const char *have)
+/* A case's rules=NAME names the rule set that ran: by the name given on
+ * the command line, or, for a plugin path, by its table's own name. */
+static bool rules_match(const char *want, const cg_diff_opts *opts)
 {
-    return want && have && strcmp(want, have) == 0;
+    return want && ((opts->rules && strcmp(want, opts->rules) == 0) ||
+                     (opts->rules_name && strcmp(want, opts->rules_name) == 0));
 }
 
 /* Rank errors: a pass when the case expects that error under these rules. */
@@ -43,7 +46,7 @@ static bool check_errors(const cg_case *cs, const cg_observed *obs, const cg_dif
     const cg_expect *want = NULL;
     for (int i = 0; i < cs->nexpects; i++) {
         const cg_expect *x = cs->expects[i];
-        if (x->kind == CG_X_ERROR && (rules_match(x->rules, opts->rules) ||
+        if (x->kind == CG_X_ERROR && (rules_match(x->rules, opts) ||
                                      (!x->rules && strcmp(opts->rules, "reference") == 0)))
             want = x;
     }
@@ -90,7 +93,7 @@ static void check_rules_expectations(const cg_case *cs, const cg_observed *obs, 
 {
     for (int i = 0; i < cs->nexpects; i++) {
         const cg_expect *x = cs->expects[i];
-        if (x->kind == CG_X_ERROR || !rules_match(x->rules, opts->rules) ||
+        if (x->kind == CG_X_ERROR || !rules_match(x->rules, opts) ||
             !cg_expect_applies(x, obs->world))
             continue;
         const char *sem = x->kind == CG_X_VALUE ? "value" : cg_semantics_name(x->semantics);

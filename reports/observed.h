@@ -36,6 +36,8 @@ typedef struct cg_diff_opts {
     const char *rules;   /* the rule set that produced obs */
     bool expect_only;    /* check only rules=<rules> expectations (an emulation job of the default run) */
     cg_tol tol;          /* observed vs oracle, by the case dtype (or the case's tolerance) */
+    const char *rules_name; /* the rule set's own name when `rules` is a plugin path (its
+                             * table's name, which a case's rules=NAME refers to); NULL otherwise */
 } cg_diff_opts;
 
 /* Diff one distributed job: rank errors against expected errors, observed

@@ -16,6 +16,31 @@ expect_grep "fail per_rank\(x\) rank 0 rules=.*libown_slice_rules.so: expected \
 expect_pair "$TMP/own.json" "12, 12, 12, 12" "6, 6, 6, 6"
 expect_pair "$TMP/own.json" "18, 18, 18, 18" "9, 9, 9, 9"
 
+# a case's rules=NAME resolves to the plugin's registered name (issue 26 item
+# 9): on ae24178 it was never matched, so these expectations went unchecked.
+# The case expects GatherLayer's numbers under the plugin's name: they pass;
+# a wrong expectation under that name fails.
+own="$SRC/cases/allgather-zh/allgather_product_mean.case"
+sed -n '/^case/,/^backward/p' "$own" > "$TMP/own_named.case"
+sed -i 's/^case .*/case own_named/' "$TMP/own_named.case"
+printf 'expect grad(y) rules=example-own-slice [6] [9]
+' >> "$TMP/own_named.case"
+expect_exit 1 -- "$BIN" --rules "$TMP/libown_slice_rules.so" --json "$TMP/named.json" "$TMP/own_named.case"
+python3 - "$TMP/named.json" > "$TMP/py.out" 2>&1 <<'PY' && ok || bad "rules=example-own-slice: $(cat "$TMP/py.out")"
+import json, sys
+checks = json.load(open(sys.argv[1]))["cases"][0]["checks"]
+named = [k for k in checks if k["rules"] == "example-own-slice" and k["tensor"] == "y"]
+assert [(k["rank"], k["status"]) for k in named] == [(0, "pass"), (1, "pass")], named
+PY
+sed 's/rules=example-own-slice \[6\] \[9\]/rules=example-own-slice [12] [18]/' "$TMP/own_named.case" > "$TMP/own_wrong.case"
+expect_exit 1 -- "$BIN" --rules "$TMP/libown_slice_rules.so" "$TMP/own_wrong.case"
+expect_grep "fail per_rank\(y\) rank 0 rules=example-own-slice: expected \[12, 12, 12, 12\] observed \[6, 6, 6, 6\]" "$TMP/out"
+# without the plugin the name is unknown: a parse error in every mode
+for mode in --oracle-only --list "--world 2"; do
+  expect_exit 2 -- "$BIN" $mode "$TMP/own_named.case"
+  expect_grep "own_named.case:[0-9]+:22: expected a registered rule set \(reference, c10d, .*megatron\), got 'example-own-slice'" "$TMP/out"
+done
+
 # refusals: exit 2 (the rule set named is unusable), with the reason
 cat > "$TMP/abi7.c" <<'C'
 #include "rules.h"
