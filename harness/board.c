@@ -131,7 +131,8 @@ static void on_transport_call(const cg_tp *tp, cg_tp_entry e, int entering)
     if (entering && inject.kind && inject.rank == tp->rank &&
         (!inject.filter[0] || strstr(my_slot->case_name, inject.filter))) {
         snprintf(my_slot->entry, sizeof my_slot->entry, "%s", cg_tp_entry_name(e));
-        my_slot->in_call = 1;
+        my_slot->in_call = 0; /* it stops before the call: its peers wait inside it */
+        my_slot->before_call = 1;
         my_slot->ordinal = tp->ncoll - 1;
         my_slot->seq = tp->seq;
         my_slot->backward = tp->backward;
@@ -249,20 +250,73 @@ static void describe_desync(const cg_board *b, char *buf, size_t len, size_t *at
     }
 }
 
+/* "all_reduce #2 (backward)": collectives by their ordinal, as --check-sync
+ * counts them; send and recv by the program's call. */
+static void call_name(const cg_board_slot *s, char *buf, size_t len)
+{
+    bool p2p = strcmp(s->entry, "send") == 0 || strcmp(s->entry, "recv") == 0;
+    snprintf(buf, len, "%s #%d (%s)", s->entry, p2p ? s->seq : s->ordinal, s->backward ? "backward" : "forward");
+}
+
+/* Running ranks: the one(s) stopped (outside any call, or inside an
+ * earlier call than the rest) are named first, then the ranks waiting
+ * inside the latest call for them. */
+static void describe_running(const cg_board *b, char *buf, size_t len, size_t *at)
+{
+    int latest = -1;
+    for (int r = 0; r < b->world; r++)
+        if (b->slots[r].state == CG_RANK_RUNNING && b->slots[r].in_call && b->slots[r].ordinal > latest)
+            latest = b->slots[r].ordinal;
+    char waiters[512] = "", what[96] = "";
+    size_t wat = 0;
+    int nwait = 0;
+    double waited = 0;
+    for (int r = 0; r < b->world; r++) {
+        const cg_board_slot *s = &b->slots[r];
+        if (s->state != CG_RANK_RUNNING)
+            continue;
+        const char *sep = *at && buf[*at - 2] != ';' ? "; " : "";
+        char call[64];
+        call_name(s, call, sizeof call);
+        if (s->in_call && s->ordinal == latest) {
+            append(waiters, sizeof waiters, &wat, "%s%d", nwait ? "," : "", r);
+            if (!nwait++) {
+                snprintf(what, sizeof what, "%s", call);
+                waited = now() - s->since;
+            }
+        } else if (s->in_call) {
+            append(buf, len, at, "%srank %d stopped in %s of case %s", sep, r, call, s->case_name);
+        } else if (s->before_call) {
+            append(buf, len, at, "%srank %d stopped before %s of case %s", sep, r, call, s->case_name);
+        } else if (s->entry[0]) {
+            append(buf, len, at, "%srank %d stopped outside any communication call, after %s of case %s", sep, r,
+                   call, s->case_name);
+        } else {
+            append(buf, len, at, "%srank %d stopped before its first communication call of case %s", sep, r,
+                   s->case_name);
+        }
+    }
+    if (nwait) {
+        const char *sep = *at && buf[*at - 2] != ';' ? "; " : "";
+        append(buf, len, at, "%s%s %s wait%s in %s for %.1f s", sep, nwait > 1 ? "ranks" : "rank", waiters,
+               nwait > 1 ? "" : "s", what, waited);
+    }
+}
+
 void cg_board_describe(const cg_board *b, char *buf, size_t len)
 {
     size_t at = 0;
     buf[0] = '\0';
     describe_desync(b, buf, len, &at);
-    double t = now();
     for (int r = 0; r < b->world; r++) {
         const cg_board_slot *s = &b->slots[r];
         const char *sep = at && buf[at - 2] != ';' ? "; " : "";
         char where[96] = "outside any communication call";
-        bool p2p = strcmp(s->entry, "send") == 0 || strcmp(s->entry, "recv") == 0;
-        if (s->in_call) /* collectives by their ordinal, as --check-sync counts them */
-            snprintf(where, sizeof where, "in %s #%d (%s)", s->entry, p2p ? s->seq : s->ordinal,
-                     s->backward ? "backward" : "forward");
+        if (s->in_call || s->before_call) {
+            char call[64];
+            call_name(s, call, sizeof call);
+            snprintf(where, sizeof where, "%s %s", s->in_call ? "in" : "before", call);
+        }
         switch (s->state) {
         case CG_RANK_IDLE: append(buf, len, &at, "%srank %d never started", sep, r); break;
         case CG_RANK_EXITED: append(buf, len, &at, "%srank %d exited early %s", sep, r, where); break;
@@ -270,13 +324,8 @@ void cg_board_describe(const cg_board *b, char *buf, size_t len)
             append(buf, len, &at, "%srank %d died of signal %d (%s) %s", sep, r, s->signal_no,
                    strsignal(s->signal_no), where);
             break;
-        case CG_RANK_RUNNING:
-            if (s->in_call)
-                append(buf, len, &at, "%srank %d was waiting %s for %.1f s", sep, r, where, t - s->since);
-            else
-                append(buf, len, &at, "%srank %d was running %s", sep, r, where);
-            break;
         default: break;
         }
     }
+    describe_running(b, buf, len, &at);
 }

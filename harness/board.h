@@ -1,7 +1,9 @@
 /* board.h — the status board: a small shared file (mmap) where every rank of
  * a job publishes what it is doing, so that when a rank hangs or dies the
- * launcher can say "rank 1 exited (status 7) in all_reduce #2 (forward);
- * rank 0 was waiting in all_reduce #2 (forward)".
+ * launcher can name it: "rank 1 stopped in all_gather #3 (backward) of case
+ * X; ranks 0,2,3 wait in all_gather #4 (backward) for 3.0 s". A rank inside
+ * a transport call is waiting for a peer; the stuck rank is the one that is
+ * outside any call, or inside an earlier one than the others.
  *
  * Writers are the ranks (their own slot only, including from signal
  * handlers: plain stores to mapped memory are async-signal-safe); the reader
@@ -19,6 +21,7 @@ typedef struct cg_board_slot {
     int32_t pid, state, job, exit_code, signal_no;
     int32_t in_call, seq, backward, ordinal;
     int32_t injected;        /* --inject hang/exit fired on this rank */
+    int32_t before_call;     /* stopped before entering `entry` (not waiting inside it) */
     char entry[24];
     char case_name[96];
     double since;            /* CLOCK_MONOTONIC seconds when in_call began */

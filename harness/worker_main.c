@@ -78,13 +78,16 @@ static int check_sync(cg_tp *tp, const cg_tp_fingerprint *fp)
     int rc = 0;
     for (int r = 1; r < tp->world && rc == 0; r++) {
         const long long *a = all, *b = all + F * r;
-        if (memcmp(a, b, sizeof(long long) * 5) == 0)
+        if (memcmp(a, b, sizeof(long long) * F) == 0)
             continue;
-        snprintf(tp->err, sizeof tp->err, "desync: rank %d issued %s #%d (%s, %s, %lld elements, root %lld) while "
-                 "rank 0 issued %s #%d (%s, %s, %lld elements, root %lld)",
+        /* the program's call each rank serves (seq) is compared too: a rank
+         * that skipped a collective issues the next one, which may look the
+         * same in every other field */
+        snprintf(tp->err, sizeof tp->err, "desync: rank %d issued %s #%d (%s, %s, %lld elements, root %lld, "
+                 "program call %lld) while rank 0 issued %s #%d (%s, %s, %lld elements, root %lld, program call %lld)",
                  r, cg_tp_entry_name((cg_tp_entry)b[0]), fp->ordinal, b[4] ? "backward" : "forward",
-                 cg_dtype_name((cg_dtype)b[1]), b[2], b[3], cg_tp_entry_name((cg_tp_entry)a[0]), fp->ordinal,
-                 a[4] ? "backward" : "forward", cg_dtype_name((cg_dtype)a[1]), a[2], a[3]);
+                 cg_dtype_name((cg_dtype)b[1]), b[2], b[3], b[5], cg_tp_entry_name((cg_tp_entry)a[0]), fp->ordinal,
+                 a[4] ? "backward" : "forward", cg_dtype_name((cg_dtype)a[1]), a[2], a[3], a[5]);
         rc = -1;
     }
     free(all);

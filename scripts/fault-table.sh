@@ -44,7 +44,7 @@ for fault in "${faults[@]}"; do
     "$BIN" --world 2 --timeout 3 --no-fd --inject "$spec" "$C/${case_of[$fam]}.case" > "$log" 2>&1
     rc=$?
     how=$(grep -m1 -E "^ +(fail |diagnosis:|killed|the job ended)" "$log" | sed 's/^ *//' | cut -c1-110)
-    if [ "$rc" -eq 1 ] || { [ "$rc" -eq 3 ] && grep -qE "rank 1 (was waiting|exited early)" "$log"; }; then
+    if [ "$rc" -eq 1 ] || { [ "$rc" -eq 3 ] && grep -qE "rank 1 (stopped|exited early)" "$log"; }; then
       printf ' %-14s' "caught($rc)"
     else
       printf ' %-14s' "MISSED($rc)"; missed=$((missed + 1))
