@@ -55,6 +55,7 @@ void cg_interp_set_perturb(cg_interp *I, const cg_perturb *p)
 }
 
 const char *cg_interp_error(const cg_interp *I) { return I->err; }
+int cg_interp_error_class(const cg_interp *I) { return I->err_class == 3 ? 3 : 2; }
 
 int cg_fail_at(cg_interp *I, cg_srcpos pos, int slot, const char *fmt, ...)
 {
@@ -73,7 +74,9 @@ int cg_fail_at(cg_interp *I, cg_srcpos pos, int slot, const char *fmt, ...)
 
 int cg_fail_op(cg_interp *I, cg_srcpos pos, int slot)
 {
-    return cg_fail_at(I, pos, slot, "%s", cg_graph_error(I->g));
+    cg_fail_at(I, pos, slot, "%s", cg_graph_error(I->g));
+    I->err_class = cg_graph_error_class(I->g);
+    return -1;
 }
 
 /* ---- bindings ------------------------------------------------------------ */
@@ -296,6 +299,7 @@ int cg_interp_run(cg_interp *I)
         I->active[s] = true;
     I->seq = 0;
     I->err[0] = '\0';
+    I->err_class = 0;
     return run_stmts(I, I->cs->stmts, I->cs->nstmts);
 }
 

@@ -43,6 +43,9 @@ void cg_interp_set_perturb(cg_interp *I, const cg_perturb *p); /* NULL clears */
 
 int cg_interp_run(cg_interp *I);
 const char *cg_interp_error(const cg_interp *I);
+/* What kind of failure it was: 2 the program's fault, 3 out of memory or a
+ * stop (a signal, the deadline: cancel.h). */
+int cg_interp_error_class(const cg_interp *I);
 
 /* The final binding of name in slot s, or NULL. */
 const cg_binding *cg_interp_lookup(const cg_interp *I, int slot, const char *name);

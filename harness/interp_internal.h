@@ -26,6 +26,7 @@ struct cg_interp {
     bool has_perturb;
     cg_perturb perturb;
     char err[CG_ERR_LEN];
+    int err_class;       /* of err: 2 the program's fault, 3 memory or a stop (tensor.h) */
 };
 
 /* A value in one slot: a number or a tensor. */

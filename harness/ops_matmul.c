@@ -57,7 +57,9 @@ static int matmul_backward(cg_graph *g, cg_node *n)
             return cg_fail_device(g);
         return 0;
     }
-    for (int64_t i = 0; a->requires_grad && i < d.m; i++)
+    for (int64_t i = 0; a->requires_grad && i < d.m; i++) {
+        if (cg_check_cancel(g) < 0) /* a large product takes seconds: answer a stop per row */
+            return -1;
         for (int64_t p = 0; p < d.k; p++) {
             double s = 0.0;
             for (int64_t j = 0; j < d.n; j++)
@@ -65,7 +67,10 @@ static int matmul_backward(cg_graph *g, cg_node *n)
             if (cg_accum_grad_at(g, a, i * d.k + p, s) < 0)
                 return -1;
         }
-    for (int64_t p = 0; b->requires_grad && p < d.k; p++)
+    }
+    for (int64_t p = 0; b->requires_grad && p < d.k; p++) {
+        if (cg_check_cancel(g) < 0)
+            return -1;
         for (int64_t j = 0; j < d.n; j++) {
             double s = 0.0;
             for (int64_t i = 0; i < d.m; i++)
@@ -73,6 +78,7 @@ static int matmul_backward(cg_graph *g, cg_node *n)
             if (cg_accum_grad_at(g, b, p * d.n + j, s) < 0)
                 return -1;
         }
+    }
     return 0;
 }
 
@@ -95,13 +101,16 @@ cg_tensor *cg_matmul(cg_graph *g, cg_tensor *a, cg_tensor *b)
         return NULL;
     if (out->on_device && cg_cuda_matmul(a->dtype, a->data, b->data, out->data, d.m, d.k, d.n) < 0)
         return cg_fail_device(g), NULL;
-    for (int64_t i = 0; !out->on_device && i < d.m; i++)
+    for (int64_t i = 0; !out->on_device && i < d.m; i++) {
+        if (cg_check_cancel(g) < 0)
+            return NULL;
         for (int64_t j = 0; j < d.n; j++) {
             double s = 0.0;
             for (int64_t p = 0; p < d.k; p++)
                 s += cg_get(a, i * d.k + p) * cg_get(b, p * d.n + j);
             cg_set(out, i * d.n + j, s);
         }
+    }
     if (cg_any_requires_grad(in, 2) && !cg_record(g, "matmul", out, in, 2, matmul_backward))
         return NULL;
     return out;

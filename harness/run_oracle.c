@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cancel.h"
 #include "expect.h"
 #include "oracle.h"
 #include "runner.h"
@@ -94,9 +95,11 @@ int cg_run_oracle_only(const cg_options *o, const cg_case_set *set, cg_report *r
             cg_term_case(stdout, res, ++index, total, o->verbose);
             continue;
         }
-        for (int w = 0; w < nw; w++) {
+        for (int w = 0; w < nw && !cg_stop_signal(); w++) {
             double t0 = cg_now();
+            cg_cancel_set_deadline(o->timeout); /* the job's limit, as in a distributed run */
             cg_oracle *orc = cg_oracle_run(cs, worlds[w], !o->no_fd);
+            cg_cancel_clear();
             cg_case_result *res = cg_report_add_case(rep, cs->name, cs->file, cs->source, worlds[w]);
             if (!orc || !res) {
                 cg_oracle_free(orc);

@@ -1,12 +1,20 @@
 /* stop.c — see stop.h. */
 #include "stop.h"
 
+#include "cancel.h"
+
 #include <signal.h>
 #include <string.h>
 
 static volatile sig_atomic_t stop_signal;
 
-static void on_stop(int sig) { stop_signal = sig; }
+/* The flag ends the run between jobs; cg_cancel_on_signal stops the job in
+ * progress too, within one op (cancel.h). */
+static void on_stop(int sig)
+{
+    stop_signal = sig;
+    cg_cancel_on_signal(sig);
+}
 
 /* sigaction, not signal(): under ISO C (-std=c11) glibc's signal() has
  * System V semantics, one-shot, so a second SIGINT killed the run with its

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cancel.h"
 #include "cuda/cuda_ops.h"
 
 #define ARENA_CHUNK_BYTES ((size_t)64 * 1024)
@@ -30,6 +31,7 @@ struct cg_graph {
     int64_t next_id;
     cg_node *tape;        /* newest node first */
     char err[ERR_LEN];
+    int err_class;             /* of err: 0 none, 2 the program's fault, 3 memory or a stop (cancel.h) */
     char nondiff[NONDIFF_LEN]; /* first non-differentiable point met; "" = none */
     cg_cuda_arena *device;     /* non-NULL: tensor data lives here (cg_graph_use_cuda) */
     int64_t max_tensor, max_total; /* element budget (cg_graph_set_limits); 0 = none */
@@ -78,7 +80,7 @@ int cg_graph_use_cuda(cg_graph *g)
 #else
     g->device = cg_cuda_arena_new();
     if (!g->device)
-        cg_fail(g, "out of memory (device arena)");
+        cg_fail_infra(g, "out of memory (device arena)");
     return g->device ? 0 : -1;
 #endif
 }
@@ -133,7 +135,7 @@ void *cg_alloc(cg_graph *g, size_t n)
 {
     const size_t align = _Alignof(max_align_t);
     if (n > SIZE_MAX - sizeof(arena_chunk) - align) {
-        cg_fail(g, "out of memory (asked for %zu bytes)", n);
+        cg_fail_infra(g, "out of memory (asked for %zu bytes)", n);
         return NULL;
     }
     if (n == 0)
@@ -142,14 +144,14 @@ void *cg_alloc(cg_graph *g, size_t n)
     if (n > ARENA_CHUNK_BYTES / 4) {
         void *p = alloc_dedicated(g, n);
         if (!p)
-            cg_fail(g, "out of memory (asked for %zu bytes)", n);
+            cg_fail_infra(g, "out of memory (asked for %zu bytes)", n);
         return p;
     }
     arena_chunk *c = g->chunks;
     if (!c || c->cap - c->used < n) {
         c = chunk_new(ARENA_CHUNK_BYTES);
         if (!c) {
-            cg_fail(g, "out of memory (asked for %zu bytes)", n);
+            cg_fail_infra(g, "out of memory (asked for %zu bytes)", n);
             return NULL;
         }
         c->next = g->chunks;
@@ -178,6 +180,8 @@ const char *cg_graph_error(const cg_graph *g)
 
 /* Formats through a local buffer: callers may pass cg_graph_error(g) as an
  * argument to prefix a source position, and vsnprintf must not overlap. */
+/* A message rewritten with more context keeps the class of its cause: an
+ * op that wraps "out of memory" is still out of memory. */
 void cg_fail(cg_graph *g, const char *fmt, ...)
 {
     char msg[ERR_LEN];
@@ -186,11 +190,36 @@ void cg_fail(cg_graph *g, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     memcpy(g->err, msg, sizeof msg);
+    if (g->err_class == 0)
+        g->err_class = 2;
+}
+
+void cg_fail_infra(cg_graph *g, const char *fmt, ...)
+{
+    char msg[ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    memcpy(g->err, msg, sizeof msg);
+    g->err_class = 3;
+}
+
+int cg_graph_error_class(const cg_graph *g) { return g->err_class ? g->err_class : 2; }
+
+int cg_check_cancel(cg_graph *g)
+{
+    if (!cg_cancelled())
+        return 0;
+    char why[128];
+    cg_fail_infra(g, "%s", cg_cancel_reason(why, sizeof why));
+    return -1;
 }
 
 void cg_clear_error(cg_graph *g)
 {
     g->err[0] = '\0';
+    g->err_class = 0;
 }
 
 /* The first reason is kept: it names the earliest op that broke smoothness. */
@@ -230,7 +259,7 @@ static int remember_tensor(cg_graph *g, cg_tensor *t)
         int64_t cap = g->cap_tensors ? 2 * g->cap_tensors : 64;
         cg_tensor **grown = realloc(g->tensors, (size_t)cap * sizeof *grown);
         if (!grown) {
-            cg_fail(g, "out of memory (tensor list of %lld)", (long long)cap);
+            cg_fail_infra(g, "out of memory (tensor list of %lld)", (long long)cap);
             return -1;
         }
         g->tensors = grown;
@@ -261,7 +290,7 @@ static int check_new_shape(cg_graph *g, cg_dtype dt, int ndim, const int64_t *sh
             return -1;
         }
         if (shape[d] != 0 && n > limit / shape[d]) {
-            cg_fail(g, "out of memory (tensor dimension %d of %lld overflows)", d,
+            cg_fail_infra(g, "out of memory (tensor dimension %d of %lld overflows)", d,
                     (long long)shape[d]);
             return -1;
         }
@@ -287,6 +316,8 @@ static cg_tensor *tensor_new_at(cg_graph *g, cg_dtype dt, int ndim, const int64_
                                 bool device)
 {
     int64_t numel;
+    if (cg_check_cancel(g) < 0) /* every op makes a tensor: the place to answer a stop */
+        return NULL;
     if (check_new_shape(g, dt, ndim, shape, &numel) < 0)
         return NULL;
     cg_tensor *t = cg_alloc(g, sizeof *t);

@@ -68,6 +68,15 @@ const char *cg_graph_error(const cg_graph *g);
 void cg_fail(cg_graph *g, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void cg_clear_error(cg_graph *g);
+/* An error that is not the program's fault: out of memory, a signal, a
+ * deadline. cg_graph_error_class says which kind the last error was: 2 (the
+ * program: a bad shape, a bad argument) or 3 (cg_fail_infra). */
+void cg_fail_infra(cg_graph *g, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int cg_graph_error_class(const cg_graph *g);
+/* 0, or -1 with an infra error naming why when the run was asked to stop
+ * (cancel.h): long loops call it between steps. */
+int cg_check_cancel(cg_graph *g);
 
 /* Non-differentiable points met by the forward pass (MAX at ties, relu(0),
  * abs(0)). The oracle's finite-difference check is skipped with this reason. */

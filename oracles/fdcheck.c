@@ -28,7 +28,7 @@
 
 #include "interp.h"
 #include "oracle.h"
-#include "stop.h"
+#include "cancel.h"
 
 enum { FD_SAMPLES = 16 };
 static const double FD_TOLERANCE = 1e-6;
@@ -63,12 +63,12 @@ static int difference(const cg_case *cs, cg_oracle *o, const cg_otensor *t, int6
     double h = 1e-5 * fmax(1.0, fabs(t->value[e])), f[4];
     const double at[4] = {h, -h, 2 * h, -2 * h};
     for (int i = 0; i < 4; i++) {
-        if (cg_stop_signal()) { /* each step re-runs the whole program: answer a signal here */
-            snprintf(o->error, sizeof o->error, "interrupted by signal %d during the finite differences",
-                     cg_stop_signal());
+        f[i] = objective_at(cs, o, t, e, at[i], err, sizeof err);
+        if (cg_cancelled()) { /* each step re-runs the whole program: a stop ends the steps */
+            char why[128];
+            snprintf(o->error, sizeof o->error, "%s", cg_cancel_reason(why, sizeof why));
             return 3;
         }
-        f[i] = objective_at(cs, o, t, e, at[i], err, sizeof err);
         if (isnan(f[i])) { /* a run that failed says why; a NaN objective does not */
             snprintf(o->error, sizeof o->error, "finite difference run failed: %s",
                      err[0] ? err : "the objective is NaN at the perturbed point");

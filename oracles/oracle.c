@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cancel.h"
 #include "sim_run.h"
 
 void cg_sim_run_close(cg_sim_run *R)
@@ -40,7 +41,7 @@ int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_pertur
     cg_interp_set_perturb(R->I, p);
     if (cg_interp_run(R->I) != 0) {
         snprintf(err, errlen, "%s", cg_interp_error(R->I));
-        return 2;
+        return cg_interp_error_class(R->I);
     }
     if (cg_sim_check_mailbox(R->sim, err, errlen) != 0)
         return 2;
@@ -102,6 +103,21 @@ static bool wants_per_root(const cg_case *cs)
 
 static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode mode);
 
+/* A run that failed for want of memory or was stopped says so first, with
+ * the phase and the case: "out of memory in the backward pass of case X:
+ * <detail>", "deadline: ... passed in the forward pass of case X". */
+static void name_infra_error(cg_oracle *o, const cg_case *cs, const char *phase)
+{
+    char detail[sizeof o->error], why[128];
+    snprintf(detail, sizeof detail, "%s", o->error);
+    if (cg_cancelled())
+        snprintf(o->error, sizeof o->error, "%s in %s of case %s", cg_cancel_reason(why, sizeof why), phase,
+                 cs->name);
+    else
+        snprintf(o->error, sizeof o->error, "out of memory in %s of case %s%s%s", phase, cs->name,
+                 detail[0] ? ": " : "", detail);
+}
+
 cg_oracle *cg_oracle_run(const cg_case *cs, int world, bool fd)
 {
     return oracle_run(cs, world, fd, CG_SIM_TRUTH);
@@ -121,10 +137,12 @@ static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode 
     o->mode = mode;
     snprintf(o->fd_skip_reason, sizeof o->fd_skip_reason, "not requested");
     cg_sim_run R;
+    const char *phase = "the forward pass";
     o->status = cg_sim_run_open(&R, cs, world, NULL, mode, o->error, sizeof o->error);
-    if (o->status == 0 && collect_tensors(o, &R) != 0)
+    if (o->status == 0 && (phase = "copying the forward values", collect_tensors(o, &R) != 0))
         o->status = 3;
     if (o->status == 0) {
+        phase = "the backward pass";
         o->nbackward = cg_sim_nbackward(R.sim);
         o->status = cg_oracle_derive(o, &R, o->error, sizeof o->error);
     }
@@ -136,11 +154,12 @@ static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode 
         if (nd && fd)
             snprintf(o->fd_skip_reason, sizeof o->fd_skip_reason, "finite differences do not apply: %s", nd);
         o->events = cg_sim_take_plan(R.sim, &o->nevents);
+        phase = "the finite differences";
         if (fd && !nd)
             o->status = cg_oracle_fdcheck(cs, o);
     }
-    if (o->status == 3 && !o->error[0])
-        snprintf(o->error, sizeof o->error, "%s: out of memory", cs->file);
+    if (o->status == 3)
+        name_infra_error(o, cs, phase);
     cg_sim_run_close(&R);
     return o;
 }

@@ -56,7 +56,7 @@ static int pass(const cg_sim_run *R, cg_tensor *const *roots, const double *weig
     cg_zero_grad(R->g);
     if (n > 0 && cg_backward_weighted(R->g, roots, weight, n) != 0) {
         snprintf(err, errlen, "backward: %s", cg_graph_error(R->g));
-        return 2;
+        return cg_graph_error_class(R->g);
     }
     return 0;
 }

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The oracle-only mode answers a stop in every phase (issue 26 item 7). On
+# ae24178 `--timeout` did not apply to oracle-only runs (a 5,000-parameter
+# case ran 200 s past `--timeout 5`), SIGINT waited for a slow matmul to end
+# (44.9 s), and out of memory in backward was exit 2 ("backward: out of
+# memory"). Now: the deadline and SIGINT/SIGTERM end the job within about a
+# second (exit 3, the report written, the phase and case named), and out of
+# memory is exit 3 "out of memory in <phase> of case <name>".
+. "$(dirname "$0")/common.bash"
+T="timeout -k 2 60"
+# a 300x300 product, its finite differences re-run it hundreds of times
+printf 'case slow_fd\nworlds 2\na = param(randn(300, 300))\nb = a @ a\nc = b @ a\nbackward(sum(c))\n' > "$TMP/fd.case"
+t0=$(date +%s.%N)
+expect_exit 3 -- $T "$BIN" --oracle-only --timeout 2 --json "$TMP/fd.json" "$TMP/fd.case"
+t1=$(date +%s.%N)
+expect_grep "deadline: the 2 s job limit \(--timeout\) passed in the finite differences of case slow_fd" "$TMP/out"
+python3 -c "import sys; sys.exit(0 if $t1 - $t0 < 8 else 1)" && ok || bad "the 2 s deadline ended the run after $(python3 -c "print(round($t1 - $t0, 1))") s"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["cases"][0]; assert c["status"]=="error" and c["error_class"]==3 and "deadline" in c["message"], c' \
+  "$TMP/fd.json" && ok || bad "the deadline is not in the report"
+
+# a 1500x1500 product (seconds per matmul), interrupted: answered within ~1 s
+printf 'case slow_matmul\nworlds 2\na = param(randn(1500, 1500))\nb = a @ a\nc = b @ a\nbackward(sum(c))\n' > "$TMP/mm.case"
+for sig in INT TERM; do
+  rm -f "$TMP/mm.json"
+  "$BIN" --oracle-only --no-fd --json "$TMP/mm.json" "$TMP/mm.case" > "$TMP/out" 2>&1 &
+  pid=$!
+  sleep 1.5
+  t0=$(date +%s.%N)
+  kill -$sig $pid
+  wait $pid; rc=$?
+  t1=$(date +%s.%N)
+  [ "$rc" = 3 ] && ok || bad "SIG$sig: exit $rc (wanted 3)"
+  python3 -c "import sys; sys.exit(0 if $t1 - $t0 < 1.5 else 1)" && ok || bad "SIG$sig answered after $(python3 -c "print(round($t1 - $t0, 2))") s"
+  expect_grep "interrupted by signal [0-9]+ in the (forward|backward) pass of case slow_matmul" "$TMP/out"
+  [ -s "$TMP/mm.json" ] && ok || bad "SIG$sig: no report written"
+done
+
+# out of memory: lower the address-space limit in 100 MB steps until the
+# case stops passing; the first failure is its peak, the backward pass (not
+# under ASan, which needs terabytes of address space)
+if [ -z "${ASAN_OPTIONS:-}" ]; then
+  printf 'case oom_backward\nworlds 1\nx = param(ones(10000000))\ny = x * x\nz = y * y\nw = z * z\nbackward(sum(w))\n' > "$TMP/oom.case"
+  found=""
+  for kb in $(seq 4000000 -100000 300000); do
+    (ulimit -v "$kb"; exec "$BIN" --oracle-only --no-fd "$TMP/oom.case") > "$TMP/oom.out" 2>&1
+    rc=$?
+    [ "$rc" = 0 ] && continue
+    found="$kb"; break
+  done
+  if [ -z "$found" ]; then bad "the case never ran out of memory"
+  else
+    [ "$rc" = 3 ] && ok || { bad "out of memory at ulimit -v $found: exit $rc (wanted 3)"; tail -3 "$TMP/oom.out"; }
+    expect_grep "out of memory in the backward pass of case oom_backward" "$TMP/oom.out"
+  fi
+fi
+finish
