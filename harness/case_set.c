@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,20 @@ typedef struct walk_state {
     int n, cap;
     file_id *seen;
     size_t nseen, capseen;
+    char *refusal;       /* the set's refusal message (cg_case_set.refusal) */
+    size_t refusal_len;
 } walk_state;
+
+/* A path the whole selection fails on: printed, and kept for the reports. */
+static void refusal(walk_state *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refusal(walk_state *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->refusal, w->refusal_len, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "collgrad-check: %s\n", w->refusal);
+}
 
 static int push_path(walk_state *w, const char *path)
 {
@@ -107,7 +122,7 @@ static int walk_entry(walk_state *w, int dfd, const char *dir, const char *name)
         }
         int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
         if (sub < 0) {
-            fprintf(stderr, "collgrad-check: %s: cannot open directory: %s\n", path, strerror(errno));
+            refusal(w, "%s: cannot open directory: %s", path, strerror(errno));
             return CG_EXIT_INFRA;
         }
         return walk_fd(w, sub, path);
@@ -131,7 +146,7 @@ static int walk_fd(walk_state *w, int dfd, const char *dir)
 {
     DIR *d = fdopendir(dfd);
     if (!d) {
-        fprintf(stderr, "collgrad-check: %s: cannot open directory: %s\n", dir, strerror(errno));
+        refusal(w, "%s: cannot open directory: %s", dir, strerror(errno));
         close(dfd);
         return CG_EXIT_INFRA;
     }
@@ -144,7 +159,7 @@ static int walk_fd(walk_state *w, int dfd, const char *dir)
         errno = 0;
     }
     if (rc == 0 && errno != 0) {
-        fprintf(stderr, "collgrad-check: %s: cannot read directory: %s\n", dir, strerror(errno));
+        refusal(w, "%s: cannot read directory: %s", dir, strerror(errno));
         rc = CG_EXIT_INFRA;
     }
     closedir(d);
@@ -191,7 +206,7 @@ static bool cases_beside_executable(char *out, size_t len)
  * an installed binary runs its own version of them even while the source
  * tree is around); the source tree (a build-tree binary); the configured
  * install dir, also returned when nothing exists so the error names it. */
-static const char *builtin_cases_dir(void)
+const char *cg_builtin_cases_dir(void)
 {
     static char beside[4096];
     const char *env = getenv("COLLGRAD_CASES_DIR");
@@ -210,7 +225,7 @@ static int collect_path(walk_state *w, const char *path)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
-        fprintf(stderr, "collgrad-check: %s: cannot read: %s\n", path, strerror(errno));
+        refusal(w, "%s: cannot read: %s", path, strerror(errno));
         return CG_EXIT_USAGE;
     }
     if (S_ISDIR(st.st_mode)) {
@@ -218,13 +233,13 @@ static int collect_path(walk_state *w, const char *path)
             return 0; /* named twice, or inside a directory already walked */
         int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
         if (dfd < 0) {
-            fprintf(stderr, "collgrad-check: %s: cannot open directory: %s\n", path, strerror(errno));
+            refusal(w, "%s: cannot open directory: %s", path, strerror(errno));
             return CG_EXIT_INFRA;
         }
         return walk_fd(w, dfd, path);
     }
     if (!S_ISREG(st.st_mode)) {
-        fprintf(stderr, "collgrad-check: %s: expected a case file or a directory, got %s\n", path,
+        refusal(w, "%s: expected a case file or a directory, got %s", path,
                 cg_file_type_name(st.st_mode));
         return CG_EXIT_USAGE;
     }
@@ -236,7 +251,7 @@ static int collect(walk_state *w, char *const *paths, int npaths)
 {
     char *dflt[1];
     if (npaths == 0) {
-        dflt[0] = (char *)builtin_cases_dir(); /* only read: paths are char * for argv */
+        dflt[0] = (char *)cg_builtin_cases_dir(); /* only read: paths are char * for argv */
         paths = dflt;
         npaths = 1;
     }
@@ -253,7 +268,7 @@ static int collect(walk_state *w, char *const *paths, int npaths)
 int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths, const cg_limits *lim)
 {
     memset(set, 0, sizeof *set);
-    walk_state l = {0};
+    walk_state l = {.refusal = set->refusal, .refusal_len = sizeof set->refusal};
     int rc = collect(&l, paths, npaths);
     if (rc == 0 && !(set->cases = calloc((size_t)l.n + 1, sizeof *set->cases)))
         rc = CG_EXIT_INFRA;
@@ -368,6 +383,91 @@ int cg_case_set_check_rules(cg_case_set *set, const char *plugin_name)
         rc = CG_EXIT_USAGE;
     }
     return rc;
+}
+
+/* The name a bad file's errored test gets: its base name less ".case"
+ * (the run's reports name it the same way, run_oracle.c). */
+static void bad_name(const char *file, char *name, size_t len)
+{
+    const char *slash = strrchr(file, '/');
+    snprintf(name, len, "%s", slash ? slash + 1 : file);
+    char *dot = strstr(name, ".case");
+    if (dot && dot[5] == '\0')
+        *dot = '\0';
+}
+
+static bool selected(const regex_t *inc, const regex_t *exc, const char *name)
+{
+    return (!inc || regexec(inc, name, 0, NULL, 0) == 0) && (!exc || regexec(exc, name, 0, NULL, 0) != 0);
+}
+
+static int compile(regex_t *re, const char *flag, const char *pattern, char *err, size_t errlen)
+{
+    int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+    if (rc == 0)
+        return 0;
+    char why[128];
+    regerror(rc, re, why, sizeof why);
+    snprintf(err, errlen, "expected a POSIX extended regular expression after %s, got '%s' (%s)", flag, pattern,
+             why);
+    return -1;
+}
+
+int cg_case_set_filter(cg_case_set *set, const char *include, const char *exclude, char *err, size_t errlen)
+{
+    if (!include && !exclude)
+        return 0;
+    regex_t inc, exc;
+    if (include && compile(&inc, "-R", include, err, errlen) != 0)
+        return CG_EXIT_USAGE;
+    if (exclude && compile(&exc, "-E", exclude, err, errlen) != 0) {
+        if (include)
+            regfree(&inc);
+        return CG_EXIT_USAGE;
+    }
+    const regex_t *pi = include ? &inc : NULL, *pe = exclude ? &exc : NULL;
+    /* what exists, for the message when nothing is left */
+    char names[1024] = "";
+    size_t used = 0;
+    int total = set->n + set->nbad, kept = 0, kept_bad = 0;
+    for (int i = 0; i < set->n; i++) {
+        if (used < sizeof names)
+            used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", set->cases[i]->name);
+        if (selected(pi, pe, set->cases[i]->name))
+            set->cases[kept++] = set->cases[i];
+        else
+            cg_case_free(set->cases[i]);
+    }
+    set->n = kept;
+    set->cases[kept] = NULL;
+    for (int i = 0; i < set->nbad; i++) {
+        char name[256];
+        bad_name(set->bad[i].file, name, sizeof name);
+        if (selected(pi, pe, name)) {
+            set->bad[kept_bad++] = set->bad[i];
+            continue;
+        }
+        free(set->bad[i].file);
+        free(set->bad[i].message);
+    }
+    if (set->bad) /* the spare entry cg_case_set_free reads */
+        memset(&set->bad[kept_bad], 0, sizeof *set->bad);
+    set->nbad = kept_bad;
+    if (include)
+        regfree(&inc);
+    if (exclude)
+        regfree(&exc);
+    if (kept + kept_bad > 0)
+        return 0;
+    if (used >= sizeof names)
+        memcpy(names + sizeof names - 5, "...", 4);
+    char inc_part[160] = "", exc_part[160] = "";
+    if (include)
+        snprintf(inc_part, sizeof inc_part, "-R '%s'%s", include, exclude ? " with " : "");
+    if (exclude)
+        snprintf(exc_part, sizeof exc_part, "-E '%s'", exclude);
+    snprintf(err, errlen, "%s%s matches no case; the %d cases are: %s", inc_part, exc_part, total, names);
+    return CG_EXIT_USAGE;
 }
 
 void cg_case_set_free(cg_case_set *set)

@@ -23,6 +23,7 @@ typedef struct cg_case_set {
     cg_case **cases;
     int nbad;
     cg_case_load_error *bad; /* in path order, like cases */
+    char refusal[CG_ERR_LEN]; /* why the whole selection failed (a path that cannot be read), or "" */
 } cg_case_set;
 
 /* Load every case under paths (npaths 0: the built-in cases directory).
@@ -38,6 +39,11 @@ int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths, const cg_
  * a directory since. 0; 3 when the list cannot be read or a listed file no
  * longer loads (it changed during the run), with the reason on stderr. */
 int cg_case_set_load_list(cg_case_set *set, const char *list_file, const cg_limits *lim);
+/* Keep only the cases (and bad files, by their base name less ".case")
+ * whose name matches the POSIX extended regex include (NULL: all) and not
+ * exclude (NULL: none), in order. 0; 2 with err for a bad expression, or
+ * when nothing is left ("-R 'x' matches no case; the N cases are: ..."). */
+int cg_case_set_filter(cg_case_set *set, const char *include, const char *exclude, char *err, size_t errlen);
 /* Every case's rules=NAME must name a registered rule set: a built-in one,
  * or plugin_name, the table name of the --rules plugin (NULL: none). A case
  * naming another is moved to set->bad with "file:line:col: expected a
@@ -45,5 +51,10 @@ int cg_case_set_load_list(cg_case_set *set, const char *list_file, const cg_limi
  * error would be. 0; 2 when any moved; 3 out of memory. */
 int cg_case_set_check_rules(cg_case_set *set, const char *plugin_name);
 void cg_case_set_free(cg_case_set *set);
+/* The directory a run without paths searches, first found:
+ * $COLLGRAD_CASES_DIR, the cases installed beside this executable
+ * (bin/../share/collgrad-check/cases), the source tree's (a build-tree
+ * binary), else the configured install directory (named in errors). */
+const char *cg_builtin_cases_dir(void);
 
 #endif

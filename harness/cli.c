@@ -1,23 +1,37 @@
-/* cli.c — option parsing (cli.h). Hand-rolled rather than getopt_long so that
- * every error names the offending argument the same way. */
+/* cli.c — option parsing (cli.h) with getopt_long: --opt VALUE and
+ * --opt=VALUE both work, short options may be bundled, and options and paths
+ * may come in any order. Every error still names the offending argument the
+ * same way ("collgrad-check: expected ..., got '...'"), so getopt's own
+ * messages are turned off (opterr = 0) and rewritten here. */
+#define _GNU_SOURCE /* getopt_long */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "case_set.h"
 
 void cg_print_usage(FILE *f)
 {
     fprintf(f,
             "usage: collgrad-check [OPTIONS] [CASE_FILE|DIR]...\n"
+            "       collgrad-check bench|compare|export-ir ... (each with its own --help)\n"
             "\n"
             "Checks the gradients that flow backward through collectives against a\n"
-            "single-process oracle. Without paths it runs the built-in cases (%s).\n"
+            "single-process oracle. Without paths it runs the built-in cases, here\n"
+            "  %s\n"
+            "Options take their value as the next argument or after '=' (--world=2).\n"
             "\n"
-            "options:\n"
+            "what runs:\n"
             "  --oracle-only     run only the oracle (all ranks simulated in one process)\n"
-            "  --world N         run each case at world size N only (cases that do not\n"
-            "                    list N are skipped)\n"
+            "  --world N         run each case at world size N only (1..64; cases that do\n"
+            "                    not list N are skipped)\n"
+            "  -R, --include REGEX  only the cases whose name matches REGEX (POSIX ERE)\n"
+            "  -E, --exclude REGEX  not the cases whose name matches REGEX\n"
+            "  --repeat N        run the selection up to N times, stopping at the first\n"
+            "                    round that does not pass (ctest's until-fail)\n"
             "  --rules NAME      run every case under rule set NAME alone and compare it\n"
             "                    with the oracle (reference, c10d, torch-nn, gatherlayer,\n"
             "                    diffdist, torch-funcol, horovod, torch-xla, megatron, or a\n"
@@ -27,34 +41,50 @@ void cg_print_usage(FILE *f)
             "  --device DEV      cpu or cuda: where the ranks' tensors live and their local\n"
             "                    ops run (default cuda with --transport nccl, else cpu);\n"
             "                    the oracle always runs on the CPU in f64\n"
-            "  --timeout SEC     per-job deadline; a hung or dead rank is reported (default 60)\n"
             "  --backend pytorch:API  run the cases with real PyTorch ranks instead of MPI:\n"
             "                    API nn, c10d, funcol or gatherlayer\n"
             "  --torch-backend NAME  the process group of --backend: gloo (default), nccl,\n"
             "                    mpi, or MODULE:NAME / FILE.py:NAME registering NAME\n"
             "  --python PATH     the interpreter of the PyTorch ranks (default:\n"
             "                    $COLLGRAD_PYTHON, /usr/bin/python3 with torch, python3)\n"
-            "  --junit FILE      write JUnit XML\n"
+            "checks:\n"
+            "  --timeout SEC     per-job deadline, in every mode; a hung or dead rank is\n"
+            "                    named, an oracle past it stops (exit 3; default 60)\n"
             "  --check-sync      before each collective, compare every rank's (op, dtype,\n"
-            "                    count, root, direction): a desync fails there, not hangs\n"
-            "  --explain CASE    print a case's program, per-root gradients, both semantics\n"
-            "                    and which rule sets agree (runs each rule set over MPI)\n"
-            "  --json FILE       write the JSON report (schema collgrad-check/report/1)\n"
+            "                    count, root, direction, program call): a desync fails\n"
+            "                    there, not hangs\n"
             "  --no-fd           skip the finite-difference check of the oracle\n"
-            "  --max-case-bytes N  the largest case file read, in bytes or with a K, M or G\n"
-            "                    suffix (default 4M); a larger one is a bad case file\n"
-            "  --max-elements N  the most elements one tensor of a case may have (default\n"
-            "                    16M); a case asking for more is a bad case (exit 2)\n"
+            "  --inject SPEC     break the run on purpose (the tool's own self-tests):\n"
+            "                    KIND[:RANK[:CASE]] with KIND hang, exit, wrong_sum,\n"
+            "                    drop_rank, swap_slices, bit_flip, scale_world, wrong_root\n"
+            "                    or wrong_dtype_size; a spec that injects nothing is exit 2\n"
+            "limits (a case asking for more is a bad case, exit 2):\n"
+            "  --max-case-bytes N  the largest case file read (default 4M)\n"
+            "  --max-elements N  the most elements in one tensor (default 16M)\n"
             "  --max-case-elements N  the most elements all of a rank's tensors may have\n"
             "                    together, gradients included (default 128M)\n"
-            "  --list            list the cases and their world sizes, run nothing\n"
-            "  --verbose         print every check, not only failing ones\n"
-            "  --help            this text\n"
+            "                    (N: digits with an optional K, M or G, powers of 1024)\n"
+            "output:\n"
+            "  --json FILE       write the JSON report (schema collgrad-check/report/1)\n"
+            "  --junit FILE      write JUnit XML\n"
+            "  --list            list the selection (cases, world sizes, bad files) and\n"
+            "                    the jobs a run would do; run nothing\n"
+            "  --explain CASE    print a case's program, per-root gradients, both semantics\n"
+            "                    and which rule sets agree (runs each rule set over MPI)\n"
+            "  -v, --verbose     print every check, not only failing ones\n"
+            "  -h, --help        this text\n"
             "  --version         the tool's version\n"
             "\n"
+            "environment:\n"
+            "  COLLGRAD_CASES_DIR  the built-in cases directory (overrides the one above)\n"
+            "  CG_MPIEXEC        the mpiexec that starts the ranks (default: mpiexec)\n"
+            "  TMPDIR            where the launcher keeps its job files (default /tmp)\n"
+            "  COLLGRAD_PYTHON   the interpreter of --backend ranks (see --python)\n"
+            "\n"
             "exit status: 0 all pass, 1 a check failed, 2 bad usage or case file,\n"
-            "3 infrastructure error\n",
-            CG_CASES_DIR);
+            "3 infrastructure error (MPI, a lost rank, out of memory, a deadline, a signal)\n"
+            "See collgrad-check(1).\n",
+            cg_builtin_cases_dir());
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -80,14 +110,125 @@ int cg_parse_size(const char *s, size_t *out)
     return 0;
 }
 
-static int parse_world(const char *s, int *out)
+static int parse_int(const char *s, long lo, long hi, int *out)
 {
     char *end;
     long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < 1 || v > 64)
+    if (*s == '\0' || *end != '\0' || v < lo || v > hi)
         return -1;
     *out = (int)v;
     return 0;
+}
+
+/* Long options without a short form, by number. */
+enum {
+    OPT_ORACLE_ONLY = 256, OPT_LIST, OPT_CHECK_SYNC, OPT_NO_FD, OPT_VERSION, OPT_JSON, OPT_JUNIT, OPT_RULES,
+    OPT_TRANSPORT, OPT_DEVICE, OPT_TIMEOUT, OPT_WORLD, OPT_INJECT, OPT_BACKEND, OPT_TORCH_BACKEND, OPT_PYTHON,
+    OPT_EXPLAIN, OPT_REPEAT, OPT_MAX_CASE_BYTES, OPT_MAX_ELEMENTS, OPT_MAX_CASE_ELEMENTS,
+    /* internal: the launcher passes these to the ranks it starts */
+    OPT_WORKER, OPT_JOBS, OPT_BOARD, OPT_RESULTS, OPT_CASE_LIST,
+};
+
+static const struct option long_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"include", required_argument, NULL, 'R'},
+    {"exclude", required_argument, NULL, 'E'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {"oracle-only", no_argument, NULL, OPT_ORACLE_ONLY},
+    {"list", no_argument, NULL, OPT_LIST},
+    {"check-sync", no_argument, NULL, OPT_CHECK_SYNC},
+    {"no-fd", no_argument, NULL, OPT_NO_FD},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"junit", required_argument, NULL, OPT_JUNIT},
+    {"rules", required_argument, NULL, OPT_RULES},
+    {"transport", required_argument, NULL, OPT_TRANSPORT},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"world", required_argument, NULL, OPT_WORLD},
+    {"inject", required_argument, NULL, OPT_INJECT},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"torch-backend", required_argument, NULL, OPT_TORCH_BACKEND},
+    {"python", required_argument, NULL, OPT_PYTHON},
+    {"explain", required_argument, NULL, OPT_EXPLAIN},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"max-case-bytes", required_argument, NULL, OPT_MAX_CASE_BYTES},
+    {"max-elements", required_argument, NULL, OPT_MAX_ELEMENTS},
+    {"max-case-elements", required_argument, NULL, OPT_MAX_CASE_ELEMENTS},
+    {"worker", no_argument, NULL, OPT_WORKER},
+    {"jobs", required_argument, NULL, OPT_JOBS},
+    {"board", required_argument, NULL, OPT_BOARD},
+    {"results", required_argument, NULL, OPT_RESULTS},
+    {"case-list", required_argument, NULL, OPT_CASE_LIST},
+    {NULL, 0, NULL, 0},
+};
+
+/* The value of one option into o. -1 to go on, or an exit status. */
+static int take_value(cg_options *o, int opt, const char *name, const char *val)
+{
+    size_t n;
+    switch (opt) {
+    case 'R': o->include = val; break;
+    case 'E': o->exclude = val; break;
+    case OPT_JSON: o->json = val; break;
+    case OPT_JUNIT: o->junit = val; break;
+    case OPT_RULES: o->rules = val; break;
+    case OPT_TRANSPORT: o->transport = val; break;
+    case OPT_INJECT: o->inject = val; break;
+    case OPT_BACKEND: o->backend = val; break;
+    case OPT_TORCH_BACKEND: o->torch_backend = val; break;
+    case OPT_PYTHON: o->python = val; break;
+    case OPT_EXPLAIN: o->explain = val; break;
+    case OPT_JOBS: o->jobs_file = val; break;
+    case OPT_BOARD: o->board_file = val; break;
+    case OPT_RESULTS: o->results_file = val; break;
+    case OPT_CASE_LIST: o->case_list = val; break;
+    case OPT_DEVICE:
+        if (strcmp(val, "cpu") != 0 && strcmp(val, "cuda") != 0)
+            return usage_error("expected cpu or cuda after --device, got '%s'", val);
+        o->device = val;
+        break;
+    case OPT_TIMEOUT: {
+        char *end;
+        o->timeout = strtod(val, &end);
+        if (*val == '\0' || *end || !(o->timeout > 0) || o->timeout > 86400)
+            return usage_error("expected seconds in (0, 86400] after --timeout, got '%s'", val);
+        break;
+    }
+    case OPT_WORLD:
+        if (parse_int(val, 1, 64, &o->world) != 0)
+            return usage_error("expected a world size in 1..64 after --world, got '%s'", val);
+        break;
+    case OPT_REPEAT:
+        if (parse_int(val, 1, 1000000, &o->repeat) != 0)
+            return usage_error("expected a count in 1..1000000 after --repeat, got '%s'", val);
+        break;
+    case OPT_MAX_CASE_BYTES:
+        if (cg_parse_size(val, &o->limits.case_bytes) != 0)
+            return usage_error("expected a byte count (digits, optionally K, M or G) after --max-case-bytes, "
+                               "got '%s'", val);
+        break;
+    case OPT_MAX_ELEMENTS:
+    case OPT_MAX_CASE_ELEMENTS:
+        if (cg_parse_size(val, &n) != 0) {
+            fprintf(stderr, "collgrad-check: expected an element count (digits, optionally K, M or G) after "
+                    "--%s, got '%s'\nTry 'collgrad-check --help'.\n", name, val);
+            return CG_EXIT_USAGE;
+        }
+        *(opt == OPT_MAX_ELEMENTS ? &o->limits.value_elements : &o->limits.case_elements) = (int64_t)n;
+        break;
+    default: break;
+    }
+    return -1;
+}
+
+/* The long name of option number opt, for messages. */
+static const char *name_of(int opt)
+{
+    for (const struct option *l = long_options; l->name; l++)
+        if (l->val == opt)
+            return l->name;
+    return "?";
 }
 
 int cg_parse_options(int argc, char **argv, cg_options *o)
@@ -95,100 +236,45 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
     memset(o, 0, sizeof *o);
     o->transport = "mpi";
     o->timeout = 60.0;
+    o->repeat = 1;
     o->paths = calloc((size_t)argc + 1, sizeof *o->paths);
     if (!o->paths) {
         fprintf(stderr, "collgrad-check: out of memory\n");
         return CG_EXIT_INFRA;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = NULL;
-        static const char *const valued[] = {"--json", "--world", "--junit", "--rules", "--transport",
-                                             "--timeout", "--inject", "--jobs", "--board", "--results", "--case-list",
-                                             "--explain", "--device", "--backend", "--torch-backend",
-                                             "--python", "--max-case-bytes", "--max-elements",
-                                             "--max-case-elements"};
-        bool takes_value = false;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-            takes_value |= strcmp(a, valued[k]) == 0;
-        if (takes_value) {
-            if (i + 1 >= argc)
-                return usage_error("expected a value after %s", a);
-            val = argv[++i];
+    opterr = 0; /* our messages, not getopt's */
+    optind = 1; /* parse from the start, also when called twice (the tests) */
+    for (;;) {
+        int at = optind, opt = getopt_long(argc, argv, ":hvR:E:", long_options, NULL);
+        if (opt == -1)
+            break;
+        const char *arg = at < argc ? argv[at] : "";
+        int rc = -1;
+        switch (opt) {
+        case 'h': cg_print_usage(stdout); return CG_EXIT_OK;
+        case OPT_VERSION: printf("collgrad-check %s\n", CG_VERSION); return CG_EXIT_OK;
+        case 'v': o->verbose = true; break;
+        case OPT_ORACLE_ONLY: o->oracle_only = true; break;
+        case OPT_LIST: o->list = true; break;
+        case OPT_CHECK_SYNC: o->check_sync = true; break;
+        case OPT_NO_FD: o->no_fd = true; break;
+        case OPT_WORKER: o->worker = true; break;
+        case ':': /* a value is missing: name the option as it was written */
+            return usage_error("expected a value after %s", optopt ? (optopt < 256 ? (char[]){'-', (char)optopt, 0}
+                                                                              : arg)
+                                                                   : arg);
+        case '?': /* an unknown option, or a value given to one that takes none */
+            if (strchr(arg, '=') && strncmp(arg, "--", 2) == 0)
+                return usage_error("expected no value after an option that takes none, got '%s'", arg);
+            return usage_error("expected an option (see --help), got '%s'", optopt && optopt < 256 && arg[1] != '-'
+                                                                                  ? (char[]){'-', (char)optopt, 0}
+                                                                                  : arg);
+        default: rc = take_value(o, opt, name_of(opt), optarg); break;
         }
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            cg_print_usage(stdout);
-            return CG_EXIT_OK;
-        } else if (strcmp(a, "--version") == 0) {
-            printf("collgrad-check %s\n", CG_VERSION);
-            return CG_EXIT_OK;
-        } else if (strcmp(a, "--oracle-only") == 0) {
-            o->oracle_only = true;
-        } else if (strcmp(a, "--list") == 0) {
-            o->list = true;
-        } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
-            o->verbose = true;
-        } else if (strcmp(a, "--check-sync") == 0) {
-            o->check_sync = true;
-        } else if (strcmp(a, "--no-fd") == 0) {
-            o->no_fd = true;
-        } else if (strcmp(a, "--json") == 0) {
-            o->json = val;
-        } else if (strcmp(a, "--explain") == 0) {
-            o->explain = val;
-        } else if (strcmp(a, "--junit") == 0) {
-            o->junit = val;
-        } else if (strcmp(a, "--rules") == 0) {
-            o->rules = val;
-        } else if (strcmp(a, "--transport") == 0) {
-            o->transport = val;
-        } else if (strcmp(a, "--device") == 0) {
-            if (strcmp(val, "cpu") != 0 && strcmp(val, "cuda") != 0)
-                return usage_error("expected cpu or cuda after --device, got '%s'", val);
-            o->device = val;
-        } else if (strcmp(a, "--inject") == 0) {
-            o->inject = val;
-        } else if (strcmp(a, "--backend") == 0) {
-            o->backend = val;
-        } else if (strcmp(a, "--torch-backend") == 0) {
-            o->torch_backend = val;
-        } else if (strcmp(a, "--python") == 0) {
-            o->python = val;
-        } else if (strcmp(a, "--jobs") == 0) {
-            o->jobs_file = val;
-        } else if (strcmp(a, "--case-list") == 0) {
-            o->case_list = val;
-        } else if (strcmp(a, "--board") == 0) {
-            o->board_file = val;
-        } else if (strcmp(a, "--results") == 0) {
-            o->results_file = val;
-        } else if (strcmp(a, "--worker") == 0) {
-            o->worker = true;
-        } else if (strcmp(a, "--timeout") == 0) {
-            char *end;
-            o->timeout = strtod(val, &end);
-            if (*end || !(o->timeout > 0) || o->timeout > 86400)
-                return usage_error("expected seconds in (0, 86400] after --timeout, got '%s'", val);
-        } else if (strcmp(a, "--max-case-bytes") == 0) {
-            if (cg_parse_size(val, &o->limits.case_bytes) != 0)
-                return usage_error("expected a byte count (digits, optionally K, M or G) after --max-case-bytes, "
-                                   "got '%s'", val);
-        } else if (strcmp(a, "--max-elements") == 0 || strcmp(a, "--max-case-elements") == 0) {
-            size_t n;
-            if (cg_parse_size(val, &n) != 0) {
-                fprintf(stderr, "collgrad-check: expected an element count (digits, optionally K, M or G) "
-                        "after %s, got '%s'\nTry 'collgrad-check --help'.\n", a, val);
-                return CG_EXIT_USAGE;
-            }
-            *(strcmp(a, "--max-elements") == 0 ? &o->limits.value_elements : &o->limits.case_elements) = (int64_t)n;
-        } else if (strcmp(a, "--world") == 0) {
-            if (parse_world(val, &o->world) != 0)
-                return usage_error("expected a world size in 1..64 after --world, got '%s'", val);
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return usage_error("expected an option (see --help), got '%s'", a);
-        } else {
-            o->paths[o->npaths++] = argv[i];
-        }
+        if (rc >= 0)
+            return rc;
     }
+    for (int i = optind; i < argc; i++)
+        o->paths[o->npaths++] = argv[i];
     return -1;
 }

@@ -1,4 +1,5 @@
-/* cli.h — the command line, one flag set for every mode (like nccl-tests).
+/* cli.h — the command line, one flag set for every mode (like nccl-tests),
+ * parsed with getopt_long; collgrad-check.1 is its manual page.
  *
  *   collgrad-check [OPTIONS] [CASE_FILE|DIR]...
  *
@@ -30,6 +31,9 @@ typedef struct cg_options {
     const char *device;  /* --device cpu|cuda (NULL: cuda with nccl, else cpu; device.h) */
     double timeout;      /* --timeout SEC: per-job deadline */
     int world;           /* --world N: only this world size (0 = each case's own) */
+    const char *include; /* -R REGEX: only cases whose name matches (POSIX ERE) */
+    const char *exclude; /* -E REGEX: not the cases whose name matches */
+    int repeat;          /* --repeat N: up to N rounds, until one does not pass (default 1) */
     cg_limits limits;    /* --max-case-bytes, --max-elements, --max-case-elements (0: ir.h's defaults) */
     const char *inject;  /* --inject hang:R|exit:R[:CASE] (the tool's own tests) */
     const char *backend; /* --backend pytorch:API: real PyTorch ranks (backend_pytorch.h) */

@@ -119,7 +119,7 @@ int cg_explain(const cg_options *o, const cg_case_set *set)
         return CG_EXIT_USAGE;
     }
     /* only this case: the rule-set runs load the set again from its file */
-    cg_case_set one = {1, 1, (cg_case **)&cs, 0, NULL};
+    cg_case_set one = {.n = 1, .cap = 1, .cases = (cg_case **)&cs};
     char *paths[1] = {cs->file};
     cg_options eo = *o;
     eo.paths = paths;

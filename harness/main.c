@@ -18,6 +18,7 @@
 #include "junit.h"
 #include "launch_env.h"
 #include "launcher.h"
+#include "list.h"
 #include "plugin_check.h"
 #include "plugin.h"
 #include "preflight.h"
@@ -37,19 +38,6 @@ static const char *plugin_rules_name(const cg_options *o)
     return r ? r->name : NULL;
 }
 
-static void list_cases(const cg_options *o, const cg_case_set *set)
-{
-    for (int i = 0; i < set->n; i++) {
-        const cg_case *cs = set->cases[i];
-        int worlds[CG_MAX_WORLD], nw = cg_case_worlds(o, cs, worlds);
-        printf("%-40s W=", cs->name);
-        for (int w = 0; w < nw; w++)
-            printf("%s%d", w ? "," : "", worlds[w]);
-        printf("  %s\n", cs->file);
-    }
-    printf("%d cases\n", set->n);
-}
-
 /* Tensors of the same sizes are allocated and freed over and over (every
  * job, every backward pass). Served by mmap, each one's pages would fault in
  * afresh on first touch, which costs more than the collective itself for a
@@ -60,6 +48,108 @@ static void keep_freed_memory(void)
     /* a speed-up only: allocators that refuse it (the sanitizers') change nothing else */
     (void)mallopt(M_MMAP_MAX, 0);
     (void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
+/* The report of a run in the mode the options choose; NULL on OOM. */
+static cg_report *new_report(const cg_options *o)
+{
+    if (o->oracle_only)
+        return cg_report_new("oracle-only", NULL, NULL, "cpu");
+    if (o->backend) /* the framework is recorded by backend_pytorch.c */
+        return cg_report_new("distributed", o->torch_backend ? o->torch_backend : "gloo", o->backend, "cpu");
+    return cg_report_new("distributed", o->transport, o->rules ? o->rules : "reference",
+                         cg_device_name(cg_device_of(o)));
+}
+
+/* Write the reports asked for; rc, or 3 when one cannot be written. */
+static int write_reports(const cg_options *o, const cg_report *rep, int rc)
+{
+    char err[1024];
+    if (o->json && cg_report_write_json(rep, o->json, err, sizeof err) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", err);
+        rc = CG_EXIT_INFRA;
+    }
+    if (o->junit && cg_report_write_junit(rep, o->junit, err, sizeof err) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", err);
+        rc = CG_EXIT_INFRA;
+    }
+    return rc;
+}
+
+/* A selection refused before anything ran: say why, and still leave the
+ * reports asked for (the files that did not load, and the refusal as an
+ * errored test named "refused"), so a stale report from an earlier run
+ * never stands in for this one. Returns rc (3 if a report fails). */
+static int refuse(const cg_options *o, const cg_case_set *set, const char *why, bool said, int rc)
+{
+    if (why && !said)
+        fprintf(stderr, "collgrad-check: %s\n", why);
+    if ((!o->json && !o->junit) || o->worker || o->list || o->explain)
+        return rc;
+    cg_report *rep = new_report(o);
+    cg_case_result *c = rep && cg_report_load_errors(rep, set) == 0 && why
+                            ? cg_report_add_case(rep, "refused", NULL, NULL, 0) : NULL;
+    if (c) {
+        c->status = CG_ERROR;
+        c->error_class = rc == CG_EXIT_INFRA ? CG_EXIT_INFRA : CG_EXIT_USAGE;
+        c->message = strdup(why);
+        cg_report_count(rep);
+    }
+    rc = rep ? write_reports(o, rep, rc) : CG_EXIT_INFRA;
+    cg_report_free(rep);
+    return rc;
+}
+
+/* The run proper, --repeat N times at most: a round that does not pass
+ * ends it (ctest's until-fail), and its report is the one written. */
+static int run_rounds(const cg_options *o, const cg_case_set *set)
+{
+    int rc = 0;
+    for (int round = 1; round <= o->repeat; round++) {
+        cg_report *rep = new_report(o);
+        if (!rep) {
+            fprintf(stderr, "collgrad-check: out of memory\n");
+            return CG_EXIT_INFRA;
+        }
+        double t0 = cg_now();
+        if (cg_report_load_errors(rep, set) != 0)
+            rc = CG_EXIT_INFRA;
+        else if (set->n == 0)
+            rc = cg_exit_status(rep, 0);
+        else
+            rc = o->oracle_only ? cg_run_oracle_only(o, set, rep)
+               : o->backend     ? cg_run_pytorch(o, set, rep)
+                                : cg_run_launcher(o, set, rep);
+        cg_term_summary(stdout, rep, cg_now() - t0);
+        rc = cg_injection_verdict(o, rep, rc); /* a self-test that injected nothing fails */
+        bool last = rc != 0 || round == o->repeat || cg_stop_signal();
+        if (o->repeat > 1)
+            printf("round %d of %d: %s\n", round, o->repeat, rc ? "did not pass, stopping" : "passed");
+        if (last)
+            rc = write_reports(o, rep, rc);
+        cg_report_free(rep);
+        if (last)
+            break;
+    }
+    return rc;
+}
+
+/* Load, check and filter the selection. 0; 2 with the bad files kept in
+ * set->bad (the run goes on and reports them) or *why set (refused); 3. */
+static int select_cases(const cg_options *o, cg_case_set *set, char *why, size_t len)
+{
+    int rc = o->case_list ? cg_case_set_load_list(set, o->case_list, &o->limits)
+                          : cg_case_set_load(set, o->paths, o->npaths, &o->limits);
+    if (o->case_list || rc == CG_EXIT_INFRA) /* the ranks' set was checked by the launcher */
+        return rc;
+    int rules_rc = cg_case_set_check_rules(set, plugin_rules_name(o));
+    if (rules_rc > rc)
+        rc = rules_rc;
+    if (rc != CG_EXIT_INFRA && cg_case_set_filter(set, o->include, o->exclude, why, len) != 0)
+        return CG_EXIT_USAGE;
+    if (rc == 0 && set->n == 0)
+        snprintf(why, len, "no case files found");
+    return rc == 0 && set->n == 0 ? CG_EXIT_USAGE : rc;
 }
 
 int main(int argc, char **argv)
@@ -79,7 +169,7 @@ int main(int argc, char **argv)
         free(o.paths);
         return rc;
     }
-    char terr[1024];
+    char terr[1024] = "";
     if (!o.worker) { /* rank variables are believed only with a launcher behind them */
         cg_launch_env env = cg_launch_env_detect(terr, sizeof terr);
         if (env == CG_LAUNCH_SRUN_NO_MPI) {
@@ -99,84 +189,35 @@ int main(int argc, char **argv)
     if (!o.worker && !cg_launched_by_mpi())
         cg_stop_install(); /* a signal ends the run between jobs, report written */
     cg_case_set set;
-    rc = o.case_list ? cg_case_set_load_list(&set, o.case_list, &o.limits)
-                       : cg_case_set_load(&set, o.paths, o.npaths, &o.limits);
-    if ((rc == 0 || rc == CG_EXIT_USAGE) && !o.case_list) { /* the ranks' set was checked by the launcher */
-        int rules_rc = cg_case_set_check_rules(&set, plugin_rules_name(&o));
-        if (rules_rc > rc)
-            rc = rules_rc;
-    }
-    if (rc == 0 && set.n == 0) {
-        fprintf(stderr, "collgrad-check: no case files found\n");
-        rc = CG_EXIT_USAGE;
-    }
+    terr[0] = '\0';
+    rc = select_cases(&o, &set, terr, sizeof terr);
     /* files that did not parse are errored tests of a run that goes on */
-    bool run_anyway = rc == CG_EXIT_USAGE && set.nbad > 0 && !o.list && !o.explain;
+    bool run_anyway = rc == CG_EXIT_USAGE && set.nbad > 0 && !terr[0] && !o.list && !o.explain;
     if ((rc == 0 || run_anyway) && !o.list && !o.worker && !cg_launched_by_mpi() &&
         cg_preflight_selection(&o, &set, 0, terr, sizeof terr) != 0) {
-        fprintf(stderr, "collgrad-check: %s\n", terr);
         rc = CG_EXIT_USAGE;
         run_anyway = false;
     }
-    if ((rc != 0 && !run_anyway) || o.list || o.explain) {
-        if (rc == 0 && o.explain)
+    if (o.list && rc != CG_EXIT_INFRA && !terr[0]) {
+        rc = cg_list_selection(&o, &set); /* the bad files are part of what it lists */
+    } else if ((rc != 0 && !run_anyway) || o.explain) {
+        if (rc == 0)
             rc = cg_explain(&o, &set);
-        else if (rc == 0)
-            list_cases(&o, &set);
-        cg_case_set_free(&set);
-        free(o.paths);
-        return rc;
-    }
-    if (!o.oracle_only && !o.backend && (o.worker || cg_launched_by_mpi())) {
-        rc = cg_worker_main(&o, &set); /* inside mpiexec: this process is one rank */
-        cg_case_set_free(&set);
-        free(o.paths);
-        return rc;
-    }
-    char perr[1024];
-    int pre = o.oracle_only || o.backend ? 0 : cg_device_precheck(&o, perr, sizeof perr);
-    if (pre == 0) /* the names the run needs, before anything launches */
-        pre = cg_preflight_names(&o, perr, sizeof perr);
-    if (pre == 0 && !o.oracle_only && !o.backend && cg_transport_precheck(o.transport, perr, sizeof perr) != 0)
-        pre = CG_EXIT_INFRA;
-    if (pre != 0) {
-        fprintf(stderr, "collgrad-check: %s\n", perr); /* once, not once per job's ranks */
-        cg_case_set_free(&set);
-        free(o.paths);
-        return pre;
-    }
-    cg_report *rep = o.oracle_only ? cg_report_new("oracle-only", NULL, NULL, "cpu")
-                   : o.backend ? cg_report_new("distributed", o.torch_backend ? o.torch_backend : "gloo",
-                                               o.backend, "cpu") /* framework: backend_pytorch.c */
-                               : cg_report_new("distributed", o.transport,
-                                               o.rules ? o.rules : "reference",
-                                               cg_device_name(cg_device_of(&o)));
-    if (!rep) {
-        fprintf(stderr, "collgrad-check: out of memory\n");
-        rc = CG_EXIT_INFRA;
-    } else {
-        double t0 = cg_now();
-        if (cg_report_load_errors(rep, &set) != 0)
-            rc = CG_EXIT_INFRA;
-        else if (set.n == 0)
-            rc = cg_exit_status(rep, 0);
         else
-            rc = o.oracle_only ? cg_run_oracle_only(&o, &set, rep)
-               : o.backend     ? cg_run_pytorch(&o, &set, rep)
-                               : cg_run_launcher(&o, &set, rep);
-        cg_term_summary(stdout, rep, cg_now() - t0);
-        rc = cg_injection_verdict(&o, rep, rc); /* a self-test that injected nothing fails */
-        char err[1024];
-        if (o.json && cg_report_write_json(rep, o.json, err, sizeof err) != 0) {
-            fprintf(stderr, "collgrad-check: %s\n", err);
-            rc = CG_EXIT_INFRA;
-        }
-        if (o.junit && cg_report_write_junit(rep, o.junit, err, sizeof err) != 0) {
-            fprintf(stderr, "collgrad-check: %s\n", err);
-            rc = CG_EXIT_INFRA;
-        }
+            rc = terr[0] ? refuse(&o, &set, terr, false, rc) /* the loader printed its own */
+                         : refuse(&o, &set, set.refusal[0] ? set.refusal : NULL, true, rc);
+    } else if (!o.oracle_only && !o.backend && (o.worker || cg_launched_by_mpi())) {
+        rc = cg_worker_main(&o, &set); /* inside mpiexec: this process is one rank */
+    } else {
+        char perr[1024];
+        int pre = o.oracle_only || o.backend ? 0 : cg_device_precheck(&o, perr, sizeof perr);
+        if (pre == 0) /* the names the run needs, before anything launches */
+            pre = cg_preflight_names(&o, perr, sizeof perr);
+        if (pre == 0 && !o.oracle_only && !o.backend && cg_transport_precheck(o.transport, perr, sizeof perr) != 0)
+            pre = CG_EXIT_INFRA;
+        /* said once, not once per job's ranks */
+        rc = pre != 0 ? refuse(&o, &set, perr, false, pre) : run_rounds(&o, &set);
     }
-    cg_report_free(rep);
     cg_case_set_free(&set);
     free(o.paths);
     return rc;

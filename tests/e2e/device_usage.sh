@@ -12,7 +12,9 @@ expect_grep "^collgrad-check: expected cpu or cuda after --device, got 'gpu'$" "
 # the mpi transport takes host buffers only
 expect_exit 2 -- "$BIN" --device cuda --json "$TMP/r.json" "$C"
 expect_grep "^collgrad-check: --device cuda: transport 'mpi' takes host buffers only; use --transport nccl \(or a plugin with CGT_CAP_CUDA\), or --device cpu$" "$TMP/out"
-if [ -e "$TMP/r.json" ]; then bad "no report should be written"; else ok; fi
+# the run is refused before it starts; the report says so (issue 26 item 3)
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["cases"]; assert [(k["name"], k["status"]) for k in c]==[("refused","error")] and "host buffers only" in c[0]["message"], c' \
+  "$TMP/r.json" && ok || bad "the refusal is not in the report"
 if grep -q "Passed\|Failed" "$TMP/out"; then bad "no job should run"; else ok; fi
 
 # started by hand under mpiexec, the ranks refuse alike (rank 0 says it once)

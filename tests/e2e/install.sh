@@ -10,7 +10,7 @@ CC="${CG_CC:-cc}"
 P="$TMP/prefix"
 expect_exit 0 -- "${CG_CMAKE:-cmake}" --install "$BUILD" --prefix "$P"
 P="$(cd "$P" && pwd -P)"   # the tool prints resolved paths
-for f in bin/collgrad-check include/collgrad/collgrad_transport.h include/collgrad/rules.h \
+for f in bin/collgrad-check share/man/man1/collgrad-check.1 include/collgrad/collgrad_transport.h include/collgrad/rules.h \
          include/collgrad/transport.h include/collgrad/tensor.h \
          share/collgrad-check/cases/collectives/all_reduce_sum.case \
          share/collgrad-check/schema/report-1.schema.json share/collgrad-check/schema/junit-10.xsd; do
@@ -24,13 +24,13 @@ expect_exit 0 -- "$P/bin/collgrad-check" --oracle-only --list
 expect_grep "^all_reduce_sum +W=.*  $P/share/collgrad-check/cases/collectives/all_reduce_sum.case$" "$TMP/out"
 if grep -q "  $SRC/cases/" "$TMP/out"; then bad "the installed tool used the source tree's cases"; else ok; fi
 want="$(find "$SRC/cases" -name '*.case' | wc -l)"
-expect_grep "^$want cases$" "$TMP/out"
+expect_grep "^$want cases, [0-9]+ jobs, 0 errors$" "$TMP/out"
 # and runs them (the oracle needs no MPI)
 expect_exit 0 -- "$P/bin/collgrad-check" --oracle-only "$P/share/collgrad-check/cases/pytorch-58005"
 # $COLLGRAD_CASES_DIR wins over everything
 mkdir -p "$TMP/mine" && cp "$SRC/cases/collectives/all_reduce_sum.case" "$TMP/mine/"
 COLLGRAD_CASES_DIR="$TMP/mine" expect_exit 0 -- "$P/bin/collgrad-check" --oracle-only --list
-expect_grep "^1 cases$" "$TMP/out"
+expect_grep "^1 cases, [0-9]+ jobs, 0 errors$" "$TMP/out"
 
 # pkg-config: version and flags
 export PKG_CONFIG_PATH="$PC_DIR"

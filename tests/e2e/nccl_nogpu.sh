@@ -23,9 +23,10 @@ fi
 # said once, and nothing launched
 if [ "$(grep -c "nccl: " "$TMP/out")" -eq 1 ]; then ok; else bad "the refusal must appear once"; fi
 if grep -q "Passed\|Failed\|Error " "$TMP/out"; then bad "no job should run"; else ok; fi
-# the JSON report is not written either: the run never started
+# the run never started: the JSON report says it was refused, and why
 expect_exit 3 -- "$BIN" --transport nccl --json "$TMP/r.json" "$COLL/all_reduce_sum.case"
-if [ -e "$TMP/r.json" ]; then bad "no report should be written"; else ok; fi
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["cases"]; assert [(k["name"], k["status"], k["error_class"]) for k in c]==[("refused","error",3)] and "nccl" in c[0]["message"], c' \
+  "$TMP/r.json" && ok || bad "the refusal is not in the report"
 # the oracle needs no transport: --oracle-only still runs
 expect_exit 0 -- "$BIN" --transport nccl --oracle-only "$COLL/all_reduce_sum.case"
 finish
