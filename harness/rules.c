@@ -25,6 +25,40 @@ const cg_rules *cg_rules_find(const char *name)
     return NULL;
 }
 
+bool cg_coll_has_op(cg_coll_kind kind)
+{
+    return kind == CG_C_ALL_REDUCE || kind == CG_C_REDUCE_SCATTER || kind == CG_C_REDUCE;
+}
+
+/* r's statement for (kind, op): one for that op first, then one for any op. */
+static const char *own_doc(const cg_rules *r, cg_coll_kind kind, cg_redop op)
+{
+    const char *any = NULL;
+    for (const cg_backward_doc *d = r->docs; d && d->kind != CG_C_COUNT; d++) {
+        if (d->kind != kind)
+            continue;
+        if (cg_coll_has_op(kind) && d->op == (int)op)
+            return d->text;
+        if (d->op == CG_DOC_ANY_OP && !any)
+            any = d->text;
+    }
+    return any;
+}
+
+/* An emulation states only what differs from the reference; a rule set
+ * with no statements at all (a plugin that gives none) is not described. */
+const char *cg_rules_describe(const cg_rules *r, cg_coll_kind kind, cg_redop op, bool *inherited)
+{
+    *inherited = false;
+    if (!r || !r->docs)
+        return NULL;
+    const char *own = own_doc(r, kind, op);
+    if (own || r == &cg_rules_reference)
+        return own;
+    *inherited = true;
+    return own_doc(&cg_rules_reference, kind, op);
+}
+
 void cg_counts_offsets(const size_t *counts, int world, size_t *off)
 {
     size_t sum = 0;

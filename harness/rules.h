@@ -38,9 +38,20 @@ typedef struct cg_rule_call {
  *     const cg_rules *collgrad_rules(void);
  * The tool refuses a table whose abi_version differs from this one; the
  * number changes whenever cg_rules or cg_rule_call changes layout. */
-#define CG_RULES_ABI_VERSION 1
+#define CG_RULES_ABI_VERSION 2 /* 2: cg_rules.docs */
 #define CG_RULES_ENTRY "collgrad_rules"
 typedef const struct cg_rules *(*cg_rules_entry_fn)(void);
+
+/* A rule set's own account of one backward, the one place that says what
+ * it does (the diagnosis quotes it): the backward of `kind` with reduction
+ * `op`, or with any op when op is CG_DOC_ANY_OP. A table ends with kind
+ * CG_C_COUNT; a kind it does not list behaves as `reference`. */
+#define CG_DOC_ANY_OP (-1)
+typedef struct cg_backward_doc {
+    cg_coll_kind kind;
+    int op;                   /* a cg_redop, or CG_DOC_ANY_OP */
+    const char *text;         /* "dx_i = sum_r g_r (an all_reduce SUM of g)" */
+} cg_backward_doc;
 
 typedef struct cg_rules {
     int abi_version;          /* CG_RULES_ABI_VERSION; first, so any version can be checked */
@@ -52,7 +63,15 @@ typedef struct cg_rules {
      * wired by the worker (recv's backward sends gy back, send's receives it).
      * Returns 0, or -1 with call->err set. */
     int (*backward)(cg_rule_call *call);
+    const cg_backward_doc *docs; /* what backward does, per (collective, op); NULL: undocumented */
 } cg_rules;
+
+/* What r's backward of `kind` with reduction `op` does, one phrase: r's own
+ * statement, else, when r does not list the kind, reference's (*inherited
+ * set); NULL when neither says. */
+const char *cg_rules_describe(const cg_rules *r, cg_coll_kind kind, cg_redop op, bool *inherited);
+/* Whether `kind` takes a reduction op (all_reduce, reduce_scatter, reduce). */
+bool cg_coll_has_op(cg_coll_kind kind);
 
 /* The built-in rule set named `name`, or NULL. */
 const cg_rules *cg_rules_find(const char *name);

@@ -30,6 +30,20 @@ static int c10d_backward(cg_rule_call *call)
                                "wiring), so no backward formula exists");
 }
 
+static const cg_backward_doc c10d_docs[] = {
+    {CG_C_ALL_REDUCE, CG_DOC_ANY_OP, "identity: in place, autograd never saw it, so the local input gets g "
+                                     "unchanged (dx_i = g_i) and no other rank's gradient"},
+    {CG_C_BROADCAST, CG_DOC_ANY_OP, "identity: in place, so every rank keeps its own g (dx_i = g_i)"},
+    {CG_C_REDUCE, CG_DOC_ANY_OP, "identity: in place, so every rank keeps its own g (dx_i = g_i)"},
+    {CG_C_ALL_GATHER, CG_DOC_ANY_OP, "no gradient: the output has no grad_fn (a backward from it alone raises "
+                                     "'does not require grad')"},
+    {CG_C_REDUCE_SCATTER, CG_DOC_ANY_OP, "no gradient: the output has no grad_fn"},
+    {CG_C_GATHER, CG_DOC_ANY_OP, "no gradient: the output has no grad_fn"},
+    {CG_C_SCATTER, CG_DOC_ANY_OP, "no gradient: the output has no grad_fn"},
+    {CG_C_ALL_TO_ALL, CG_DOC_ANY_OP, "no gradient: the output has no grad_fn"},
+    {CG_C_COUNT, 0, NULL},
+};
+
 const cg_rules cg_rules_c10d = {
     .abi_version = CG_RULES_ABI_VERSION,
     .name = "c10d",
@@ -38,4 +52,5 @@ const cg_rules cg_rules_c10d = {
     .see = "torch/distributed/distributed_c10d.py; pytorch/pytorch#58005",
     .wiring = c10d_wiring,
     .backward = c10d_backward,
+    .docs = c10d_docs,
 };

@@ -103,6 +103,13 @@ static int diffdist_backward(cg_rule_call *call)
     }
 }
 
+static const cg_backward_doc diffdist_docs[] = {
+    {CG_C_ALL_GATHER, CG_DOC_ANY_OP, "sum_r g_r[slice i] as W reduce calls, one per rank (the right numbers, "
+                                     "W collectives)"},
+    {CG_C_BROADCAST, CG_DOC_ANY_OP, "a reduce SUM to the root, and every non-root keeps its own g instead of 0"},
+    {CG_C_COUNT, 0, NULL},
+};
+
 const cg_rules cg_rules_diffdist = {
     .abi_version = CG_RULES_ABI_VERSION,
     .name = "diffdist",
@@ -111,4 +118,5 @@ const cg_rules cg_rules_diffdist = {
     .see = "ag14774/diffdist diffdist/functions.py, diffdist/extra_collectives.py",
     .wiring = cg_wiring_all_collective,
     .backward = diffdist_backward,
+    .docs = diffdist_docs,
 };

@@ -46,6 +46,12 @@ static int gatherlayer_backward(cg_rule_call *call)
     return cg_reference_backward(call);
 }
 
+static const cg_backward_doc gatherlayer_docs[] = {
+    {CG_C_ALL_GATHER, CG_DOC_ANY_OP, "the own slice of the own g (dx_i = g_i[slice i]): the gradients other "
+                                     "ranks' losses send to x_i are dropped"},
+    {CG_C_COUNT, 0, NULL},
+};
+
 const cg_rules cg_rules_gatherlayer = {
     .abi_version = CG_RULES_ABI_VERSION,
     .name = "gatherlayer",
@@ -54,4 +60,5 @@ const cg_rules cg_rules_gatherlayer = {
     .see = "Spijkervet/SimCLR simclr/modules/gather.py",
     .wiring = cg_wiring_all_collective,
     .backward = gatherlayer_backward,
+    .docs = gatherlayer_docs,
 };

@@ -139,6 +139,23 @@ static int horovod_backward(cg_rule_call *call)
     }
 }
 
+static const cg_backward_doc horovod_docs[] = {
+    {CG_C_ALL_REDUCE, CG_RED_PROD, "an allreduce PROD of g (the forward's op) instead of "
+                                   "(sum_r g_r) * prod_{k != i} x_k"},
+    {CG_C_ALL_REDUCE, CG_RED_MAX, "an allreduce MAX of g (the forward's op)"},
+    {CG_C_ALL_REDUCE, CG_RED_MIN, "an allreduce MIN of g (the forward's op)"},
+    {CG_C_ALL_GATHER, CG_DOC_ANY_OP, "an allreduce AVERAGE of g, own rows kept: sum_r g_r[slice i] / W, 1/W "
+                                     "of per-rank"},
+    {CG_C_REDUCE_SCATTER, CG_RED_SUM, "W * allgather(g): cat_r g_r scaled by the world size (horovod#2654)"},
+    {CG_C_REDUCE_SCATTER, CG_RED_AVG, "allgather(g): cat_r g_r, not divided by W"},
+    {CG_C_REDUCE_SCATTER, CG_RED_PROD, "raises: Horovod's reducescatter takes sum and average only"},
+    {CG_C_REDUCE_SCATTER, CG_RED_MAX, "raises: Horovod's reducescatter takes sum and average only"},
+    {CG_C_REDUCE_SCATTER, CG_RED_MIN, "raises: Horovod's reducescatter takes sum and average only"},
+    {CG_C_BROADCAST, CG_DOC_ANY_OP, "an allreduce AVERAGE of g kept at the root: sum_r g_r / W there, 0 "
+                                    "elsewhere"},
+    {CG_C_COUNT, 0, NULL},
+};
+
 const cg_rules cg_rules_horovod = {
     .abi_version = CG_RULES_ABI_VERSION,
     .name = "horovod",
@@ -148,4 +165,5 @@ const cg_rules cg_rules_horovod = {
     .see = "horovod/torch/mpi_ops.py, horovod/tensorflow/mpi_ops.py; horovod/horovod#2654",
     .wiring = cg_wiring_all_collective,
     .backward = horovod_backward,
+    .docs = horovod_docs,
 };

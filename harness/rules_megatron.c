@@ -38,6 +38,14 @@ static int megatron_backward(cg_rule_call *call)
     }
 }
 
+static const cg_backward_doc megatron_docs[] = {
+    {CG_C_ALL_REDUCE, CG_RED_SUM, "identity (reduce_from_tensor_model_parallel_region): dx_i = g_i, right "
+                                  "only when every rank holds the same loss (replicated semantics)"},
+    {CG_C_ALL_GATHER, CG_DOC_ANY_OP, "the own slice of the own g (gather_from_..._region's split), right only "
+                                     "under replicated semantics"},
+    {CG_C_COUNT, 0, NULL},
+};
+
 const cg_rules cg_rules_megatron = {
     .abi_version = CG_RULES_ABI_VERSION,
     .name = "megatron",
@@ -47,4 +55,5 @@ const cg_rules cg_rules_megatron = {
     .see = "NVIDIA/Megatron-LM megatron/core/tensor_parallel/mappings.py",
     .wiring = cg_wiring_all_collective,
     .backward = megatron_backward,
+    .docs = megatron_docs,
 };

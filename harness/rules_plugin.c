@@ -39,7 +39,8 @@ static void builtin_names(char *buf, size_t len)
 static const char *table_problem(const cg_rules *r, char *why, size_t len)
 {
     if (r->abi_version != CG_RULES_ABI_VERSION) {
-        say(why, len, "rule set ABI version %d, this collgrad-check needs %d", r->abi_version,
+        say(why, len, "rule set ABI version %d, this collgrad-check needs %d (rebuild the plugin against "
+            "this version's rules.h: version 2 added the optional cg_rules.docs)", r->abi_version,
             CG_RULES_ABI_VERSION);
         return why;
     }

@@ -324,6 +324,34 @@ int cg_reference_backward(cg_rule_call *call)
     return rc;
 }
 
+/* What each backward computes (DESIGN section 3), in the words the
+ * diagnosis quotes; g_r is the gradient at rank r's output. */
+static const cg_backward_doc reference_docs[] = {
+    {CG_C_ALL_REDUCE, CG_RED_SUM, "dx_i = sum_r g_r (an all_reduce SUM of g)"},
+    {CG_C_ALL_REDUCE, CG_RED_AVG, "dx_i = sum_r g_r / W (an all_reduce AVG of g)"},
+    {CG_C_ALL_REDUCE, CG_RED_PROD, "dx_i = (sum_r g_r) * prod_{k != i} x_k, exact where inputs are 0"},
+    {CG_C_ALL_REDUCE, CG_RED_MAX, "dx_i = (sum_r g_r) * [x_i == y] / #ties: tied ranks share the gradient"},
+    {CG_C_ALL_REDUCE, CG_RED_MIN, "dx_i = (sum_r g_r) * [x_i == y] / #ties: tied ranks share the gradient"},
+    {CG_C_ALL_GATHER, CG_DOC_ANY_OP, "dx_i = sum_r g_r[slice i] (a reduce_scatter SUM of g)"},
+    {CG_C_REDUCE_SCATTER, CG_RED_SUM, "dx_i = cat_r g_r (an all_gather of g)"},
+    {CG_C_REDUCE_SCATTER, CG_RED_AVG, "dx_i = cat_r g_r / W (an all_gather of g, divided by W)"},
+    {CG_C_REDUCE_SCATTER, CG_RED_PROD, "dx_i = cat_r g_r * prod_{k != i} x_k, slice by slice, exact at 0"},
+    {CG_C_REDUCE_SCATTER, CG_RED_MAX, "dx_i = cat_r g_r * [x_i == y] / #ties, slice by slice"},
+    {CG_C_REDUCE_SCATTER, CG_RED_MIN, "dx_i = cat_r g_r * [x_i == y] / #ties, slice by slice"},
+    {CG_C_BROADCAST, CG_DOC_ANY_OP, "dx_root = sum_r g_r (a reduce SUM to the root); dx_i = 0 elsewhere"},
+    {CG_C_REDUCE, CG_RED_SUM, "dx_i = g_root (a broadcast from the root)"},
+    {CG_C_REDUCE, CG_RED_AVG, "dx_i = g_root / W (a broadcast from the root, divided by W)"},
+    {CG_C_REDUCE, CG_RED_PROD, "dx_i = g_root * prod_{k != i} x_k, exact where inputs are 0"},
+    {CG_C_REDUCE, CG_RED_MAX, "dx_i = g_root * [x_i == y] / #ties"},
+    {CG_C_REDUCE, CG_RED_MIN, "dx_i = g_root * [x_i == y] / #ties"},
+    {CG_C_GATHER, CG_DOC_ANY_OP, "dx_i = g_root[slice i] (a scatter from the root)"},
+    {CG_C_SCATTER, CG_DOC_ANY_OP, "dx_root = cat_r g_r (a gather to the root); dx_i = 0 elsewhere"},
+    {CG_C_ALL_TO_ALL, CG_DOC_ANY_OP, "dx_i[j] = g_j[i] (an all_to_all of g, the splits swapped)"},
+    {CG_C_SEND, CG_DOC_ANY_OP, "send's backward receives the gradient from the destination and adds it to dx"},
+    {CG_C_RECV, CG_DOC_ANY_OP, "recv's backward sends g back to the source"},
+    {CG_C_COUNT, 0, NULL},
+};
+
 const cg_rules cg_rules_reference = {
     .abi_version = CG_RULES_ABI_VERSION,
     .name = "reference",
@@ -331,4 +359,5 @@ const cg_rules cg_rules_reference = {
     .see = "DESIGN.md section 3; pytorch/pytorch#58005",
     .wiring = cg_wiring_all_collective,
     .backward = cg_reference_backward,
+    .docs = reference_docs,
 };

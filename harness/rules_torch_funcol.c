@@ -28,6 +28,18 @@ static int funcol_backward(cg_rule_call *call)
     return cg_reference_backward(call);
 }
 
+static const cg_backward_doc torch_funcol_docs[] = {
+    {CG_C_ALL_REDUCE, CG_RED_AVG, "raises: only sum has a backward"},
+    {CG_C_ALL_REDUCE, CG_RED_PROD, "raises: only sum has a backward"},
+    {CG_C_ALL_REDUCE, CG_RED_MAX, "raises: only sum has a backward"},
+    {CG_C_ALL_REDUCE, CG_RED_MIN, "raises: only sum has a backward"},
+    {CG_C_REDUCE_SCATTER, CG_RED_AVG, "raises: only sum is supported"},
+    {CG_C_REDUCE_SCATTER, CG_RED_PROD, "raises: only sum is supported"},
+    {CG_C_REDUCE_SCATTER, CG_RED_MAX, "raises: only sum is supported"},
+    {CG_C_REDUCE_SCATTER, CG_RED_MIN, "raises: only sum is supported"},
+    {CG_C_COUNT, 0, NULL},
+};
+
 const cg_rules cg_rules_torch_funcol = {
     .abi_version = CG_RULES_ABI_VERSION,
     .name = "torch-funcol",
@@ -37,4 +49,5 @@ const cg_rules cg_rules_torch_funcol = {
            "ReduceScatterTensor, AllToAllSingle); torch/distributed/_functional_collectives.py",
     .wiring = cg_wiring_all_collective,
     .backward = funcol_backward,
+    .docs = torch_funcol_docs,
 };

@@ -57,6 +57,25 @@ static int torch_nn_backward(cg_rule_call *call)
     }
 }
 
+/* SUM and AVG of all_reduce, and every op-less collective, are reference. */
+static const cg_backward_doc torch_nn_docs[] = {
+    {CG_C_ALL_REDUCE, CG_RED_PROD, "an all_reduce PROD of g (the forward's op) instead of "
+                                   "(sum_r g_r) * prod_{k != i} x_k"},
+    {CG_C_ALL_REDUCE, CG_RED_MAX, "an all_reduce MAX of g (the forward's op) instead of sending sum_r g_r "
+                                  "to the ranks that hold the max"},
+    {CG_C_ALL_REDUCE, CG_RED_MIN, "an all_reduce MIN of g (the forward's op) instead of sending sum_r g_r "
+                                  "to the ranks that hold the min"},
+    {CG_C_REDUCE_SCATTER, CG_RED_AVG, "an all_gather of g, the op ignored: cat_r g_r, W times the truth"},
+    {CG_C_REDUCE_SCATTER, CG_RED_PROD, "an all_gather of g, the op ignored: the product's factors are lost"},
+    {CG_C_REDUCE_SCATTER, CG_RED_MAX, "an all_gather of g, the op ignored: every rank gets g, not only the max"},
+    {CG_C_REDUCE_SCATTER, CG_RED_MIN, "an all_gather of g, the op ignored: every rank gets g, not only the min"},
+    {CG_C_REDUCE, CG_RED_AVG, "a broadcast of the root's g, the op ignored: W times the truth"},
+    {CG_C_REDUCE, CG_RED_PROD, "a broadcast of the root's g, the op ignored: the product's factors are lost"},
+    {CG_C_REDUCE, CG_RED_MAX, "a broadcast of the root's g, the op ignored: every rank gets g, not only the max"},
+    {CG_C_REDUCE, CG_RED_MIN, "a broadcast of the root's g, the op ignored: every rank gets g, not only the min"},
+    {CG_C_COUNT, 0, NULL},
+};
+
 const cg_rules cg_rules_torch_nn = {
     .abi_version = CG_RULES_ABI_VERSION,
     .name = "torch-nn",
@@ -66,4 +85,5 @@ const cg_rules cg_rules_torch_nn = {
            "pytorch/pytorch#58005",
     .wiring = cg_wiring_all_collective,
     .backward = torch_nn_backward,
+    .docs = torch_nn_docs,
 };

@@ -64,6 +64,21 @@ static int torch_xla_backward(cg_rule_call *call)
     }
 }
 
+static const cg_backward_doc torch_xla_docs[] = {
+    {CG_C_ALL_REDUCE, CG_RED_SUM, "identity: each rank keeps its own g (dx_i = g_i); the other ranks' "
+                                  "gradients are lost"},
+    {CG_C_ALL_REDUCE, CG_RED_AVG, "g / W on each rank alone (a local scale): the other ranks' gradients "
+                                  "are lost"},
+    {CG_C_ALL_REDUCE, CG_RED_PROD, "g * y / x on each rank alone, 0 where x == 0: the other ranks' gradients "
+                                   "are lost, and a zero input gets 0 even when the others' product is not 0"},
+    {CG_C_ALL_REDUCE, CG_RED_MAX, "g where x == y on each rank alone: every tied rank gets the whole g, and "
+                                  "the other ranks' gradients are lost"},
+    {CG_C_ALL_REDUCE, CG_RED_MIN, "g where x == y on each rank alone: every tied rank gets the whole g, and "
+                                  "the other ranks' gradients are lost"},
+    {CG_C_ALL_GATHER, CG_DOC_ANY_OP, "the own slice of the own g (dx_i = g_i[slice i])"},
+    {CG_C_COUNT, 0, NULL},
+};
+
 const cg_rules cg_rules_torch_xla = {
     .abi_version = CG_RULES_ABI_VERSION,
     .name = "torch-xla",
@@ -72,4 +87,5 @@ const cg_rules cg_rules_torch_xla = {
     .see = "pytorch/xla torch_xla/core/functions.py (AllReduce, AllGather); pytorch/xla#2989",
     .wiring = cg_wiring_all_collective,
     .backward = torch_xla_backward,
+    .docs = torch_xla_docs,
 };

@@ -8,28 +8,16 @@
 
 #include "comm.h"
 #include "expect.h"
+#include "rules.h"
 
 /* What each known mistake is, in one sentence, and where it comes from. */
 typedef struct mistake {
     const char *name, *explanation, *see;
 } mistake;
 
+/* The mistakes that are not rule sets (a rule set says what it does
+ * itself: cg_rules_describe). */
 static const mistake mistakes[] = {
-    {"c10d", "torch.distributed collectives without autograd: in-place results pass the gradient "
-             "straight to the local input, out-of-place results carry none", "pytorch/pytorch#58005"},
-    {"torch-nn", "all_reduce backward reduces the gradient with the forward's op (right for SUM only)",
-     "pytorch/pytorch#58005"},
-    {"gatherlayer", "all_gather backward keeps only the local slice of the local gradient: other "
-                    "ranks' losses are dropped", "Spijkervet/SimCLR simclr/modules/gather.py"},
-    {"diffdist", "broadcast backward leaves non-root ranks their own gradient instead of zero",
-     "ag14774/diffdist"},
-    {"torch-funcol", "only SUM collectives have a backward", "torch/distributed/_functional_collectives.py"},
-    {"horovod", "gather/broadcast backward averages instead of summing; reduce_scatter backward is "
-                "scaled by W", "horovod/horovod#2654"},
-    {"torch-xla", "all_reduce backward is the identity; all_gather backward keeps the own slice",
-     "pytorch/xla#2989"},
-    {"megatron", "all_reduce backward is the identity (correct only when every rank holds the same "
-                 "loss: replicated semantics)", "NVIDIA/Megatron-LM tensor_parallel/mappings.py"},
     {"replicated", "the gradient of one copy of a loss every rank holds (replicated semantics): "
                    "per-rank divided by the number of ranks that called backward", "pytorch/pytorch#58005"},
     {"own_loss", "only each rank's own loss counts (dL_r/dx_r): the other ranks' losses are dropped",
@@ -169,24 +157,91 @@ static void diagnose_values(const cg_diag_inputs *in, cg_case_result *res)
     }
 }
 
-static void describe(const char *const *names, int n, cg_case_result *res)
+/* The collectives a program calls, as distinct (kind, op) pairs (op SUM
+ * for the kinds that take none), in program order. */
+typedef struct call_kind {
+    cg_coll_kind kind;
+    cg_redop op;
+} call_kind;
+
+static void calls_in_expr(const cg_expr *e, call_kind *out, int *n, int cap)
 {
-    char text[1024];
+    if (!e)
+        return;
+    int kind = e->kind == CG_E_CALL ? cg_coll_from_name(e->name) : -1;
+    if (kind >= 0 && kind < CG_C_COUNT) {
+        cg_redop op = CG_RED_SUM;
+        for (int i = 1; cg_coll_has_op((cg_coll_kind)kind) && i < e->nargs; i++)
+            if (e->args[i]->kind == CG_E_WORD && cg_redop_from_name(e->args[i]->name) >= 0)
+                op = (cg_redop)cg_redop_from_name(e->args[i]->name);
+        bool seen = false;
+        for (int k = 0; k < *n; k++)
+            seen |= out[k].kind == (cg_coll_kind)kind && out[k].op == op;
+        if (!seen && *n < cap)
+            out[(*n)++] = (call_kind){(cg_coll_kind)kind, op};
+    }
+    for (int i = 0; i < e->nargs; i++)
+        calls_in_expr(e->args[i], out, n, cap);
+}
+
+static void calls_in(const cg_stmt *const *stmts, int nstmts, call_kind *out, int *n, int cap)
+{
+    for (int i = 0; i < nstmts; i++) {
+        if (stmts[i]->kind == CG_S_ON)
+            calls_in((const cg_stmt *const *)stmts[i]->body, stmts[i]->nbody, out, n, cap);
+        else
+            calls_in_expr(stmts[i]->expr, out, n, cap);
+    }
+}
+
+/* "all_reduce(prod) backward: <what the rule set does>; ..." for the
+ * collectives of this case where the rule set departs from the reference:
+ * the rule set's own statement (rules.h), so the sentence is true for the op
+ * the case uses. Falls back to its one-line summary. */
+static void rule_set_sentence(const cg_case *cs, const cg_rules *r, char *buf, size_t len)
+{
+    call_kind calls[32];
+    int n = 0;
+    calls_in((const cg_stmt *const *)cs->stmts, cs->nstmts, calls, &n, 32);
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && at < len; i++) {
+        bool inherited;
+        const char *what = cg_rules_describe(r, calls[i].kind, calls[i].op, &inherited);
+        if (!what || inherited)
+            continue;
+        char name[48];
+        if (cg_coll_has_op(calls[i].kind))
+            snprintf(name, sizeof name, "%s(%s)", cg_coll_name(calls[i].kind), cg_redop_name(calls[i].op));
+        else
+            snprintf(name, sizeof name, "%s", cg_coll_name(calls[i].kind));
+        at += (size_t)snprintf(buf + at, len - at, "%s%s backward is %s", at ? "; " : "", name, what);
+    }
+    if (at == 0)
+        snprintf(buf, len, "%s", r->emulates ? r->emulates : "a rule set that does not say what it does");
+}
+
+static void describe(const cg_case *cs, const char *const *names, int n, cg_case_result *res)
+{
+    char text[1024], sentence[768];
     if (n == 0) {
         cg_case_set_diagnosis(res, names, 0, "matches no known mistake: the gradients are wrong in a way "
                               "this tool has no name for", NULL);
         return;
     }
+    char err[256];
     const mistake *m = mistake_named(names[0]);
-    static const mistake unnamed = {"", "a rule set this tool has no description for", NULL};
-    if (!m)
-        m = &unnamed;
+    const cg_rules *r = m ? NULL : cg_rules_load(names[0], err, sizeof err);
+    const char *see = m ? m->see : r ? r->see : NULL;
+    if (m)
+        snprintf(sentence, sizeof sentence, "%s", m->explanation);
+    else if (r)
+        rule_set_sentence(cs, r, sentence, sizeof sentence);
+    else
+        snprintf(sentence, sizeof sentence, "a rule set this tool has no description for");
     if (n == 1) {
-        bool rules = strcmp(m->name, "replicated") && strcmp(m->name, "own_loss") &&
-                     strcmp(m->name, "straight_through") && strcmp(m->name, "local_slot") &&
-                     strncmp(m->name, "scaled", 6) && strncmp(m->name, "divided", 7);
-        snprintf(text, sizeof text, "matches %s%s: %s", rules ? "rule set " : "", names[0], m->explanation);
-        cg_case_set_diagnosis(res, names, 1, text, m->see);
+        snprintf(text, sizeof text, "matches %s%s: %s", m ? "" : "rule set ", names[0], sentence);
+        cg_case_set_diagnosis(res, names, 1, text, see);
         return;
     }
     size_t at = (size_t)snprintf(text, sizeof text, "this case cannot tell apart");
@@ -194,9 +249,8 @@ static void describe(const char *const *names, int n, cg_case_result *res)
         at += (size_t)snprintf(text + at, sizeof text - at, "%s %s", i == 0 ? "" : i == n - 1 ? " and" : ",",
                                names[i]);
     if (at < sizeof text)
-        snprintf(text + at, sizeof text - at, ": they give the same gradients here; %s: %s", names[0],
-                 m->explanation);
-    cg_case_set_diagnosis(res, names, n, text, m->see);
+        snprintf(text + at, sizeof text - at, ": they give the same gradients here; %s: %s", names[0], sentence);
+    cg_case_set_diagnosis(res, names, n, text, see);
 }
 
 void cg_diagnose(const cg_diag_inputs *in, cg_case_result *res)
@@ -218,7 +272,7 @@ void cg_diagnose(const cg_diag_inputs *in, cg_case_result *res)
             if (e && strcmp(e, raised) == 0)
                 names[n++] = in->runs[i].rules;
         }
-        describe(names, n, res);
+        describe(in->cs, names, n, res);
         return;
     }
     for (int i = 0; i < in->nruns && n < 48; i++)
@@ -238,5 +292,5 @@ void cg_diagnose(const cg_diag_inputs *in, cg_case_result *res)
         names[n++] = "scaled_by_world";
     if (w > 1 && matches(in, NULL, in->truth, CG_SEM_PER_RANK, 1.0 / w))
         names[n++] = "divided_by_world";
-    describe(names, n, res);
+    describe(in->cs, names, n, res);
 }

@@ -5,11 +5,11 @@
 . "$(dirname "$0")/common.bash"
 C="$SRC/cases"
 expect_exit 1 -- "$BIN" --rules gatherlayer --json "$TMP/gl.json" "$C/allgather-zh"
-expect_grep "diagnosis: .*gatherlayer.*other ranks' losses are dropped" "$TMP/out"
+expect_grep "diagnosis: .*gatherlayer: all_gather backward is the own slice of the own g .*other ranks' losses send to x_i are dropped" "$TMP/out"
 expect_grep '"matches":[[:space:]]*\[.*"gatherlayer"' "$TMP/gl.json"
 expect_grep '"see":[[:space:]]*"Spijkervet/SimCLR' "$TMP/gl.json"
 expect_exit 1 -- "$BIN" --rules diffdist --world 2 "$C/collectives/broadcast_last_root.case"
-expect_grep "diagnosis: matches rule set diffdist: broadcast backward leaves non-root ranks their own gradient" "$TMP/out"
+expect_grep "diagnosis: matches rule set diffdist: broadcast backward is a reduce SUM to the root, and every non-root keeps its own g instead of 0" "$TMP/out"
 # torch-nn's PRODUCT numbers 12/18 are exactly each rank's own loss: the case
 # cannot tell those apart, and says so
 expect_exit 1 -- "$BIN" --rules torch-nn --world 2 "$C/pytorch-58005/allreduce_prod_scaled.case"
@@ -31,4 +31,9 @@ expect_grep "per_rank +\[30\]" "$TMP/out"
 expect_grep "replicated +undefined" "$TMP/out"
 expect_grep "torch-nn +grad\(x\) r0 \[12\] +grad\(x\) r1 \[18\]" "$TMP/out"
 expect_grep "torch-funcol +-> raises in backward" "$TMP/out"
+# the sentence follows the op (issue 26 item 2): torch-xla on a PROD all_reduce
+# is g * y / x, not "identity" (what a static table said on ae24178)
+expect_exit 1 -- "$BIN" --rules torch-xla --world 2 --no-fd "$SRC/cases/collectives/all_reduce_prod_zeros.case"
+expect_grep "diagnosis: matches rule set torch-xla: all_reduce\(prod\) backward is g \* y / x on each rank alone, 0 where x == 0" "$TMP/out"
+if grep -q "diagnosis:.*identity" "$TMP/out"; then bad "torch-xla PROD diagnosed as the identity"; else ok; fi
 finish
