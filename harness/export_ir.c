@@ -313,7 +313,12 @@ int cg_export_ir_main(int argc, char **argv)
     int rc = 0;
     for (int i = 1; i < argc && rc == 0; i++) {
         bool valued = strcmp(argv[i], "--world") == 0 || strcmp(argv[i], "--output") == 0;
-        if (valued && i + 1 >= argc) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: collgrad-check export-ir [--world N] [--output FILE] [CASE_FILE|DIR]...\n"
+                   "Writes each case's IR as JSON (python/schema), for the PyTorch runner and other tools.\n");
+            free(paths);
+            return CG_EXIT_OK;
+        } else if (valued && i + 1 >= argc) {
             rc = export_usage("expected a value after %s", argv[i]);
         } else if (strcmp(argv[i], "--world") == 0) {
             char *end;
