@@ -36,28 +36,29 @@ bool cg_pytorch_api_known(const char *api)
     return false;
 }
 
-static int usage(const char *msg, const char *arg)
+/* Kept in o->usage too: a refused command line still gets its report. */
+static int usage(cg_options *o, const char *msg, const char *arg) __attribute__((format(printf, 2, 0)));
+static int usage(cg_options *o, const char *msg, const char *arg)
 {
-    fprintf(stderr, "collgrad-check: ");
-    fprintf(stderr, msg, arg);
-    fprintf(stderr, "\nTry 'collgrad-check --help'.\n");
+    snprintf(o->usage, sizeof o->usage, msg, arg);
+    fprintf(stderr, "collgrad-check: %s\nTry 'collgrad-check --help'.\n", o->usage);
     return CG_EXIT_USAGE;
 }
 
-int cg_pytorch_check_options(const cg_options *o)
+int cg_pytorch_check_options(cg_options *o)
 {
     if (!o->backend)
         return (o->torch_backend || o->python)
-                   ? usage("%s applies to --backend pytorch:API only", o->python ? "--python" : "--torch-backend")
+                   ? usage(o, "%s applies to --backend pytorch:API only", o->python ? "--python" : "--torch-backend")
                    : 0;
     if (strncmp(o->backend, "pytorch:", 8) != 0 || !cg_pytorch_api_known(o->backend + 8))
-        return usage("expected --backend pytorch:API with API nn, c10d, funcol or gatherlayer, got '%s'",
+        return usage(o, "expected --backend pytorch:API with API nn, c10d, funcol or gatherlayer, got '%s'",
                      o->backend);
     const char *clash = o->oracle_only ? "--oracle-only" : o->rules ? "--rules" : o->inject ? "--inject"
                       : o->check_sync ? "--check-sync" : o->device ? "--device"
                       : strcmp(o->transport, "mpi") != 0 ? "--transport" : NULL;
     if (clash)
-        return usage("%s does not apply to --backend: the framework's own ranks run the cases", clash);
+        return usage(o, "%s does not apply to --backend: the framework's own ranks run the cases", clash);
     return 0;
 }
 

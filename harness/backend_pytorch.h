@@ -32,7 +32,7 @@ bool cg_pytorch_api_known(const char *api);
 
 /* Options that make no sense with --backend (or the other way round):
  * 0, or CG_EXIT_USAGE after printing why. */
-int cg_pytorch_check_options(const cg_options *o);
+int cg_pytorch_check_options(cg_options *o); /* a refusal is also kept in o->usage */
 
 /* Run every job (case x world) with real PyTorch ranks into rep. Returns the
  * exit status (cli.h): 3 when no interpreter with torch can be found or the

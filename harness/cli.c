@@ -88,11 +88,14 @@ void cg_print_usage(FILE *f)
             cg_builtin_cases_dir());
 }
 
-static int usage_error(const char *fmt, const char *arg)
+/* Say what is wrong with the command line, and keep it for the report a
+ * refused run still writes (main.c). Returns 2. */
+static int usage_error(cg_options *o, const char *fmt, const char *arg)
+    __attribute__((format(printf, 2, 0)));
+static int usage_error(cg_options *o, const char *fmt, const char *arg)
 {
-    fprintf(stderr, "collgrad-check: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'collgrad-check --help'.\n");
+    snprintf(o->usage, sizeof o->usage, fmt, arg);
+    fprintf(stderr, "collgrad-check: %s\nTry 'collgrad-check --help'.\n", o->usage);
     return CG_EXIT_USAGE;
 }
 
@@ -186,35 +189,36 @@ static int take_value(cg_options *o, int opt, const char *name, const char *val)
     case OPT_CASE_LIST: o->case_list = val; break;
     case OPT_DEVICE:
         if (strcmp(val, "cpu") != 0 && strcmp(val, "cuda") != 0)
-            return usage_error("expected cpu or cuda after --device, got '%s'", val);
+            return usage_error(o, "expected cpu or cuda after --device, got '%s'", val);
         o->device = val;
         break;
     case OPT_TIMEOUT: {
         char *end;
         o->timeout = strtod(val, &end);
         if (*val == '\0' || *end || !(o->timeout > 0) || o->timeout > 86400)
-            return usage_error("expected seconds in (0, 86400] after --timeout, got '%s'", val);
+            return usage_error(o, "expected seconds in (0, 86400] after --timeout, got '%s'", val);
         break;
     }
     case OPT_WORLD:
         if (parse_int(val, 1, 64, &o->world) != 0)
-            return usage_error("expected a world size in 1..64 after --world, got '%s'", val);
+            return usage_error(o, "expected a world size in 1..64 after --world, got '%s'", val);
         break;
     case OPT_REPEAT:
         if (parse_int(val, 1, 1000000, &o->repeat) != 0)
-            return usage_error("expected a count in 1..1000000 after --repeat, got '%s'", val);
+            return usage_error(o, "expected a count in 1..1000000 after --repeat, got '%s'", val);
         break;
     case OPT_MAX_CASE_BYTES:
         if (cg_parse_size(val, &o->limits.case_bytes) != 0)
-            return usage_error("expected a byte count (digits, optionally K, M or G) after --max-case-bytes, "
+            return usage_error(o, "expected a byte count (digits, optionally K, M or G) after --max-case-bytes, "
                                "got '%s'", val);
         break;
     case OPT_MAX_ELEMENTS:
     case OPT_MAX_CASE_ELEMENTS:
         if (cg_parse_size(val, &n) != 0) {
-            fprintf(stderr, "collgrad-check: expected an element count (digits, optionally K, M or G) after "
-                    "--%s, got '%s'\nTry 'collgrad-check --help'.\n", name, val);
-            return CG_EXIT_USAGE;
+            char fmt[128];
+            snprintf(fmt, sizeof fmt, "expected an element count (digits, optionally K, M or G) after --%s, "
+                     "got '%%s'", name);
+            return usage_error(o, fmt, val);
         }
         *(opt == OPT_MAX_ELEMENTS ? &o->limits.value_elements : &o->limits.case_elements) = (int64_t)n;
         break;
@@ -261,13 +265,13 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
         case OPT_NO_FD: o->no_fd = true; break;
         case OPT_WORKER: o->worker = true; break;
         case ':': /* a value is missing: name the option as it was written */
-            return usage_error("expected a value after %s", optopt ? (optopt < 256 ? (char[]){'-', (char)optopt, 0}
+            return usage_error(o, "expected a value after %s", optopt ? (optopt < 256 ? (char[]){'-', (char)optopt, 0}
                                                                               : arg)
                                                                    : arg);
         case '?': /* an unknown option, or a value given to one that takes none */
             if (strchr(arg, '=') && strncmp(arg, "--", 2) == 0)
-                return usage_error("expected no value after an option that takes none, got '%s'", arg);
-            return usage_error("expected an option (see --help), got '%s'", optopt && optopt < 256 && arg[1] != '-'
+                return usage_error(o, "expected no value after an option that takes none, got '%s'", arg);
+            return usage_error(o, "expected an option (see --help), got '%s'", optopt && optopt < 256 && arg[1] != '-'
                                                                                   ? (char[]){'-', (char)optopt, 0}
                                                                                   : arg);
         default: rc = take_value(o, opt, name_of(opt), optarg); break;

@@ -43,6 +43,7 @@ typedef struct cg_options {
     bool worker;
     const char *jobs_file, *board_file, *results_file;
     const char *case_list;   /* --case-list FILE: the launcher's NUL-separated case files */
+    char usage[512];     /* what was wrong with the command line, when parsing failed */
     int npaths;
     char **paths;        /* case files or directories; none = the built-in cases */
 } cg_options;

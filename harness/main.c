@@ -165,11 +165,16 @@ int main(int argc, char **argv)
     int rc = cg_parse_options(argc, argv, &o);
     if (rc < 0 && (rc = cg_pytorch_check_options(&o)) == 0)
         rc = -1;
+    char terr[1024] = "";
+    if (rc == CG_EXIT_USAGE && o.usage[0] && (o.json || o.junit) && !o.worker &&
+        cg_report_targets_prepare(o.json, o.junit, terr, sizeof terr) == 0) {
+        cg_case_set none = {0}; /* a bad command line is refused with the report it asked for */
+        rc = refuse(&o, &none, o.usage, true, rc);
+    }
     if (rc >= 0) {
         free(o.paths);
         return rc;
     }
-    char terr[1024] = "";
     if (!o.worker) { /* rank variables are believed only with a launcher behind them */
         cg_launch_env env = cg_launch_env_detect(terr, sizeof terr);
         if (env == CG_LAUNCH_SRUN_NO_MPI) {
