@@ -39,6 +39,22 @@ if block != live:
     sys.exit(1)
 PY
 
+# 1b. every rule set --help names has a row in the README's table with the
+# framework versions it models, and the old paragraph listing five is gone
+python3 - "$README" "$BIN" > "$TMP/rules.out" 2>&1 <<'PY' && ok || bad "README rule-set table: $(cat "$TMP/rules.out")"
+import re, subprocess, sys
+text = open(sys.argv[1]).read()
+live = subprocess.run([sys.argv[2], "--help"], capture_output=True, text=True).stdout
+names = re.search(r"--rules NAME .*?\((.*?)\)", live, re.S).group(1)
+names = [n.strip() for n in re.sub(r"\s+", " ", names).replace(", or a plugin ./liby.so", "").split(",")]
+assert len(names) == 9, names
+for n in names:
+    row = re.search(r"^\| `%s` \| ([^|]*) \|" % re.escape(n), text, re.M)
+    assert row, "no row for " + n
+    assert n == "reference" or re.search(r"\d", row.group(1)), "no version for %s: %s" % (n, row.group(1))
+assert "Rule sets: `reference`, `c10d`" not in text, "the stale paragraph is back"
+PY
+
 # 2. the bench examples: as written, at their first size, one iteration
 n=0
 while IFS= read -r cmd; do
