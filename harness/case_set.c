@@ -260,7 +260,8 @@ static int collect(walk_state *w, char *const *paths, int npaths)
         int rc = collect_path(w, paths[i]);
         if (rc != 0)
             return rc;
-        qsort(w->p + before, (size_t)w->n - before, sizeof *w->p, cmp_str);
+        if ((size_t)w->n > before) /* w->p is NULL while nothing was found */
+            qsort(w->p + before, (size_t)w->n - before, sizeof *w->p, cmp_str);
     }
     return 0;
 }

@@ -13,7 +13,8 @@ printf 'case slow_fd\nworlds 2\na = param(randn(300, 300))\nb = a @ a\nc = b @ a
 t0=$(date +%s.%N)
 expect_exit 3 -- $T "$BIN" --oracle-only --timeout 2 --json "$TMP/fd.json" "$TMP/fd.case"
 t1=$(date +%s.%N)
-expect_grep "deadline: the 2 s job limit \(--timeout\) passed in the finite differences of case slow_fd" "$TMP/out"
+# (the finite differences here; a slow build, ASan's, may still be in the backward pass)
+expect_grep "deadline: the 2 s job limit \(--timeout\) passed in the (backward pass|finite differences) of case slow_fd" "$TMP/out"
 python3 -c "import sys; sys.exit(0 if $t1 - $t0 < 8 else 1)" && ok || bad "the 2 s deadline ended the run after $(python3 -c "print(round($t1 - $t0, 1))") s"
 python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["cases"][0]; assert c["status"]=="error" and c["error_class"]==3 and "deadline" in c["message"], c' \
   "$TMP/fd.json" && ok || bad "the deadline is not in the report"
