@@ -81,17 +81,19 @@ static const cg_tensor **host_views(cg_graph *g, const cg_binding *bind, int n)
 }
 
 /* [error][n][name ndim shape[4] value[numel] grad[numel]]... */
-static void pack_rank(buf *b, cg_graph *g, const cg_interp *I, const char *error)
+static void pack_rank(buf *b, cg_graph *g, const cg_interp *I, const char *error, int error_class)
 {
     const cg_binding *bind = NULL;
     int n = I ? cg_interp_bindings(I, 0, &bind) : 0;
     const cg_tensor **host = n > 0 ? host_views(g, bind, n) : NULL;
     if (n > 0 && !host) {
         put_str(b, cg_graph_error(g)); /* reading the results back failed: say why */
+        put_i64(b, 3);
         put_i64(b, 0);
         return;
     }
     put_str(b, error);
+    put_i64(b, error ? error_class : 0);
     put_i64(b, n);
     for (int i = 0; i < n; i++) {
         const cg_tensor *t = host[2 * i];
@@ -157,6 +159,7 @@ static int unpack_rank(const char *p, size_t n, cg_obs_rank *rk)
 {
     reader r = {p, n, 0, false};
     rk->error = get_str(&r);
+    rk->error_class = (int)get_i64(&r);
     int64_t count = get_i64(&r);
     if (r.bad || count < 0 || count > 1000000)
         return -1;
@@ -193,7 +196,7 @@ static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const 
     cg_comm comm = cg_wcomm_comm(&w);
     int me = tp->rank;
     if (g && dev == CG_DEVICE_CUDA && cg_graph_use_cuda(g) < 0) {
-        pack_rank(b, g, NULL, cg_graph_error(g));
+        pack_rank(b, g, NULL, cg_graph_error(g), 3);
         cg_graph_free(g);
         return;
     }
@@ -202,13 +205,13 @@ static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const 
     /* sends the transport held back go out before the results leave */
     int settled = cg_tp_settle(tp);
     if (!I)
-        pack_rank(b, g, NULL, "out of memory");
+        pack_rank(b, g, NULL, "out of memory", 3);
     else if (failed)
-        pack_rank(b, g, I, cg_interp_error(I));
+        pack_rank(b, g, I, cg_interp_error(I), cg_interp_error_class(I));
     else if (settled != 0)
-        pack_rank(b, g, I, tp->err);
+        pack_rank(b, g, I, tp->err, 3);
     else
-        pack_rank(b, g, I, NULL);
+        pack_rank(b, g, I, NULL, 0);
     cg_interp_free(I);
     cg_graph_free(g);
 }
@@ -297,6 +300,26 @@ static int diagnose_job(const cg_case *cs, const cg_job *job, cg_tp *trusted, co
     return rc;
 }
 
+/* A rank that ran out of memory (or was stopped) did not compute anything
+ * to judge: the job is an infrastructure error naming the rank and case.
+ * true when res was set so. */
+static bool infra_error(const cg_case *cs, const cg_observed *obs, cg_case_result *res)
+{
+    for (int r = 0; r < obs->world; r++) {
+        const cg_obs_rank *rk = &obs->ranks[r];
+        if (!rk->error || rk->error_class != 3)
+            continue;
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s on rank %d in case %s: %s",
+                 strstr(rk->error, "out of memory") ? "out of memory" : "stopped", r, cs->name, rk->error);
+        res->status = CG_ERROR;
+        res->error_class = 3;
+        res->message = strdup(msg);
+        return true;
+    }
+    return false;
+}
+
 int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *trusted, cg_device dev,
                   bool fd, cg_case_result *res, int *error_class)
 {
@@ -337,6 +360,8 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *truste
         res->status = CG_ERROR;
         res->message = strdup(err);
         res->error_class = *error_class = 3;
+    } else if (root && rc == 0 && infra_error(cs, &obs, res)) {
+        *error_class = 3; /* a rank out of memory or stopped: not a gradient to judge */
     } else if (root && rc == 0) {
         if (!job->expect_only) {
             cg_oracle *checked = fd ? cg_oracle_run(cs, tp->world, true) : NULL;

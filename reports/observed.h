@@ -22,6 +22,7 @@ typedef struct cg_obs_rank {
     int ntensors;
     cg_obs_tensor *tensors;
     char *error;   /* the rank's program error, NULL when it finished */
+    int error_class; /* of error: 2 the program raised, 3 out of memory or a stop on that rank */
 } cg_obs_rank;
 
 typedef struct cg_observed {
