@@ -33,6 +33,7 @@ function(cg_add_cuda_emu)
   add_library(cgcuda STATIC ${cuda_sources} ${CG_NCCL_SOURCES})
   target_include_directories(cgcuda BEFORE PRIVATE ${emu}/include)
   target_include_directories(cgcuda PRIVATE ${PROJECT_SOURCE_DIR}/harness
+                                            ${PROJECT_SOURCE_DIR}/harness/lang
                                             ${PROJECT_SOURCE_DIR}/harness/cuda)
   target_link_libraries(cgcuda PUBLIC cgcuda_emu MPI::MPI_C)
   set_target_properties(cgcuda PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)

@@ -20,15 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dtype.h" /* lang: cg_dtype and the half formats */
+
 #define CG_MAX_DIMS 4
-
-typedef enum { CG_F32 = 0, CG_F64 = 1, CG_BF16 = 2, CG_F16 = 3 } cg_dtype;
-
-const char *cg_dtype_name(cg_dtype dt);
-int cg_dtype_parse(const char *s, cg_dtype *out); /* 0 ok, -1 unknown */
-size_t cg_dtype_size(cg_dtype dt);
-double cg_round_to(cg_dtype dt, double v); /* v rounded to dt, as double */
-double cg_dtype_eps(cg_dtype dt);          /* machine epsilon of dt */
 
 typedef struct cg_graph cg_graph;
 typedef struct cg_node cg_node;
@@ -153,11 +147,6 @@ char *cg_shape_str(const cg_tensor *t, char *buf, size_t len);
 /* Row-major strides of shape into st[]. */
 void cg_strides(int ndim, const int64_t *shape, int64_t *st);
 
-/* ---- half-precision conversions (round to nearest even) ------------------ */
-uint16_t cg_f32_to_bf16(float f);
-float cg_bf16_to_f32(uint16_t h);
-uint16_t cg_f32_to_f16(float f);
-float cg_f16_to_f32(uint16_t h);
 
 static inline double cg_get(const cg_tensor *t, int64_t i)
 {

@@ -3,7 +3,7 @@
  * The oracle always computes in f64, but the inputs it starts from are first
  * rounded to the case's dtype (cg_round_to), so the distributed run and the
  * oracle see bit-identical inputs and differ only by arithmetic rounding. */
-#include "tensor.h"
+#include "dtype.h"
 
 #include <math.h>
 #include <string.h>

@@ -9,10 +9,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "tensor.h"
+#include "dtype.h"
 
 #define CG_MAX_WORLD 64
 #define CG_ERR_LEN 512
