@@ -34,13 +34,13 @@ function(cg_add_cuda_emu)
   target_include_directories(cgcuda BEFORE PRIVATE ${emu}/include)
   target_include_directories(cgcuda PRIVATE ${PROJECT_SOURCE_DIR}/harness
                                             ${PROJECT_SOURCE_DIR}/harness/lang
+                                            ${PROJECT_SOURCE_DIR}/harness/autograd
                                             ${PROJECT_SOURCE_DIR}/harness/cuda)
   target_link_libraries(cgcuda PUBLIC cgcuda_emu MPI::MPI_C)
   set_target_properties(cgcuda PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
   target_compile_options(cgcuda PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${warn}>)
 
   target_link_libraries(cgcore PUBLIC cgcuda)
-  target_include_directories(cgcore PUBLIC harness/cuda)
-  target_compile_definitions(cgcore PUBLIC HAVE_CUDA=1)
+  target_compile_definitions(cg_autograd PUBLIC HAVE_CUDA=1) # and every layer above
   set(HAVE_CUDA ON PARENT_SCOPE)
 endfunction()

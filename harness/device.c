@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda/cuda_ops.h"
+#include "cuda_ops.h"
 #include "plugin.h"
 #include "rules.h"
 

@@ -13,7 +13,7 @@
  * keyed by. Every rand/randn call carries the name its values are keyed by
  * ("NAME#DRAW": the statement's first assigned name, or "stmt", and the
  * call's index among the statement's draws), so another implementation of
- * harness/rng.c draws the same inputs.
+ * harness/autograd/rng.c draws the same inputs.
  *
  * Ownership: the cJSON trees returned belong to the caller (cJSON_Delete). */
 #ifndef CG_EXPORT_IR_H

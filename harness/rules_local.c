@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "cuda/cuda_ops.h"
+#include "cuda_ops.h"
 #include "rules_local_math.h"
 
 static bool on_device(const cg_rule_call *call)

@@ -1,4 +1,4 @@
-"""Counter-based random inputs, bit for bit those of harness/rng.c.
+"""Counter-based random inputs, bit for bit those of harness/autograd/rng.c.
 
 A value depends only on (case seed, rank, key name, element index): the C
 oracle and every rank draw the same inputs without talking. The arithmetic

@@ -1,4 +1,4 @@
-"""rng.py against the definitions in harness/rng.c, computed independently
+"""rng.py against the definitions in harness/autograd/rng.c, computed independently
 here from the published constants of splitmix64 and FNV-1a."""
 
 import math

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "cuda/cuda_ops.h"
+#include "cuda_ops.h"
 
 typedef int (*backward_fn)(cg_graph *, cg_node *);
 

@@ -7,7 +7,7 @@
  * #ifdef at every call, and each fails cleanly should that ever change. */
 #ifndef HAVE_CUDA
 
-#include "cuda/cuda_ops.h"
+#include "cuda_ops.h"
 
 static const char absent_msg[] = "this collgrad-check was built without CUDA";
 

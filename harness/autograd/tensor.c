@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cancel.h"
-#include "cuda/cuda_ops.h"
+#include "cuda_ops.h"
 
 #define ARENA_CHUNK_BYTES ((size_t)64 * 1024)
 #define ERR_LEN 512

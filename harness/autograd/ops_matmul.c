@@ -8,7 +8,7 @@
  * f32 and half in float accumulation as every GPU library does. */
 #include "ops.h"
 
-#include "cuda/cuda_ops.h"
+#include "cuda_ops.h"
 
 typedef struct {
     int64_t m, k, n;

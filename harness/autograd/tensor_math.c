@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "cuda/cuda_ops.h"
+#include "cuda_ops.h"
 
 static int same_side(cg_graph *g, const char *what, const cg_tensor *a, const cg_tensor *b)
 {

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "cuda/cuda_ops.h"
+#include "cuda_ops.h"
 
 typedef struct {
     int64_t outer, len, inner;

@@ -10,7 +10,7 @@
 
 #include <math.h>
 
-#include "cuda/cuda_ops.h"
+#include "cuda_ops.h"
 
 typedef double (*binary_fn)(double a, double b);
 typedef double (*unary_fn)(double x);
