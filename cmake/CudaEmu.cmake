@@ -7,7 +7,7 @@
 # makes cgcuda) builds the same `cgcuda` library from the same sources:
 # harness/cuda/*.cu compiled as host C++17 with tests/cuda_emu/include first on the
 # include path (its cuda_runtime.h defines the kernel language and CG_LAUNCH), and
-# harness/transport_nccl*.c against the emulated nccl.h and cuda_runtime_api.h. Like
+# harness/transports/nccl/*.c against the emulated nccl.h and cuda_runtime_api.h. Like
 # the real path it defines HAVE_CUDA=1 (and HAVE_NCCL=1) on cgcore, so the tool and
 # the cudatest_* programs build unchanged.
 set(HAVE_NCCL ON)
@@ -35,6 +35,7 @@ function(cg_add_cuda_emu)
   target_include_directories(cgcuda PRIVATE ${PROJECT_SOURCE_DIR}/harness
                                             ${PROJECT_SOURCE_DIR}/harness/lang
                                             ${PROJECT_SOURCE_DIR}/harness/autograd
+                                            ${PROJECT_SOURCE_DIR}/harness/transports
                                             ${PROJECT_SOURCE_DIR}/harness/cuda)
   target_link_libraries(cgcuda PUBLIC cgcuda_emu MPI::MPI_C)
   set_target_properties(cgcuda PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)

@@ -1,6 +1,6 @@
 /* nccl.h — cuda-emu, the in-tree EMULATION of CUDA for CI
  * (tests/cuda_emu/README.md). NOT NVIDIA's header: the NCCL subset of the
- * nccl transport (harness/transport_nccl*.c), with NCCL's names and values,
+ * nccl transport (harness/transports/nccl/transport_nccl*.c), with NCCL's names and values,
  * run over MPI by src/emu_nccl.cpp. Plain C. */
 #ifndef CG_CUDA_EMU_NCCL_H
 #define CG_CUDA_EMU_NCCL_H
