@@ -180,29 +180,31 @@ const char *cg_graph_error(const cg_graph *g)
 
 /* Formats through a local buffer: callers may pass cg_graph_error(g) as an
  * argument to prefix a source position, and vsnprintf must not overlap. */
+/* Formatted first, then copied: the old message may be an argument. */
+static void set_error(cg_graph *g, int cls, const char *fmt, va_list ap)
+{
+    char msg[ERR_LEN];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    memcpy(g->err, msg, sizeof msg);
+    g->err_class = cls;
+}
+
 /* A message rewritten with more context keeps the class of its cause: an
  * op that wraps "out of memory" is still out of memory. */
 void cg_fail(cg_graph *g, const char *fmt, ...)
 {
-    char msg[ERR_LEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    set_error(g, g->err_class == 3 ? 3 : 2, fmt, ap);
     va_end(ap);
-    memcpy(g->err, msg, sizeof msg);
-    if (g->err_class == 0)
-        g->err_class = 2;
 }
 
 void cg_fail_infra(cg_graph *g, const char *fmt, ...)
 {
-    char msg[ERR_LEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    set_error(g, 3, fmt, ap);
     va_end(ap);
-    memcpy(g->err, msg, sizeof msg);
-    g->err_class = 3;
 }
 
 int cg_graph_error_class(const cg_graph *g) { return g->err_class ? g->err_class : 2; }
