@@ -47,7 +47,7 @@ COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduc
 
 
 def chunk_lo(n: int, world: int, r: int) -> int:
-    """First row of rank r's balanced block of n rows (harness/comm.h)."""
+    """First row of rank r's balanced block of n rows (harness/collectives/comm.h)."""
     return (n * r) // world
 
 
