@@ -36,6 +36,7 @@ function(cg_add_cuda_emu)
                                             ${PROJECT_SOURCE_DIR}/harness/lang
                                             ${PROJECT_SOURCE_DIR}/harness/autograd
                                             ${PROJECT_SOURCE_DIR}/harness/collectives
+                                            ${PROJECT_SOURCE_DIR}/harness/interp
                                             ${PROJECT_SOURCE_DIR}/harness/transports
                                             ${PROJECT_SOURCE_DIR}/harness/cuda)
   target_link_libraries(cgcuda PUBLIC cgcuda_emu MPI::MPI_C)

@@ -36,7 +36,7 @@ sources=(
   harness/autograd/ops_matmul.c harness/autograd/ops_reduce.c harness/autograd/ops_shape.c
   harness/autograd/rng.c harness/autograd/tensor_math.c harness/autograd/cuda_absent.c
   harness/autograd/cancel.c
-  harness/interp.c harness/interp_call.c harness/interp_expr.c
+  harness/interp/interp.c harness/interp/interp_call.c harness/interp/interp_expr.c
   harness/collectives/comm.c
   oracles/oracle.c oracles/semantics.c oracles/fdcheck.c oracles/sim_comm.c
   tests/fuzz/fuzz_parser.c
@@ -46,7 +46,7 @@ echo "fuzz: building $build/fuzz_parser"
 # -fno-sanitize-recover: a UBSan report must stop the run, or libFuzzer never sees it.
 (cd "$root" && clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -Wall -Wextra -Wno-unused-parameter -Iharness/lang -Iharness/autograd -Iharness/collectives -Iharness/cuda -Iharness -Ioracles "${sources[@]}" -lm -o "$build/fuzz_parser")
+  -Wall -Wextra -Wno-unused-parameter -Iharness/lang -Iharness/autograd -Iharness/collectives -Iharness/interp -Iharness/cuda -Iharness -Ioracles "${sources[@]}" -lm -o "$build/fuzz_parser")
 
 out="${FUZZ_OUT:-$(mktemp -d)}"  # a fresh scratch directory
 mkdir -p "$out/corpus" "$out/crashes"

@@ -1,5 +1,5 @@
 """The case language's tensor constructors and local ops on one rank, each
-torch's own op (the C twins are harness/interp_call.c and ops_*.c). `r` is
+torch's own op (the C twins are harness/interp/interp_call.c and harness/autograd/ops_*.c). `r` is
 the interpreter (interp.Rank): its failure messages, integer arguments and
 rounding to the case dtype."""
 
