@@ -38,6 +38,7 @@ function(cg_add_cuda_emu)
                                             ${PROJECT_SOURCE_DIR}/harness/collectives
                                             ${PROJECT_SOURCE_DIR}/harness/interp
                                             ${PROJECT_SOURCE_DIR}/harness/transports
+                                            ${PROJECT_SOURCE_DIR}/harness/rules
                                             ${PROJECT_SOURCE_DIR}/harness/cuda)
   target_link_libraries(cgcuda PUBLIC cgcuda_emu MPI::MPI_C)
   set_target_properties(cgcuda PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)

@@ -12,10 +12,10 @@ import os, re, sys
 root = sys.argv[1]
 # bottom first; the CUDA kernels sit with the ops they serve, but the rule
 # sets' kernel (rules_local.cu) belongs to the rules, above
-order = ["harness/lang", "harness/autograd", "harness/collectives", "harness/interp", "harness/transports", "top"]
+order = ["harness/lang", "harness/autograd", "harness/collectives", "harness/interp", "harness/transports", "harness/rules", "top"]
 def layer_of(path):
     if path.startswith("harness/cuda/"):
-        return "top" if os.path.basename(path).startswith("rules_") else "harness/autograd"
+        return "harness/rules" if os.path.basename(path).startswith("rules_") else "harness/autograd"
     for l in order[:-1]:
         if path.startswith(l + "/") and "/" not in path[len(l) + 1:].replace("nccl/", "", 1):
             return l

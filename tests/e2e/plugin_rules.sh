@@ -48,7 +48,7 @@ static const cg_rules r = {.abi_version = 7, .name = "abi7"};
 const cg_rules *collgrad_rules(void);
 const cg_rules *collgrad_rules(void) { return &r; }
 C
-if "${CG_CC:-cc}" -std=c11 -shared -fPIC -I "$SRC/harness" -I "$SRC/harness/lang" -I "$SRC/harness/autograd" -I "$SRC/harness/collectives" -I "$SRC/harness/transports" -o "$TMP/libabi7.so" "$TMP/abi7.c"; then ok; else bad "cannot compile abi7.c"; fi
+if "${CG_CC:-cc}" -std=c11 -shared -fPIC -I "$SRC/harness/rules" -I "$SRC/harness/lang" -I "$SRC/harness/autograd" -I "$SRC/harness/collectives" -I "$SRC/harness/transports" -o "$TMP/libabi7.so" "$TMP/abi7.c"; then ok; else bad "cannot compile abi7.c"; fi
 expect_exit 2 -- "$BIN" --rules "$TMP/libabi7.so" --world 2 "$SRC/cases/allgather-zh"
 expect_grep "libabi7.so: rule set ABI version 7, this collgrad-check needs 2 \(rebuild the plugin against this version's rules.h" "$TMP/out"
 cp "$EXAMPLES/libbad_abi.so" "$TMP/libbad_abi.so"
