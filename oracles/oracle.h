@@ -20,6 +20,7 @@
 
 #include "comm.h"
 #include "ir.h"
+#include "plan.h"
 
 typedef struct cg_otensor {
     char *name;
@@ -39,16 +40,6 @@ typedef struct cg_otensor {
     int64_t fd_checked;  /* elements checked (a sample for large tensors) */
     double fd_tolerance; /* relative: |fd - g| <= it (1 + |g|) (fdcheck.c derives it) */
 } cg_otensor;
-
-/* One communication call as the oracle saw it: what a worker needs to know
- * about the other ranks (their shapes), without talking to them. */
-typedef struct cg_plan_event {
-    cg_coll coll;                       /* kind, op, root, peer, seq */
-    int rank;                           /* issuing rank for send/recv; -1 for collectives */
-    int tag;                            /* send/recv: the seq of the send (matches the pair) */
-    int ndim[CG_MAX_WORLD];             /* input shape on each rank (send/recv: the message) */
-    int64_t shape[CG_MAX_WORLD][CG_MAX_DIMS];
-} cg_plan_event;
 
 /* How the simulated collectives differentiate: the truth, or a known mistake
  * kept as a reference for the diagnosis (same forward values, gradients

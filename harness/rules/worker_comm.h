@@ -11,7 +11,7 @@
 #define CG_WORKER_COMM_H
 
 #include "comm.h"
-#include "oracle.h"
+#include "plan.h"
 #include "rules.h"
 #include "transport.h"
 
