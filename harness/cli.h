@@ -13,8 +13,7 @@
 #include <stdio.h>
 
 #include "ir.h"
-
-enum { CG_EXIT_OK = 0, CG_EXIT_FAIL = 1, CG_EXIT_USAGE = 2, CG_EXIT_INFRA = 3 };
+#include "result.h" /* CG_EXIT_* */
 
 typedef struct cg_options {
     bool oracle_only;

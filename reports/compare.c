@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "result.h"
 #include "report_json.h"
 
 typedef struct tally {

@@ -12,6 +12,11 @@
 #include "tensor.h"
 
 typedef enum { CG_PASS = 0, CG_FAIL, CG_ERROR, CG_SKIP } cg_status;
+
+/* The tool's exit status, from a run's worst outcome (cg_exit_status) or a
+ * subcommand's: a failed check 1, a bad case or command line 2, the
+ * infrastructure (launch, MPI, out of memory, deadline) 3. */
+enum { CG_EXIT_OK = 0, CG_EXIT_FAIL = 1, CG_EXIT_USAGE = 2, CG_EXIT_INFRA = 3 };
 const char *cg_status_name(cg_status s); /* "pass", "fail", "error", "skip" */
 
 /* How close is close enough: |obs - exp| <= atol + rtol * |exp|, elementwise. */

@@ -12,7 +12,7 @@ import os, re, sys
 root = sys.argv[1]
 # bottom first; the CUDA kernels sit with the ops they serve, but the rule
 # sets' kernel (rules_local.cu) belongs to the rules, above
-order = ["harness/lang", "harness/autograd", "harness/collectives", "harness/interp", "harness/transports", "harness/rules", "oracles", "top"]
+order = ["harness/lang", "harness/autograd", "harness/collectives", "harness/interp", "harness/transports", "harness/rules", "oracles", "reports", "top"]
 def layer_of(path):
     if path.startswith("harness/cuda/"):
         return "harness/rules" if os.path.basename(path).startswith("rules_") else "harness/autograd"
