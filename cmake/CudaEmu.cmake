@@ -8,7 +8,7 @@
 # harness/cuda/*.cu compiled as host C++17 with tests/cuda_emu/include first on the
 # include path (its cuda_runtime.h defines the kernel language and CG_LAUNCH), and
 # harness/transports/nccl/*.c against the emulated nccl.h and cuda_runtime_api.h. Like
-# the real path it defines HAVE_CUDA=1 (and HAVE_NCCL=1) on cgcore, so the tool and
+# the real path it defines HAVE_CUDA=1 (and HAVE_NCCL=1) on cg_run, so the tool and
 # the cudatest_* programs build unchanged.
 set(HAVE_NCCL ON)
 enable_language(CXX)
@@ -32,8 +32,7 @@ function(cg_add_cuda_emu)
   set_source_files_properties(${cuda_sources} PROPERTIES LANGUAGE CXX)
   add_library(cgcuda STATIC ${cuda_sources} ${CG_NCCL_SOURCES})
   target_include_directories(cgcuda BEFORE PRIVATE ${emu}/include)
-  target_include_directories(cgcuda PRIVATE ${PROJECT_SOURCE_DIR}/harness
-                                            ${PROJECT_SOURCE_DIR}/harness/lang
+  target_include_directories(cgcuda PRIVATE ${PROJECT_SOURCE_DIR}/harness/lang
                                             ${PROJECT_SOURCE_DIR}/harness/autograd
                                             ${PROJECT_SOURCE_DIR}/harness/collectives
                                             ${PROJECT_SOURCE_DIR}/harness/interp
@@ -44,7 +43,7 @@ function(cg_add_cuda_emu)
   set_target_properties(cgcuda PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
   target_compile_options(cgcuda PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${warn}>)
 
-  target_link_libraries(cgcore PUBLIC cgcuda)
+  target_link_libraries(cg_run PUBLIC cgcuda)
   target_compile_definitions(cg_autograd PUBLIC HAVE_CUDA=1) # and every layer above
   set(HAVE_CUDA ON PARENT_SCOPE)
 endfunction()

@@ -46,7 +46,7 @@ echo "fuzz: building $build/fuzz_parser"
 # -fno-sanitize-recover: a UBSan report must stop the run, or libFuzzer never sees it.
 (cd "$root" && clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -Wall -Wextra -Wno-unused-parameter -Iharness/lang -Iharness/autograd -Iharness/collectives -Iharness/interp -Iharness/cuda -Iharness -Ioracles "${sources[@]}" -lm -o "$build/fuzz_parser")
+  -Wall -Wextra -Wno-unused-parameter -Iharness/lang -Iharness/autograd -Iharness/collectives -Iharness/interp -Iharness/cuda -Ioracles "${sources[@]}" -lm -o "$build/fuzz_parser")
 
 out="${FUZZ_OUT:-$(mktemp -d)}"  # a fresh scratch directory
 mkdir -p "$out/corpus" "$out/crashes"

@@ -1,6 +1,6 @@
 /* cuda_bf16.h — cuda-emu, the in-tree EMULATION of CUDA for CI
  * (tests/cuda_emu/README.md). NOT NVIDIA's header: bfloat16 and the
- * conversions harness/cuda uses, independent of harness/dtype.c. Round to
+ * conversions harness/cuda uses, independent of harness/lang/dtype.c. Round to
  * nearest even; NaN becomes 0x7fff, as CUDA's __float2bfloat16_rn gives. */
 #ifndef CG_CUDA_EMU_BF16_H
 #define CG_CUDA_EMU_BF16_H

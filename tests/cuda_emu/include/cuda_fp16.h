@@ -1,7 +1,7 @@
 /* cuda_fp16.h — cuda-emu, the in-tree EMULATION of CUDA for CI
  * (tests/cuda_emu/README.md). NOT NVIDIA's header: the IEEE binary16 type and
  * the conversions harness/cuda uses, written here independently of the
- * project's own (harness/dtype.c), so the kernels and the CPU reference do
+ * project's own (harness/lang/dtype.c), so the kernels and the CPU reference do
  * not share a rounding routine. Round to nearest even; NaN becomes 0x7fff, as
  * CUDA's __float2half_rn gives, and widens to the canonical f32 NaN, as its
  * __half2float does (both checked bit for bit against the toolkit's host code
