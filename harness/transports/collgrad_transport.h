@@ -5,6 +5,7 @@
  *
  * A plugin is a shared object exporting one symbol:
  *     const cg_transport_ops *collgrad_transport(void);
+ * and may call collgrad_builtin_transport (below) to wrap a built-in one.
  * The tool checks ops->abi_version == CG_TRANSPORT_ABI_VERSION before use.
  *
  * Conventions for every entry:
@@ -75,6 +76,13 @@ typedef struct cg_transport_ops {
     int (*recv)(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag);
     int (*barrier)(cg_transport *t);
 } cg_transport_ops;
+
+/* Provided by the collgrad-check executable to the plugins it loads: the
+ * table of a built-in transport by name ("mpi"; "nccl" in a build with the
+ * GPU path), or NULL for any other name. A plugin may wrap one and change a
+ * single entry (examples/buggy_transport does); the instance it creates with
+ * that table's create() is its own to destroy. */
+const cg_transport_ops *collgrad_builtin_transport(const char *name);
 
 /* The one symbol a transport plugin exports. */
 typedef const cg_transport_ops *(*cg_transport_entry_fn)(void);

@@ -110,16 +110,24 @@ const cg_transport_ops *cg_transport_load(const char *path, char *err, size_t er
     return NULL;
 }
 
+const cg_transport_ops *collgrad_builtin_transport(const char *name)
+{
+    if (name && strcmp(name, "mpi") == 0)
+        return cg_transport_mpi();
+#ifdef HAVE_CUDA
+    if (name && strcmp(name, "nccl") == 0)
+        return cg_transport_nccl();
+#endif
+    return NULL;
+}
+
 int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen)
 {
     memset(tp, 0, sizeof *tp);
-    const cg_transport_ops *ops = NULL;
-    if (strcmp(name, "mpi") == 0)
-        ops = cg_transport_mpi();
-#ifdef HAVE_CUDA
-    else if (strcmp(name, "nccl") == 0)
-        ops = cg_transport_nccl();
-#else
+    const cg_transport_ops *ops = collgrad_builtin_transport(name);
+    if (ops)
+        ;
+#ifndef HAVE_CUDA
     else if (strcmp(name, "nccl") == 0)
         say(tp->err, sizeof tp->err, "%s", CG_NCCL_NOT_BUILT);
 #endif

@@ -9,6 +9,12 @@ BUGGY="$EXAMPLES/libbuggy_transport.so"
 BAD_ABI="$EXAMPLES/libbad_abi.so"
 COLL="$SRC/cases/collectives"
 
+# the example wraps the built-in transport through the public ABI: it holds
+# no MPI code of its own (issue 23 item 5: not a copy of transport_mpi.c)
+if grep -q "MPI_\|mpi\.h" "$SRC/examples/buggy_transport/buggy_transport.c"; then
+  bad "buggy_transport.c calls MPI itself instead of wrapping collgrad_builtin_transport(\"mpi\")"
+else ok; fi
+
 # the bug: rank r gets rank W-1-r's block of y (W=1 cannot show it)
 expect_exit 1 -- "$BIN" --transport "$BUGGY" --json "$TMP/rs.json" "$COLL/reduce_scatter_sum.case"
 expect_grep "reduce_scatter_sum \(W=1\) \.+ Passed" "$TMP/out"
