@@ -7,9 +7,9 @@
 # makes cgcuda) builds the same `cgcuda` library from the same sources:
 # harness/cuda/*.cu compiled as host C++17 with tests/cuda_emu/include first on the
 # include path (its cuda_runtime.h defines the kernel language and CG_LAUNCH), and
-# harness/transports/nccl/*.c against the emulated nccl.h and cuda_runtime_api.h. Like
-# the real path it defines HAVE_CUDA=1 (and HAVE_NCCL=1) on cg_run, so the tool and
-# the cudatest_* programs build unchanged.
+# harness/transports/nccl/*.c against the emulated nccl.h and cuda_runtime_api.h, into
+# the same GPU module libcollgrad-gpu.so, loaded on first use; HAVE_CUDA=1 (and HAVE_NCCL=1)
+# as on the real path, so the tool and the cudatest_* programs build unchanged.
 set(HAVE_NCCL ON)
 enable_language(CXX)
 message(STATUS "GPU path: EMULATED on the host (CG_CUDA_EMU=ON, tests/cuda_emu): "
@@ -21,6 +21,7 @@ function(cg_add_cuda_emu)
   # The emulation's own code: C++17, warnings as errors under CG_WERROR.
   file(GLOB emu_sources CONFIGURE_DEPENDS ${emu}/src/*.cpp)
   add_library(cgcuda_emu STATIC ${emu_sources})
+  set_target_properties(cgcuda_emu PROPERTIES POSITION_INDEPENDENT_CODE ON) # linked into the module
   target_include_directories(cgcuda_emu BEFORE PRIVATE ${emu}/include)
   target_link_libraries(cgcuda_emu PUBLIC MPI::MPI_C)
   set_target_properties(cgcuda_emu PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
@@ -29,8 +30,9 @@ function(cg_add_cuda_emu)
   # The project's kernels, as host C++ (CMP0119: LANGUAGE CXX compiles a .cu as C++),
   # with the nvcc path's warnings and, as there, never -Werror on them.
   file(GLOB cuda_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/harness/cuda/*.cu)
+  file(GLOB cuda_c_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/harness/cuda/*.c)
   set_source_files_properties(${cuda_sources} PROPERTIES LANGUAGE CXX)
-  add_library(cgcuda STATIC ${cuda_sources} ${CG_NCCL_SOURCES})
+  add_library(cgcuda MODULE ${cuda_sources} ${cuda_c_sources} ${CG_NCCL_SOURCES})
   target_include_directories(cgcuda BEFORE PRIVATE ${emu}/include)
   target_include_directories(cgcuda PRIVATE ${PROJECT_SOURCE_DIR}/harness/lang
                                             ${PROJECT_SOURCE_DIR}/harness/autograd
@@ -39,11 +41,10 @@ function(cg_add_cuda_emu)
                                             ${PROJECT_SOURCE_DIR}/harness/transports
                                             ${PROJECT_SOURCE_DIR}/harness/rules
                                             ${PROJECT_SOURCE_DIR}/harness/cuda)
-  target_link_libraries(cgcuda PUBLIC cgcuda_emu MPI::MPI_C)
+  target_link_libraries(cgcuda PRIVATE cgcuda_emu MPI::MPI_C)
   set_target_properties(cgcuda PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
   target_compile_options(cgcuda PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${warn}>)
 
-  target_link_libraries(cg_run PUBLIC cgcuda)
-  target_compile_definitions(cg_autograd PUBLIC HAVE_CUDA=1) # and every layer above
+  cg_gpu_module()
   set(HAVE_CUDA ON PARENT_SCOPE)
 endfunction()

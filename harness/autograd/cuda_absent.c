@@ -41,10 +41,6 @@ ABSENT(cg_cuda_unary_backward, (cg_cuda_unary_op op, cg_dtype dt, const void *a,
 ABSENT(cg_cuda_any_zero, (cg_dtype dt, const void *a, int64_t n, int *found))
 ABSENT(cg_cuda_accumulate, (cg_dtype dt, void *dst, const void *src, int64_t n))
 
-cg_cuda_axis cg_cuda_axis_of(int ndim, const int64_t *shape, int axis)
-{
-    return (cg_cuda_axis){0, 0, 0};
-}
 ABSENT(cg_cuda_sum, (cg_dtype dt, cg_cuda_axis v, const void *a, void *out))
 ABSENT(cg_cuda_sum_backward, (cg_dtype dt, cg_cuda_axis v, const void *gout, void *ga))
 ABSENT(cg_cuda_mean, (cg_dtype dt, cg_cuda_axis v, const void *a, void *out))

@@ -83,7 +83,17 @@ typedef struct {
 } cg_cuda_axis;
 /* The view of a tensor of this shape around axis; axis < 0 is every element
  * (outer = inner = 1). The caller has checked axis < ndim. */
-cg_cuda_axis cg_cuda_axis_of(int ndim, const int64_t *shape, int axis);
+static inline cg_cuda_axis cg_cuda_axis_of(int ndim, const int64_t *shape, int axis)
+{
+    cg_cuda_axis v = {1, 1, 1};
+    for (int d = 0; d < ndim; d++) {
+        if (axis < 0)
+            v.len *= shape[d];
+        else
+            *(d < axis ? &v.outer : d == axis ? &v.len : &v.inner) *= shape[d];
+    }
+    return v;
+}
 
 /* out has outer*inner elements; log_softmax's has a's. */
 int cg_cuda_sum(cg_dtype dt, cg_cuda_axis v, const void *a, void *out);

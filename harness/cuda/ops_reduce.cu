@@ -248,18 +248,6 @@ static int extremum_forward(const char *name, cg_dtype dt, const void *const *xs
 
 extern "C" {
 
-cg_cuda_axis cg_cuda_axis_of(int ndim, const int64_t *shape, int axis)
-{
-    cg_cuda_axis v = {1, 1, 1};
-    for (int d = 0; d < ndim; d++) {
-        if (axis < 0)
-            v.len *= shape[d];
-        else
-            *(d < axis ? &v.outer : d == axis ? &v.len : &v.inner) *= shape[d];
-    }
-    return v;
-}
-
 int cg_cuda_sum(cg_dtype dt, cg_cuda_axis v, const void *a, void *out)
 {
     return sum_forward("sum", dt, v, a, out, 0);

@@ -23,15 +23,11 @@ const char *cg_device_name(cg_device d)
 /* The transport's capability flags without opening it (no MPI needed). */
 static int transport_caps(const char *name, unsigned *caps, char *err, size_t errlen)
 {
-    const cg_transport_ops *ops = NULL;
-    if (strcmp(name, "mpi") == 0)
-        ops = cg_transport_mpi();
+    const cg_transport_ops *ops = collgrad_builtin_transport(name);
+    if (ops)
+        ;
     else if (strcmp(name, "nccl") == 0)
-#ifdef HAVE_CUDA
-        ops = cg_transport_nccl();
-#else
-        snprintf(err, errlen, "%s", CG_NCCL_NOT_BUILT);
-#endif
+        cg_nccl_missing(err, errlen);
     else if (cg_is_plugin_path(name))
         ops = cg_transport_load(name, err, errlen);
     else

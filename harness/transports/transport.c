@@ -21,6 +21,7 @@
  * or never returns is counted too. */
 #include "transport.h"
 
+#include "gpu_module.h"
 #include "plugin.h"
 
 #include <stdarg.h>
@@ -110,6 +111,15 @@ const cg_transport_ops *cg_transport_load(const char *path, char *err, size_t er
     return NULL;
 }
 
+void cg_nccl_missing(char *err, size_t errlen)
+{
+#ifdef HAVE_CUDA
+    say(err, errlen, "nccl: %s", cg_gpu_module_error());
+#else
+    say(err, errlen, "%s", CG_NCCL_NOT_BUILT);
+#endif
+}
+
 const cg_transport_ops *collgrad_builtin_transport(const char *name)
 {
     if (name && strcmp(name, "mpi") == 0)
@@ -127,10 +137,8 @@ int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen)
     const cg_transport_ops *ops = collgrad_builtin_transport(name);
     if (ops)
         ;
-#ifndef HAVE_CUDA
     else if (strcmp(name, "nccl") == 0)
-        say(tp->err, sizeof tp->err, "%s", CG_NCCL_NOT_BUILT);
-#endif
+        cg_nccl_missing(tp->err, sizeof tp->err);
     else if (cg_is_plugin_path(name))
         ops = cg_transport_load(name, tp->err, sizeof tp->err);
     else
@@ -141,7 +149,7 @@ int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen)
         if (tp->inst) {
             tp->ops = ops;
 #ifdef HAVE_CUDA
-            tp->holds_sends = ops == cg_transport_nccl() ? tp->inst : NULL;
+            tp->holds_sends = strcmp(name, "nccl") == 0 ? tp->inst : NULL; /* no module load for mpi */
 #endif
             tp->rank = ops->rank(tp->inst);
             tp->world = ops->world(tp->inst);

@@ -71,7 +71,8 @@ const cg_transport_ops *cg_transport_mpi(void);
  * stays loaded). NULL with err ("PATH: transport ABI version 7, ..."). */
 const cg_transport_ops *cg_transport_load(const char *path, char *err, size_t errlen);
 /* The built-in "nccl" transport (transport_nccl.c), present only in a build
- * with CUDA and NCCL (HAVE_CUDA); cg_nccl_available is its pre-check: 0 when
+ * with CUDA and NCCL (HAVE_CUDA), in the GPU module: NULL when it cannot be
+ * loaded (cg_nccl_missing says why); cg_nccl_available is its pre-check: 0 when
  * a CUDA device is visible, else -1 with "nccl: no CUDA device is visible
  * (cudaGetDeviceCount: ...)". */
 const cg_transport_ops *cg_transport_nccl(void);
@@ -80,6 +81,9 @@ int cg_nccl_available(char *err, size_t errlen);
  * waits for them; 0, or -1 with the instance's error. */
 int cgn_flush_sends(cg_transport *t);
 #define CG_NCCL_NOT_BUILT "nccl: this collgrad-check was built without CUDA/NCCL"
+/* Why "nccl" has no table here: a build without CUDA, or the GPU module that
+ * cannot be loaded (gpu_module.h). */
+void cg_nccl_missing(char *err, size_t errlen);
 
 cgt_dtype cg_tp_dtype(cg_dtype dt);
 
