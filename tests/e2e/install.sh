@@ -32,6 +32,18 @@ mkdir -p "$TMP/mine" && cp "$SRC/cases/collectives/all_reduce_sum.case" "$TMP/mi
 COLLGRAD_CASES_DIR="$TMP/mine" expect_exit 0 -- "$P/bin/collgrad-check" --oracle-only --list
 expect_grep "^1 cases, [0-9]+ jobs, 0 errors$" "$TMP/out"
 
+# a build with the GPU path installs its module, and the installed tool loads
+# that one (not the build tree's) when asked for nccl
+if [ "${CG_HAVE_CUDA:-0}" = 1 ]; then
+  module="$(find "$P" -path "*/collgrad-check/libcollgrad-gpu.so" | head -1)"
+  if [ -n "$module" ]; then ok; else bad "the GPU module libcollgrad-gpu.so is not installed under $P"; fi
+  LD_DEBUG=files LD_DEBUG_OUTPUT="$TMP/ld" "$P/bin/collgrad-check" --transport nccl \
+    "$P/share/collgrad-check/cases/collectives/all_reduce_sum.case" > "$TMP/out" 2>&1
+  if grep -qhE "file=$P/(bin/\.\./)?lib[^ ]*/collgrad-check/libcollgrad-gpu.so" "$TMP"/ld.*; then ok
+  else bad "the installed tool did not load the installed GPU module"; sed 's/^/    /' "$TMP/out" | tail -3; fi
+  rm -f "$TMP"/ld.*
+fi
+
 # pkg-config: version and flags
 export PKG_CONFIG_PATH="$PC_DIR"
 expect_exit 0 -- pkg-config --modversion collgrad-check
