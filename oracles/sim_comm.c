@@ -229,13 +229,11 @@ static int sim_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor *
     int w = s->world;
     if (plan_add(s, g, c, -1, -1, in) != 0)
         return -1;
-    for (int r = 0; r < w; r++)
-        if (c->kind != CG_C_ALL_REDUCE && c->kind != CG_C_BROADCAST && c->kind != CG_C_REDUCE &&
-            !(in[r] = as_rows(g, in[r])))
+    const cg_collective *d = cg_collective_of(c->kind);
+    for (int r = 0; r < w; r++) /* row-wise collectives see a 0-d input as one row */
+        if (d->shape != CG_SHAPE_SAME && !(in[r] = as_rows(g, in[r])))
             return -1;
-    bool need_same = c->kind == CG_C_ALL_REDUCE || c->kind == CG_C_REDUCE_SCATTER ||
-                     c->kind == CG_C_BROADCAST || c->kind == CG_C_REDUCE;
-    if (need_same && same_shapes(g, c, in, w) != 0)
+    if (d->same_shape && same_shapes(g, c, in, w) != 0)
         return -1;
     cg_tensor *y = NULL;
     switch (c->kind) {

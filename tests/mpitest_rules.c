@@ -94,10 +94,10 @@ static void test_all_gather(const cg_rules *rules, bool own_slice, int reduce_sc
         cg_set(k.x, e, xv(my_rank, e));
         k.want[e] = own_slice ? gv(my_rank, off + e) : sum_of_gy(off + e);
     }
-    uint64_t rs = tp.calls[CG_TP_REDUCE_SCATTER], red = tp.calls[CG_TP_REDUCE];
+    uint64_t rs = tp.calls[CG_C_REDUCE_SCATTER], red = tp.calls[CG_C_REDUCE];
     run_case(rules, &k, coll(CG_C_ALL_GATHER, CG_RED_SUM, 0), "all_gather");
-    rs = tp.calls[CG_TP_REDUCE_SCATTER] - rs;
-    red = tp.calls[CG_TP_REDUCE] - red;
+    rs = tp.calls[CG_C_REDUCE_SCATTER] - rs;
+    red = tp.calls[CG_C_REDUCE] - red;
     CHECK(rs == (uint64_t)reduce_scatters && red == (uint64_t)reduces,
           "%s all_gather: %llu reduce_scatter and %llu reduce calls, want %d and %d", rules->name,
           (unsigned long long)rs, (unsigned long long)red, reduce_scatters, reduces);

@@ -428,16 +428,16 @@ static void test_counters(void)
     uint64_t p2p = g_world > 1 ? 2 : 0;
     const uint64_t want_calls[CG_TP_NENTRY] = {1, 1, 1, 1, 1, 1, 1, 1, p2p, p2p, 2};
     const uint64_t want_bytes[CG_TP_NENTRY] = {
-        [CG_TP_ALL_REDUCE] = (5 + 5) * 4,
-        [CG_TP_ALL_GATHER] = (me + t) * 8,
-        [CG_TP_REDUCE_SCATTER] = (t + me) * 2,
-        [CG_TP_BROADCAST] = 3 * 2,
-        [CG_TP_REDUCE] = (4 + (g_rank == 0 ? 4 : 0)) * 4,
-        [CG_TP_GATHER] = (me + (g_rank == g_world - 1 ? t : 0)) * 8,
-        [CG_TP_SCATTER] = ((g_rank == 0 ? t : 0) + me) * 4,
-        [CG_TP_ALL_TO_ALL] = (2 * w + 2 * w) * 4,
-        [CG_TP_SEND] = p2p ? (3 + 5) * 8 : 0,
-        [CG_TP_RECV] = p2p ? (5 + 3) * 8 : 0,
+        [CG_C_ALL_REDUCE] = (5 + 5) * 4,
+        [CG_C_ALL_GATHER] = (me + t) * 8,
+        [CG_C_REDUCE_SCATTER] = (t + me) * 2,
+        [CG_C_BROADCAST] = 3 * 2,
+        [CG_C_REDUCE] = (4 + (g_rank == 0 ? 4 : 0)) * 4,
+        [CG_C_GATHER] = (me + (g_rank == g_world - 1 ? t : 0)) * 8,
+        [CG_C_SCATTER] = ((g_rank == 0 ? t : 0) + me) * 4,
+        [CG_C_ALL_TO_ALL] = (2 * w + 2 * w) * 4,
+        [CG_C_SEND] = p2p ? (3 + 5) * 8 : 0,
+        [CG_C_RECV] = p2p ? (5 + 3) * 8 : 0,
         [CG_TP_BARRIER] = 0,
     };
     for (int e = 0; e < CG_TP_NENTRY; e++) {
@@ -465,7 +465,7 @@ static void test_identity(const cg_tp *tp)
           tp->ops->caps == (CGT_CAP_HOST | CGT_CAP_HALF),
           "identity: name '%s' version '%s' caps %#x", tp->ops->name, tp->ops->version,
           tp->ops->caps);
-    CHECK(strcmp(cg_tp_entry_name(CG_TP_REDUCE_SCATTER), "reduce_scatter") == 0 &&
+    CHECK(strcmp(cg_tp_entry_name(CG_C_REDUCE_SCATTER), "reduce_scatter") == 0 &&
           strcmp(cg_tp_entry_name(CG_TP_BARRIER), "barrier") == 0, "entry names");
 }
 

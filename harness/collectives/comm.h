@@ -9,20 +9,9 @@
 #ifndef CG_COMM_H
 #define CG_COMM_H
 
+#include "collectives.h"
 #include "ir.h"
 #include "tensor.h"
-
-typedef enum {
-    CG_C_ALL_REDUCE, CG_C_ALL_GATHER, CG_C_REDUCE_SCATTER, CG_C_BROADCAST, CG_C_REDUCE,
-    CG_C_GATHER, CG_C_SCATTER, CG_C_ALL_TO_ALL, CG_C_SEND, CG_C_RECV, CG_C_COUNT
-} cg_coll_kind;
-
-typedef enum { CG_RED_SUM, CG_RED_AVG, CG_RED_PROD, CG_RED_MAX, CG_RED_MIN, CG_RED_COUNT } cg_redop;
-
-const char *cg_coll_name(cg_coll_kind k);   /* "all_reduce", ... */
-int cg_coll_from_name(const char *s);       /* kind, or -1 */
-const char *cg_redop_name(cg_redop op);      /* "sum", "avg", "prod", "max", "min" */
-int cg_redop_from_name(const char *s);      /* op, or -1 */
 
 /* One communication call, as the program wrote it. */
 typedef struct cg_coll {
@@ -33,10 +22,6 @@ typedef struct cg_coll {
     int seq;           /* 0-based index of this call among the program's communication calls */
     cg_srcpos pos;
 } cg_coll;
-
-/* Balanced split of n rows over w ranks: rank r owns [lo, hi) with
- * lo = r*n/w, hi = (r+1)*n/w. Used by reduce_scatter, scatter and all_to_all. */
-static inline int64_t cg_chunk_lo(int64_t n, int w, int r) { return (n * r) / w; }
 
 typedef struct cg_comm {
     void *self;

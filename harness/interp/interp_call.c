@@ -224,12 +224,6 @@ static cg_tensor *local_op(const call_ctx *c, int slot)
 
 /* ---- collectives and recv ------------------------------------------------ */
 
-static int coll_kind_of(const char *f)
-{
-    int k = cg_coll_from_name(f);
-    return (k >= 0 && k != CG_C_SEND) ? k : -1;
-}
-
 /* The reduction op of a collective call: a bare word (sum, prod, ...) as the
  * positional argument `pos` or keyword op=. Default sum. */
 static int redop_arg(const call_ctx *c, int pos, cg_redop *op)
@@ -276,14 +270,13 @@ static int eval_comm(const call_ctx *c, cg_val *out)
 {
     cg_interp *I = c->I;
     const cg_expr *e = c->e;
-    cg_coll cc = {.kind = (cg_coll_kind)coll_kind_of(e->name), .pos = e->pos};
+    const cg_collective *d = cg_collective_named(e->name); /* send is a statement (interp.c) */
+    cg_coll cc = {.kind = d->kind, .pos = e->pos};
     bool is_recv = cc.kind == CG_C_RECV;
     int rc = 0;
-    if (cc.kind == CG_C_ALL_REDUCE || cc.kind == CG_C_REDUCE_SCATTER)
-        rc = redop_arg(c, 1, &cc.op);
-    else if (cc.kind == CG_C_REDUCE)
-        rc = redop_arg(c, 2, &cc.op);
-    if (rc == 0 && cc.kind >= CG_C_BROADCAST && cc.kind <= CG_C_SCATTER)
+    if (d->op_arg >= 0)
+        rc = redop_arg(c, d->op_arg, &cc.op);
+    if (rc == 0 && d->takes_root)
         rc = rank_arg(c, 1, "root", "root rank", &cc.root);
     if (rc != 0)
         return -1;
@@ -334,7 +327,7 @@ int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out)
     for (int i = 0; i < e->nargs && rc == 0; i++)
         if (e->args[i]->kind != CG_E_WORD)
             rc = cg_eval(I, e->args[i], c.args + (size_t)i * I->nslots);
-    if (rc == 0 && coll_kind_of(e->name) >= 0) {
+    if (rc == 0 && cg_collective_named(e->name)) { /* send was refused above */
         rc = eval_comm(&c, out);
         free(c.args);
         return rc;

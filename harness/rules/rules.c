@@ -25,11 +25,6 @@ const cg_rules *cg_rules_find(const char *name)
     return NULL;
 }
 
-bool cg_coll_has_op(cg_coll_kind kind)
-{
-    return kind == CG_C_ALL_REDUCE || kind == CG_C_REDUCE_SCATTER || kind == CG_C_REDUCE;
-}
-
 /* r's statement for (kind, op): one for that op first, then one for any op. */
 static const char *own_doc(const cg_rules *r, cg_coll_kind kind, cg_redop op)
 {
@@ -90,25 +85,15 @@ cgt_redop cg_rules_tp_op(cg_redop op)
     return CGT_SUM;
 }
 
-static bool kind_has_op(cg_coll_kind k)
-{
-    return k == CG_C_ALL_REDUCE || k == CG_C_REDUCE_SCATTER || k == CG_C_REDUCE;
-}
-
-static bool kind_has_root(cg_coll_kind k)
-{
-    return k == CG_C_BROADCAST || k == CG_C_REDUCE || k == CG_C_GATHER || k == CG_C_SCATTER;
-}
-
 /* "all_reduce(prod)", "reduce(sum, root 1)", "scatter(root 0)" */
 static void describe_call(const cg_coll *c, char *buf, size_t len)
 {
     const char *kind = cg_coll_name(c->kind);
-    if (kind_has_op(c->kind) && kind_has_root(c->kind))
+    if (cg_coll_has_op(c->kind) && cg_coll_has_root(c->kind))
         snprintf(buf, len, "%s(%s, root %d)", kind, cg_redop_name(c->op), c->root);
-    else if (kind_has_op(c->kind))
+    else if (cg_coll_has_op(c->kind))
         snprintf(buf, len, "%s(%s)", kind, cg_redop_name(c->op));
-    else if (kind_has_root(c->kind))
+    else if (cg_coll_has_root(c->kind))
         snprintf(buf, len, "%s(root %d)", kind, c->root);
     else
         snprintf(buf, len, "%s", kind);

@@ -70,8 +70,6 @@ typedef struct cg_rules {
  * statement, else, when r does not list the kind, reference's (*inherited
  * set); NULL when neither says. */
 const char *cg_rules_describe(const cg_rules *r, cg_coll_kind kind, cg_redop op, bool *inherited);
-/* Whether `kind` takes a reduction op (all_reduce, reduce_scatter, reduce). */
-bool cg_coll_has_op(cg_coll_kind kind);
 
 /* The built-in rule set named `name`, or NULL. */
 const cg_rules *cg_rules_find(const char *name);

@@ -289,11 +289,6 @@ static const backward_fn reference_backward_of[CG_C_COUNT] = {
     [CG_C_SCATTER] = scatter_backward,         [CG_C_ALL_TO_ALL] = all_to_all_backward,
 };
 
-static bool has_root(cg_coll_kind k)
-{
-    return k == CG_C_BROADCAST || k == CG_C_REDUCE || k == CG_C_GATHER || k == CG_C_SCATTER;
-}
-
 static int check_call(cg_rule_call *c)
 {
     cg_coll_kind k = c->coll->kind;
@@ -306,7 +301,7 @@ static int check_call(cg_rule_call *c)
     if (c->gx->numel != c->x->numel)
         return cg_rules_fail(c, "gx has %lld elements but x has %lld", (long long)c->gx->numel,
                              (long long)c->x->numel);
-    if (has_root(k) && (c->coll->root < 0 || c->coll->root >= c->world))
+    if (cg_coll_has_root(k) && (c->coll->root < 0 || c->coll->root >= c->world))
         return cg_rules_fail(c, "root %d is not a rank of a world of %d", c->coll->root,
                              c->world);
     return 0;

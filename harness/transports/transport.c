@@ -28,11 +28,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const entry_names[CG_TP_NENTRY] = {
-    "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce",  "gather",
-    "scatter",    "all_to_all", "send",           "recv",      "barrier",
-};
-
 static cg_tp_hook status_hook;
 
 void cg_tp_set_hook(cg_tp_hook h) { status_hook = h; }
@@ -49,7 +44,7 @@ static int sync_point(cg_tp *tp, cg_tp_entry e, cg_dtype dt, uint64_t count, int
 
 const char *cg_tp_entry_name(cg_tp_entry e)
 {
-    return (unsigned)e < CG_TP_NENTRY ? entry_names[e] : "?";
+    return e == CG_TP_BARRIER ? "barrier" : cg_coll_name((cg_coll_kind)e);
 }
 
 cgt_dtype cg_tp_dtype(cg_dtype dt)
@@ -195,7 +190,7 @@ static int enter(cg_tp *tp, cg_tp_entry e, cg_dtype dt, uint64_t elems)
 {
     if ((dt == CG_BF16 || dt == CG_F16) && !(tp->ops->caps & CGT_CAP_HALF)) {
         say(tp->err, sizeof tp->err, "%s #%d: transport '%s' does not support %s",
-            entry_names[e], tp->seq, tp->ops->name, cg_dtype_name(dt));
+            cg_tp_entry_name(e), tp->seq, tp->ops->name, cg_dtype_name(dt));
         return -1;
     }
     tp->calls[e]++;
@@ -212,7 +207,7 @@ static int leave(cg_tp *tp, cg_tp_entry e, int rc)
     if (rc == 0)
         return 0;
     const char *why = tp->ops->last_error(tp->inst);
-    say(tp->err, sizeof tp->err, "%s #%d: %s", entry_names[e], tp->seq,
+    say(tp->err, sizeof tp->err, "%s #%d: %s", cg_tp_entry_name(e), tp->seq,
         why && why[0] ? why : "failed (the transport gave no message)");
     return -1;
 }
@@ -220,7 +215,7 @@ static int leave(cg_tp *tp, cg_tp_entry e, int rc)
 int cg_tp_all_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_dtype dt,
                      cgt_redop op)
 {
-    cg_tp_entry e = CG_TP_ALL_REDUCE;
+    cg_tp_entry e = CG_C_ALL_REDUCE;
     if (sync_point(tp, e, dt, count, -1))
         return -1;
     if (enter(tp, e, dt, 2 * (uint64_t)count))
@@ -230,7 +225,7 @@ int cg_tp_all_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_d
 
 int cg_tp_all_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt)
 {
-    cg_tp_entry e = CG_TP_ALL_GATHER;
+    cg_tp_entry e = CG_C_ALL_GATHER;
     if (sync_point(tp, e, dt, sum_counts(counts, tp->world), -1))
         return -1;
     if (enter(tp, e, dt, counts[tp->rank] + sum_counts(counts, tp->world)))
@@ -241,7 +236,7 @@ int cg_tp_all_gather(cg_tp *tp, const void *send, void *recv, const size_t *coun
 int cg_tp_reduce_scatter(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt,
                          cgt_redop op)
 {
-    cg_tp_entry e = CG_TP_REDUCE_SCATTER;
+    cg_tp_entry e = CG_C_REDUCE_SCATTER;
     if (sync_point(tp, e, dt, sum_counts(counts, tp->world), -1))
         return -1;
     if (enter(tp, e, dt, sum_counts(counts, tp->world) + counts[tp->rank]))
@@ -252,7 +247,7 @@ int cg_tp_reduce_scatter(cg_tp *tp, const void *send, void *recv, const size_t *
 
 int cg_tp_broadcast(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int root)
 {
-    cg_tp_entry e = CG_TP_BROADCAST;
+    cg_tp_entry e = CG_C_BROADCAST;
     if (sync_point(tp, e, dt, count, root))
         return -1;
     if (enter(tp, e, dt, count))
@@ -263,7 +258,7 @@ int cg_tp_broadcast(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int root)
 int cg_tp_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_dtype dt, cgt_redop op,
                  int root)
 {
-    cg_tp_entry e = CG_TP_REDUCE;
+    cg_tp_entry e = CG_C_REDUCE;
     if (sync_point(tp, e, dt, count, root))
         return -1;
     if (enter(tp, e, dt, (uint64_t)count * (tp->rank == root ? 2 : 1)))
@@ -273,7 +268,7 @@ int cg_tp_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_dtype
 
 int cg_tp_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root)
 {
-    cg_tp_entry e = CG_TP_GATHER;
+    cg_tp_entry e = CG_C_GATHER;
     uint64_t at_root = tp->rank == root ? sum_counts(counts, tp->world) : 0;
     if (sync_point(tp, e, dt, sum_counts(counts, tp->world), root))
         return -1;
@@ -284,7 +279,7 @@ int cg_tp_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, 
 
 int cg_tp_scatter(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root)
 {
-    cg_tp_entry e = CG_TP_SCATTER;
+    cg_tp_entry e = CG_C_SCATTER;
     uint64_t at_root = tp->rank == root ? sum_counts(counts, tp->world) : 0;
     if (sync_point(tp, e, dt, sum_counts(counts, tp->world), root))
         return -1;
@@ -296,7 +291,7 @@ int cg_tp_scatter(cg_tp *tp, const void *send, void *recv, const size_t *counts,
 int cg_tp_all_to_all(cg_tp *tp, const void *send, const size_t *sendcounts, void *recv,
                      const size_t *recvcounts, cg_dtype dt)
 {
-    cg_tp_entry e = CG_TP_ALL_TO_ALL;
+    cg_tp_entry e = CG_C_ALL_TO_ALL;
     if (sync_point(tp, e, dt, 0, -1)) /* sendcounts are local: ragged ranks differ */
         return -1;
     if (enter(tp, e, dt, sum_counts(sendcounts, tp->world) + sum_counts(recvcounts, tp->world)))
@@ -307,7 +302,7 @@ int cg_tp_all_to_all(cg_tp *tp, const void *send, const size_t *sendcounts, void
 
 int cg_tp_send(cg_tp *tp, const void *buf, size_t count, cg_dtype dt, int peer, int tag)
 {
-    cg_tp_entry e = CG_TP_SEND;
+    cg_tp_entry e = CG_C_SEND;
     if (enter(tp, e, dt, count))
         return -1;
     return leave(tp, e, tp->ops->send(tp->inst, buf, count, cg_tp_dtype(dt), peer, tag));
@@ -315,7 +310,7 @@ int cg_tp_send(cg_tp *tp, const void *buf, size_t count, cg_dtype dt, int peer, 
 
 int cg_tp_recv(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int peer, int tag)
 {
-    cg_tp_entry e = CG_TP_RECV;
+    cg_tp_entry e = CG_C_RECV;
     if (enter(tp, e, dt, count))
         return -1;
     return leave(tp, e, tp->ops->recv(tp->inst, buf, count, cg_tp_dtype(dt), peer, tag));

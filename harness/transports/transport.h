@@ -12,16 +12,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "collectives.h"
 #include "collgrad_transport.h"
 #include "tensor.h"
 
-typedef enum {
-    CG_TP_ALL_REDUCE, CG_TP_ALL_GATHER, CG_TP_REDUCE_SCATTER, CG_TP_BROADCAST, CG_TP_REDUCE,
-    CG_TP_GATHER, CG_TP_SCATTER, CG_TP_ALL_TO_ALL, CG_TP_SEND, CG_TP_RECV, CG_TP_BARRIER,
-    CG_TP_NENTRY
-} cg_tp_entry;
+/* A transport entry: a collective's kind (the table of collectives.h), or
+ * the barrier, which no program calls but the tool does. */
+typedef int cg_tp_entry;
+enum { CG_TP_BARRIER = CG_C_COUNT, CG_TP_NENTRY };
 
-const char *cg_tp_entry_name(cg_tp_entry e);
+const char *cg_tp_entry_name(cg_tp_entry e); /* the collective's name, or "barrier" */
 
 /* What every rank must agree on before a collective (--check-sync). */
 typedef struct cg_tp_fingerprint {

@@ -10,19 +10,13 @@
 
 double cg_bench_busbw_factor(cg_coll_kind k, int world)
 {
-    switch (k) { /* nccl-tests doc/PERFORMANCE.md */
-    case CG_C_ALL_REDUCE: return 2.0 * (world - 1) / world;
-    case CG_C_ALL_GATHER:
-    case CG_C_REDUCE_SCATTER: return (double)(world - 1) / world;
-    default: return 1.0;
-    }
+    return cg_collective_of(k)->busbw_factor(world);
 }
 
 void cg_bench_print_header(const cg_bench_opts *o)
 {
     printf("# collgrad-check bench: %s %s, %s, rules %s, transport %s, W=%d, %d iters after %d warmup\n",
-           cg_coll_name(o->coll), o->coll == CG_C_ALL_REDUCE || o->coll == CG_C_REDUCE_SCATTER
-                                      ? cg_redop_name(o->op) : "-",
+           cg_coll_name(o->coll), cg_coll_has_op(o->coll) ? cg_redop_name(o->op) : "-",
            cg_dtype_name(o->dtype), o->rules, o->transport, o->world, o->iters, o->warmup);
     printf("# times: slowest rank's mean per iteration; raw = forward + transpose over the bare transport\n");
     printf("#%11s %10s %9s %9s %9s %7s %7s %6s %11s %11s %9s %6s %8s\n", "size(B)", "count", "fwd(ms)",

@@ -1,0 +1,64 @@
+/* collectives.h — the table of collectives: one descriptor per kind of
+ * communication call, saying once what every layer above asks of it (its
+ * name, which arguments it takes, how its inputs must agree, what its
+ * backward is under the reference rules, how nccl-tests counts its
+ * bandwidth). The interpreter, the oracle, the rule sets, the transports and
+ * the bench read these facts here instead of deciding them again, as
+ * nccl-tests keeps one struct per test.
+ *
+ * The descriptors are static and immutable; nothing here allocates. */
+#ifndef CG_COLLECTIVES_H
+#define CG_COLLECTIVES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum {
+    CG_C_ALL_REDUCE, CG_C_ALL_GATHER, CG_C_REDUCE_SCATTER, CG_C_BROADCAST, CG_C_REDUCE,
+    CG_C_GATHER, CG_C_SCATTER, CG_C_ALL_TO_ALL, CG_C_SEND, CG_C_RECV, CG_C_COUNT
+} cg_coll_kind;
+
+typedef enum { CG_RED_SUM, CG_RED_AVG, CG_RED_PROD, CG_RED_MAX, CG_RED_MIN, CG_RED_COUNT } cg_redop;
+
+/* How a rank's output relates to the inputs, along the first dimension
+ * (0-d inputs count as one row). */
+typedef enum {
+    CG_SHAPE_SAME,   /* the input's shape (all_reduce, broadcast, reduce) */
+    CG_SHAPE_CAT,    /* every rank's rows, concatenated (all_gather; gather at the root) */
+    CG_SHAPE_BLOCK,  /* the rank's block of the rows (reduce_scatter: its own input's;
+                        scatter: the root's) */
+    CG_SHAPE_BLOCKS, /* its block of every rank's rows, concatenated (all_to_all) */
+    CG_SHAPE_P2P,    /* the message (send, recv) */
+} cg_shape_rule;
+
+typedef struct cg_collective {
+    cg_coll_kind kind;
+    const char *name;        /* as the case language spells it */
+    int op_arg;              /* positional index of its reduction op (op=), or -1: takes none */
+    bool takes_root;         /* root= (positional 1); a global rank */
+    bool p2p;                /* send and recv: a matched pair, not every rank */
+    bool same_shape;         /* every rank's input must have the same shape */
+    bool root_only_output;   /* only the root's output is meaningful (reduce, gather) */
+    cg_shape_rule shape;
+    cg_coll_kind transpose;  /* the collective its reference backward moves g with */
+    /* nccl-tests' bus bandwidth factor at `world` ranks (doc/PERFORMANCE.md) */
+    double (*busbw_factor)(int world);
+} cg_collective;
+
+/* The descriptor of kind k; NULL when k is not a kind. */
+const cg_collective *cg_collective_of(cg_coll_kind k);
+/* The descriptor named `name` ("all_gather"); NULL when there is none. */
+const cg_collective *cg_collective_named(const char *name);
+
+const char *cg_coll_name(cg_coll_kind k);   /* "all_reduce", ...; "?" for no kind */
+int cg_coll_from_name(const char *s);       /* kind, or -1 */
+bool cg_coll_has_op(cg_coll_kind k);        /* takes a reduction op */
+bool cg_coll_has_root(cg_coll_kind k);      /* takes a root */
+const char *cg_redop_name(cg_redop op);     /* "sum", "avg", "prod", "max", "min" */
+int cg_redop_from_name(const char *s);      /* op, or -1 */
+
+/* Balanced split of n rows over w ranks: rank r owns [lo, hi) with
+ * lo = r*n/w, hi = (r+1)*n/w. Used by reduce_scatter, scatter and all_to_all. */
+static inline int64_t cg_chunk_lo(int64_t n, int w, int r) { return (n * r) / w; }
+
+#endif
