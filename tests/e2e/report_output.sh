@@ -62,11 +62,15 @@ expect_grep '"schema":[[:space:]]*"collgrad-check/report/1"' "$TMP/link.out"
 expect_grep "^2 passed, 0 failed, 0 skipped$" "$TMP/link.err"
 
 # a FIFO with a reader gets the report and stays a FIFO (the shell holds it open
-# on fd 3 while the tool runs, so the reader sees the end only after)
+# on fd 3 while the tool runs, so the reader sees the end only after). The read
+# end is opened here, before the reader starts: a reader that opened it itself
+# could come after the tool and fd 3 are gone, and then wait for a writer forever.
 mkfifo "$TMP/fifo"
 exec 3<> "$TMP/fifo"
-cat "$TMP/fifo" > "$TMP/fifo.json" 3>&- &
+exec 4< "$TMP/fifo"
+cat <&4 > "$TMP/fifo.json" 3>&- 4<&- &
 reader=$!
+exec 4<&-
 run fifo --oracle-only --json "$TMP/fifo" "$CASE"
 exec 3>&-
 wait "$reader"
