@@ -105,45 +105,6 @@ static int plan_add(cg_sim *s, cg_graph *g, const cg_coll *c, int rank, int tag,
 
 /* ---- collectives --------------------------------------------------------- */
 
-/* d(x_0 + ... + x_{n-1}) / dx_j = 1: each input receives the output's gradient. */
-static int sumn_backward(cg_graph *g, cg_node *n)
-{
-    for (int j = 0; j < n->nin; j++)
-        if (cg_accum_grad(g, n->in[j], n->out->pgrad) < 0)
-            return -1;
-    return 0;
-}
-
-/* x_0 + ... + x_{n-1} as ONE node: a chain of n - 1 adds would keep n - 1
- * intermediate tensors and their gradients, W N memory per all_reduce for
- * nothing. Host tensors of one shape and dtype (the oracle's f64). */
-static cg_tensor *sumn(cg_graph *g, cg_tensor *const *xs, int n)
-{
-    cg_tensor *out = cg_tensor_like(g, xs[0]);
-    for (int j = 0; out && j < n; j++)
-        if (cg_tensor_accumulate(g, out, xs[j]) < 0)
-            return NULL;
-    if (out && cg_any_requires_grad(xs, n) && !cg_record(g, "sumn", out, xs, n, sumn_backward))
-        return NULL;
-    return out;
-}
-
-static cg_tensor *reduce_all(cg_graph *g, cg_redop op, cg_tensor *const *xs, int w)
-{
-    if (op == CG_RED_MAX)
-        return cg_maxn(g, xs, w);
-    if (op == CG_RED_MIN)
-        return cg_minn(g, xs, w);
-    cg_tensor *acc = op == CG_RED_PROD ? xs[0] : sumn(g, xs, w); /* sumn: a new node even for one rank */
-    for (int k = 1; op == CG_RED_PROD && k < w && acc; k++)
-        acc = cg_mul(g, acc, xs[k]);
-    if (acc && w == 1 && op == CG_RED_PROD) /* a distinct node even for one rank */
-        acc = cg_clone(g, acc);
-    if (acc && op == CG_RED_AVG)
-        acc = cg_div(g, acc, cg_scalar(g, CG_F64, (double)w));
-    return acc;
-}
-
 static int same_shapes(cg_graph *g, const cg_coll *c, cg_tensor *const *xs, int w)
 {
     for (int r = 1; r < w; r++)
@@ -164,20 +125,6 @@ static cg_tensor *as_rows(cg_graph *g, cg_tensor *x)
     return x->ndim > 0 ? x : cg_reshape(g, x, 1, &one);
 }
 
-static cg_tensor *empty_rows(cg_graph *g, const cg_tensor *like)
-{
-    int64_t shape[CG_MAX_DIMS];
-    memcpy(shape, like->shape, sizeof shape);
-    shape[0] = 0;
-    return cg_tensor_new(g, CG_F64, like->ndim > 0 ? like->ndim : 1, shape);
-}
-
-static cg_tensor *rows_of(cg_graph *g, cg_tensor *x, int w, int r)
-{
-    int64_t n = x->shape[0];
-    return cg_slice(g, x, 0, cg_chunk_lo(n, w, r), cg_chunk_lo(n, w, r + 1));
-}
-
 /* ---- wrong on purpose: the oracle's explanations of a mismatch ------------
  * Each variant keeps the true forward value and changes only where the
  * gradient flows, by adding a detached correction: y = live + detach(y - live). */
@@ -193,7 +140,9 @@ static cg_tensor *with_value_of(cg_graph *g, cg_tensor *live, cg_tensor *value)
 static cg_tensor *variant_live(cg_sim *s, cg_graph *g, const cg_coll *c, cg_tensor **in, int r)
 {
     int w = s->world;
-    bool gather = c->kind == CG_C_ALL_GATHER || (c->kind == CG_C_GATHER && r == c->root);
+    const cg_collective *d = cg_collective_of(c->kind);
+    bool has_output = !d->root_only_output || r == c->root;
+    bool gather = d->shape == CG_SHAPE_CAT && has_output;
     if (s->mode == CG_SIM_LOCAL_SLOT && !gather)
         return NULL;
     if (gather) { /* own slice live, every other rank's slice constant */
@@ -203,14 +152,13 @@ static cg_tensor *variant_live(cg_sim *s, cg_graph *g, const cg_coll *c, cg_tens
                 return NULL;
         return cg_cat(g, parts, w, 0);
     }
-    switch (c->kind) {
-    case CG_C_ALL_REDUCE:
-    case CG_C_BROADCAST: return in[r];
-    case CG_C_REDUCE: return r == c->root ? in[r] : NULL;
-    case CG_C_REDUCE_SCATTER: return rows_of(g, in[r], w, r);
-    case CG_C_SCATTER: return r == c->root ? rows_of(g, in[r], w, r) : NULL;
-    default: return NULL; /* all_to_all: no block of the output is the rank's own */
-    }
+    /* the rank's own input, or its own block of it; a scatter's only at the
+     * root, whose rows it cuts; all_to_all has no block that is the rank's own */
+    if (d->shape == CG_SHAPE_SAME)
+        return has_output ? in[r] : NULL;
+    if (d->shape == CG_SHAPE_BLOCK && (!d->takes_root || r == c->root))
+        return cg_coll_block(g, in[r], w, r);
+    return NULL;
 }
 
 static int apply_variant(cg_sim *s, cg_graph *g, const cg_coll *c, cg_tensor **in, cg_tensor **out)
@@ -235,46 +183,12 @@ static int sim_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor *
             return -1;
     if (d->same_shape && same_shapes(g, c, in, w) != 0)
         return -1;
-    cg_tensor *y = NULL;
-    switch (c->kind) {
-    case CG_C_ALL_REDUCE:
-    case CG_C_REDUCE_SCATTER:
-    case CG_C_REDUCE:
-        if (!(y = reduce_all(g, c->op, in, w)))
-            return -1;
-        break;
-    case CG_C_ALL_GATHER:
-    case CG_C_GATHER:
-        if (!(y = cg_cat(g, in, w, 0)))
-            return -1;
-        break;
-    default:
-        break;
+    if (!d->simulate) {
+        cg_fail(g, "expected a collective, got %s", cg_coll_name(c->kind));
+        return -1;
     }
-    for (int r = 0; r < w; r++) {
-        switch (c->kind) {
-        case CG_C_ALL_REDUCE:
-        case CG_C_ALL_GATHER: out[r] = cg_clone(g, y); break;
-        case CG_C_REDUCE_SCATTER: out[r] = rows_of(g, y, w, r); break;
-        case CG_C_BROADCAST: out[r] = cg_clone(g, in[c->root]); break;
-        case CG_C_REDUCE: out[r] = r == c->root ? cg_clone(g, y) : cg_tensor_like(g, in[r]); break;
-        case CG_C_GATHER: out[r] = r == c->root ? cg_clone(g, y) : empty_rows(g, in[r]); break;
-        case CG_C_SCATTER: out[r] = rows_of(g, in[c->root], w, r); break;
-        case CG_C_ALL_TO_ALL: {
-            cg_tensor *parts[CG_MAX_WORLD];
-            for (int j = 0; j < w; j++)
-                if (!(parts[j] = rows_of(g, in[j], w, r)))
-                    return -1;
-            out[r] = cg_cat(g, parts, w, 0);
-            break;
-        }
-        default:
-            cg_fail(g, "expected a collective, got %s", cg_coll_name(c->kind));
-            return -1;
-        }
-        if (!out[r])
-            return -1;
-    }
+    if (d->simulate(g, c, w, in, out) != 0)
+        return -1;
     return s->mode == CG_SIM_TRUTH ? 0 : apply_variant(s, g, c, in, out);
 }
 

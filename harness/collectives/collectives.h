@@ -13,6 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ir.h"
+#include "tensor.h"
+
 typedef enum {
     CG_C_ALL_REDUCE, CG_C_ALL_GATHER, CG_C_REDUCE_SCATTER, CG_C_BROADCAST, CG_C_REDUCE,
     CG_C_GATHER, CG_C_SCATTER, CG_C_ALL_TO_ALL, CG_C_SEND, CG_C_RECV, CG_C_COUNT
@@ -31,6 +34,21 @@ typedef enum {
     CG_SHAPE_P2P,    /* the message (send, recv) */
 } cg_shape_rule;
 
+/* One communication call, as the program wrote it. */
+typedef struct cg_coll {
+    cg_coll_kind kind;
+    cg_redop op;       /* all_reduce, reduce_scatter, reduce */
+    int root;          /* broadcast, reduce, gather, scatter */
+    int peer;          /* send: destination; recv: source */
+    int seq;           /* 0-based index of this call among the program's communication calls */
+    cg_srcpos pos;
+} cg_coll;
+
+/* A collective's forward across w simulated ranks as differentiable ops on
+ * one graph (simulate.c; the oracle's): in[r] is rank r's input, out[r] gets
+ * its output. 0, or -1 with the graph's error. */
+typedef int (*cg_simulate_fn)(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
+
 typedef struct cg_collective {
     cg_coll_kind kind;
     const char *name;        /* as the case language spells it */
@@ -39,10 +57,12 @@ typedef struct cg_collective {
     bool p2p;                /* send and recv: a matched pair, not every rank */
     bool same_shape;         /* every rank's input must have the same shape */
     bool root_only_output;   /* only the root's output is meaningful (reduce, gather) */
+    bool in_place;           /* the transport entry works on one buffer (broadcast) */
     cg_shape_rule shape;
     cg_coll_kind transpose;  /* the collective its reference backward moves g with */
     /* nccl-tests' bus bandwidth factor at `world` ranks (doc/PERFORMANCE.md) */
     double (*busbw_factor)(int world);
+    cg_simulate_fn simulate; /* NULL for send and recv (the oracle pairs them itself) */
 } cg_collective;
 
 /* The descriptor of kind k; NULL when k is not a kind. */
@@ -60,5 +80,15 @@ int cg_redop_from_name(const char *s);      /* op, or -1 */
 /* Balanced split of n rows over w ranks: rank r owns [lo, hi) with
  * lo = r*n/w, hi = (r+1)*n/w. Used by reduce_scatter, scatter and all_to_all. */
 static inline int64_t cg_chunk_lo(int64_t n, int w, int r) { return (n * r) / w; }
+
+/* The simulations the table's rows point to (simulate.c). */
+int cg_simulate_reduce(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
+int cg_simulate_concat(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
+int cg_simulate_broadcast(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
+int cg_simulate_reduce_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
+int cg_simulate_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
+int cg_simulate_all_to_all(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
+/* Block r of x's rows split over w ranks (cg_chunk_lo), as a differentiable slice. */
+cg_tensor *cg_coll_block(cg_graph *g, cg_tensor *x, int w, int r);
 
 #endif

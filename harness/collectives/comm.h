@@ -13,16 +13,6 @@
 #include "ir.h"
 #include "tensor.h"
 
-/* One communication call, as the program wrote it. */
-typedef struct cg_coll {
-    cg_coll_kind kind;
-    cg_redop op;       /* all_reduce, reduce_scatter, reduce */
-    int root;          /* broadcast, reduce, gather, scatter */
-    int peer;          /* send: destination; recv: source */
-    int seq;           /* 0-based index of this call among the program's communication calls */
-    cg_srcpos pos;
-} cg_coll;
-
 typedef struct cg_comm {
     void *self;
     /* in[s] is slot s's operand (NULL for slots outside the current on-block);

@@ -6,6 +6,9 @@
 #ifndef CG_PLAN_H
 #define CG_PLAN_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "comm.h"
 
 /* One communication call as the oracle saw it: what a worker needs to know
@@ -17,5 +20,29 @@ typedef struct cg_plan_event {
     int ndim[CG_MAX_WORLD];             /* input shape on each rank (send/recv: the message) */
     int64_t shape[CG_MAX_WORLD][CG_MAX_DIMS];
 } cg_plan_event;
+
+/* Rank r's input in the event: elements, rows (a 0-d input is one row) and
+ * elements per row. */
+int64_t cg_plan_numel(const cg_plan_event *ev, int r);
+int64_t cg_plan_rows(const cg_plan_event *ev, int r);
+int64_t cg_plan_row_size(const cg_plan_event *ev, int r);
+/* Rows of block r when n rows split over w ranks (cg_chunk_lo). */
+static inline int64_t cg_block_rows(int64_t n, int w, int r)
+{
+    return cg_chunk_lo(n, w, r + 1) - cg_chunk_lo(n, w, r);
+}
+
+/* The shape of the collective's output on rank me, by its table's shape
+ * rule, from every rank's input shape. */
+void cg_plan_out_shape(const cg_plan_event *ev, int world, int me, int *ndim, int64_t shape[CG_MAX_DIMS]);
+
+/* The per-rank element counts a transport call on rank me takes (world
+ * entries each): inputs[r] is rank r's input, blocks[r] block r of the rows
+ * this rank's call splits (its own input; scatter: the root's), recv[r] what
+ * rank r's all_to_all sends to me. */
+typedef struct cg_coll_counts {
+    size_t inputs[CG_MAX_WORLD], blocks[CG_MAX_WORLD], recv[CG_MAX_WORLD];
+} cg_coll_counts;
+void cg_plan_counts(const cg_plan_event *ev, int world, int me, cg_coll_counts *c);
 
 #endif

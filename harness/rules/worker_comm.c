@@ -21,25 +21,6 @@ static const cg_plan_event *plan_event(const cg_wcomm *w, cg_graph *g, const cg_
     return NULL;
 }
 
-static int64_t numel_of(const cg_plan_event *ev, int r)
-{
-    int64_t n = 1;
-    for (int d = 0; d < ev->ndim[r]; d++)
-        n *= ev->shape[r][d];
-    return n;
-}
-
-/* Rows of rank r's input (a 0-d input counts as one row). */
-static int64_t rows_of(const cg_plan_event *ev, int r) { return ev->ndim[r] ? ev->shape[r][0] : 1; }
-
-static int64_t row_size(const cg_plan_event *ev, int r)
-{
-    int64_t rows = rows_of(ev, r);
-    return rows ? numel_of(ev, r) / rows : 1;
-}
-
-static int64_t block_rows(int64_t n, int w, int r) { return cg_chunk_lo(n, w, r + 1) - cg_chunk_lo(n, w, r); }
-
 /* ---- the collective node ------------------------------------------------- */
 
 typedef struct coll_ctx {
@@ -76,79 +57,30 @@ static int identity_backward(cg_graph *g, cg_node *n)
     return cg_accum_grad(g, n->in[0], n->out->pgrad);
 }
 
-/* The output shape of a collective on this rank, from every rank's input shape. */
-static cg_tensor *output_tensor(const cg_wcomm *w, cg_graph *g, const cg_coll *c, const cg_plan_event *ev,
-                                cg_dtype dt)
+/* The output of a collective on this rank: its shape by the table's rule,
+ * from every rank's input shape in the plan. */
+static cg_tensor *output_tensor(const cg_wcomm *w, cg_graph *g, const cg_plan_event *ev, cg_dtype dt)
 {
-    int me = w->rank, W = w->world, ndim = ev->ndim[me] ? ev->ndim[me] : 1;
+    int ndim = 0;
     int64_t shape[CG_MAX_DIMS];
-    memcpy(shape, ev->shape[me], sizeof shape);
-    if (ev->ndim[me] == 0)
-        shape[0] = 1;
-    int64_t rows = 0;
-    switch (c->kind) {
-    case CG_C_ALL_REDUCE:
-    case CG_C_BROADCAST:
-    case CG_C_REDUCE:
-        return cg_tensor_new(g, dt, ev->ndim[me], ev->shape[me]);
-    case CG_C_ALL_GATHER:
-    case CG_C_GATHER:
-        for (int r = 0; r < W; r++)
-            rows += rows_of(ev, r);
-        shape[0] = (c->kind == CG_C_GATHER && me != c->root) ? 0 : rows;
-        break;
-    case CG_C_REDUCE_SCATTER: shape[0] = block_rows(rows_of(ev, me), W, me); break;
-    case CG_C_SCATTER:
-        ndim = ev->ndim[c->root] ? ev->ndim[c->root] : 1;
-        memcpy(shape, ev->shape[c->root], sizeof shape);
-        shape[0] = block_rows(rows_of(ev, c->root), W, me);
-        break;
-    case CG_C_ALL_TO_ALL:
-        for (int j = 0; j < W; j++)
-            rows += block_rows(rows_of(ev, j), W, me);
-        shape[0] = rows;
-        break;
-    default:
-        break;
-    }
+    cg_plan_out_shape(ev, w->world, w->rank, &ndim, shape);
     return cg_tensor_new(g, dt, ndim, shape);
 }
 
 static cgt_redop tp_op(cg_redop op) { return (cgt_redop)op; } /* same order by construction */
 
 /* The forward value: one transport call, identical under every rule set. */
-static int forward(cg_wcomm *w, cg_graph *g, const cg_coll *c, const cg_plan_event *ev,
-                   const size_t *in_counts, cg_tensor *x, cg_tensor *y)
+static int forward(cg_wcomm *w, cg_graph *g, const cg_coll *c, const cg_coll_counts *counts, cg_tensor *x,
+                   cg_tensor *y)
 {
-    cg_tp *tp = w->tp;
-    int W = w->world, me = w->rank;
-    size_t out_counts[CG_MAX_WORLD], recv_counts[CG_MAX_WORLD];
-    for (int r = 0; r < W; r++) {
-        /* block r of the first dimension of this rank's input (reduce_scatter,
-         * all_to_all) or of the root's (scatter) */
-        int src = c->kind == CG_C_SCATTER ? c->root : me;
-        out_counts[r] = (size_t)(block_rows(rows_of(ev, src), W, r) * row_size(ev, src));
-        recv_counts[r] = (size_t)(block_rows(rows_of(ev, r), W, me) * row_size(ev, r));
+    const cg_collective *d = cg_collective_of(c->kind);
+    if (d->in_place && cg_tensor_copy_elems(g, y, 0, x, 0, x->numel) < 0) { /* x keeps its own value */
+        snprintf(w->tp->err, sizeof w->tp->err, "%s", cg_graph_error(g));
+        return -1;
     }
-    size_t n = (size_t)x->numel;
-    cg_dtype dt = x->dtype;
-    switch (c->kind) {
-    case CG_C_ALL_REDUCE: return cg_tp_all_reduce(tp, x->data, y->data, n, dt, tp_op(c->op));
-    case CG_C_ALL_GATHER: return cg_tp_all_gather(tp, x->data, y->data, in_counts, dt);
-    case CG_C_REDUCE_SCATTER: return cg_tp_reduce_scatter(tp, x->data, y->data, out_counts, dt, tp_op(c->op));
-    case CG_C_BROADCAST: /* in place on a copy: x stays this rank's own value */
-        if (cg_tensor_copy_elems(g, y, 0, x, 0, x->numel) < 0) {
-            snprintf(tp->err, sizeof tp->err, "%s", cg_graph_error(g));
-            return -1;
-        }
-        return cg_tp_broadcast(tp, y->data, n, dt, c->root);
-    case CG_C_REDUCE: /* non-root outputs stay zeros */
-        return cg_tp_reduce(tp, x->data, me == c->root ? y->data : NULL, n, dt, tp_op(c->op), c->root);
-    case CG_C_GATHER: return cg_tp_gather(tp, x->data, y->data, in_counts, dt, c->root);
-    case CG_C_SCATTER: return cg_tp_scatter(tp, x->data, y->data, out_counts, dt, c->root);
-    case CG_C_ALL_TO_ALL: return cg_tp_all_to_all(tp, x->data, out_counts, y->data, recv_counts, dt);
-    default: return -1;
-    }
+    void *recv = d->root_only_output && w->rank != c->root ? NULL : y->data; /* the rest stay zeros */
+    return cg_tp_collective(w->tp, c->kind, tp_op(c->op), c->root, x->data, recv, (size_t)x->numel, counts,
+                            x->dtype);
 }
 
 static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **in, cg_tensor **out)
@@ -157,18 +89,17 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     const cg_plan_event *ev = plan_event(w, g, c);
     if (!ev)
         return -1;
-    size_t *in_counts = cg_alloc(g, sizeof(size_t) * (size_t)w->world);
+    cg_coll_counts *counts = cg_alloc(g, sizeof *counts);
     coll_ctx *ctx = cg_alloc(g, sizeof *ctx);
-    cg_tensor *x = in[0], *y = out[0] = ev ? output_tensor(w, g, c, ev, x->dtype) : NULL;
-    if (!in_counts || !ctx || !y)
+    cg_tensor *x = in[0], *y = out[0] = output_tensor(w, g, ev, x->dtype);
+    if (!counts || !ctx || !y)
         return -1;
-    for (int r = 0; r < w->world; r++)
-        in_counts[r] = (size_t)numel_of(ev, r);
+    cg_plan_counts(ev, w->world, w->rank, counts);
     w->tp->backward = false;
     w->tp->seq = c->seq;
     if (cg_check_placed(g, cg_coll_name(c->kind), y, &x, 1) < 0)
         return -1;
-    if (forward(w, g, c, ev, in_counts, x, y) != 0) {
+    if (forward(w, g, c, counts, x, y) != 0) {
         cg_fail(g, "%s", w->tp->err);
         return -1;
     }
@@ -180,7 +111,7 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
             return -1;
         return 0;
     }
-    *ctx = (coll_ctx){*c, w->rules, w, in_counts};
+    *ctx = (coll_ctx){*c, w->rules, w, counts->inputs};
     cg_node *n = cg_record(g, cg_coll_name(c->kind), y, &x, 1, coll_backward);
     if (!n)
         return -1;
@@ -189,7 +120,7 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     n->iarg[1] = c->kind;
     n->always_run = true; /* every rank issues every backward collective */
     /* non-root outputs of reduce and gather carry no gradient (DESIGN 3) */
-    y->requires_grad = !((c->kind == CG_C_REDUCE || c->kind == CG_C_GATHER) && w->rank != c->root);
+    y->requires_grad = !(cg_collective_of(c->kind)->root_only_output && w->rank != c->root);
     return 0;
 }
 

@@ -323,3 +323,21 @@ int cg_tp_barrier(cg_tp *tp)
         return -1;
     return leave(tp, e, tp->ops->barrier(tp->inst));
 }
+
+int cg_tp_collective(cg_tp *tp, cg_coll_kind k, cgt_redop op, int root, const void *send, void *recv,
+                     size_t n, const cg_coll_counts *c, cg_dtype dt)
+{
+    switch (k) {
+    case CG_C_ALL_REDUCE: return cg_tp_all_reduce(tp, send, recv, n, dt, op);
+    case CG_C_ALL_GATHER: return cg_tp_all_gather(tp, send, recv, c->inputs, dt);
+    case CG_C_REDUCE_SCATTER: return cg_tp_reduce_scatter(tp, send, recv, c->blocks, dt, op);
+    case CG_C_BROADCAST: return cg_tp_broadcast(tp, recv, n, dt, root);
+    case CG_C_REDUCE: return cg_tp_reduce(tp, send, recv, n, dt, op, root);
+    case CG_C_GATHER: return cg_tp_gather(tp, send, recv, c->inputs, dt, root);
+    case CG_C_SCATTER: return cg_tp_scatter(tp, send, recv, c->blocks, dt, root);
+    case CG_C_ALL_TO_ALL: return cg_tp_all_to_all(tp, send, c->blocks, recv, c->recv, dt);
+    default: break;
+    }
+    say(tp->err, sizeof tp->err, "%s is not a collective the transport runs", cg_coll_name(k));
+    return -1;
+}

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "collectives.h"
 #include "collgrad_transport.h"
+#include "plan.h"
 #include "tensor.h"
 
 /* A transport entry: a collective's kind (the table of collectives.h), or
@@ -101,6 +101,14 @@ int cg_tp_all_to_all(cg_tp *tp, const void *send, const size_t *sendcounts, void
 int cg_tp_send(cg_tp *tp, const void *buf, size_t count, cg_dtype dt, int peer, int tag);
 int cg_tp_recv(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int peer, int tag);
 int cg_tp_barrier(cg_tp *tp);
+
+/* One collective of any kind: the transport entry kind k maps to, given the
+ * counts that entry takes (counts as cg_plan_counts makes them; n, the
+ * elements of same-shape kinds). send and recv as that entry says
+ * (collgrad_transport.h); broadcast works in place on recv. 0, or -1 with
+ * tp->err. The one place a kind turns into a transport entry. */
+int cg_tp_collective(cg_tp *tp, cg_coll_kind k, cgt_redop op, int root, const void *send, void *recv,
+                     size_t n, const cg_coll_counts *counts, cg_dtype dt);
 
 /* A process-wide hook, called for every cg_tp_* call that reaches the
  * transport: with entering = 1 just before (calls[]/bytes[] already count the

@@ -90,40 +90,32 @@ static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rul
     return rc;
 }
 
-/* Phase 2's calls: the forward collective, then its transpose. */
-static int raw_pair(const cg_bench_opts *o, cg_tp *tp, void *a, void *b, const shape *s, const size_t *counts,
-                    uint64_t *transpose_bytes)
+/* Phase 2's calls: the forward collective, then its transpose (the table's),
+ * as a sum of gradients; every per-rank count is the bench's equal block. */
+static int raw_pair(const cg_bench_opts *o, cg_tp *tp, void *a, void *b, const shape *s,
+                    const cg_coll_counts *counts, uint64_t *transpose_bytes)
 {
-    cgt_redop op = cg_rules_tp_op(o->op);
-    int rc;
-    switch (o->coll) {
-    case CG_C_ALL_REDUCE: rc = cg_tp_all_reduce(tp, a, b, (size_t)s->count, o->dtype, op); break;
-    case CG_C_ALL_GATHER: rc = cg_tp_all_gather(tp, a, b, counts, o->dtype); break;
-    case CG_C_REDUCE_SCATTER: rc = cg_tp_reduce_scatter(tp, a, b, counts, o->dtype, op); break;
-    default: rc = cg_tp_broadcast(tp, a, (size_t)s->count, o->dtype, 0); break;
-    }
+    const cg_collective *d = cg_collective_of(o->coll);
+    size_t n = (size_t)s->count;
+    int rc = cg_tp_collective(tp, d->kind, cg_rules_tp_op(o->op), 0, a, d->in_place ? a : b, n, counts,
+                              o->dtype);
     uint64_t b0 = bytes_moved(tp);
-    if (rc == 0) {
-        switch (o->coll) { /* the transpose of each forward, as a sum of gradients */
-        case CG_C_ALL_REDUCE: rc = cg_tp_all_reduce(tp, b, a, (size_t)s->count, o->dtype, CGT_SUM); break;
-        case CG_C_ALL_GATHER: rc = cg_tp_reduce_scatter(tp, b, a, counts, o->dtype, CGT_SUM); break;
-        case CG_C_REDUCE_SCATTER: rc = cg_tp_all_gather(tp, b, a, counts, o->dtype); break;
-        default: rc = cg_tp_reduce(tp, a, b, (size_t)s->count, o->dtype, CGT_SUM, 0); break;
-        }
-    }
+    if (rc == 0)
+        rc = cg_tp_collective(tp, d->transpose, CGT_SUM, 0, b, a, n, counts, o->dtype);
     *transpose_bytes = bytes_moved(tp) - b0;
     return rc;
 }
 
 static int raw(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *row, char *err, size_t errlen)
 {
-    size_t esz = cg_dtype_size(o->dtype), *counts = calloc((size_t)tp->world, sizeof *counts);
+    size_t esz = cg_dtype_size(o->dtype);
+    cg_coll_counts *counts = calloc(1, sizeof *counts);
     void *a = calloc((size_t)s->count, esz), *b = calloc((size_t)s->count, esz);
     int rc = a && b && counts ? 0 : -1;
     if (rc)
         snprintf(err, errlen, "out of memory for the raw buffers");
     for (int r = 0; counts && r < tp->world; r++)
-        counts[r] = (size_t)(s->count / tp->world);
+        counts->inputs[r] = counts->blocks[r] = counts->recv[r] = (size_t)(s->count / tp->world);
     uint64_t tb = 0;
     double t = 0.0;
     for (int i = 0; rc == 0 && i < o->warmup + o->iters; i++) {
