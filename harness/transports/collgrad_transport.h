@@ -10,7 +10,8 @@
  *
  * Conventions for every entry:
  *  - counts are numbers of elements of `dtype`, not bytes;
- *  - "per-rank counts" arrays have `world` entries (ragged gathers/scatters);
+ *  - "per-rank counts" arrays have `world` entries (ragged gathers/scatters),
+ *    the same on every rank (a transport may choose its call from them);
  *  - send == recv is allowed where noted (in place);
  *  - returns 0, or -1 after recording a message readable with last_error();
  *  - calls are collective over all ranks unless noted (send/recv are not),

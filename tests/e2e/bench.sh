@@ -31,6 +31,12 @@ for r in rows:
     assert r["check_ok"] is True and r["check_s"] > 0
     assert r["fwd_s"] > 0 and r["bwd_s"] > 0 and r["raw_s"] > 0 and r["ratio"] > 0
     assert r["peak_rss_bytes"] > 0 and r["world"] == 2 and r["collective"] == coll
+    # the raw floor as nccl-tests would print it: bytes over its time, times the
+    # collective's bus factor at W=2 (all_reduce 2(W-1)/W = 1; the others 1/2 or 1)
+    factor = {"all_reduce": 1.0, "all_gather": 0.5, "reduce_scatter": 0.5, "broadcast": 1.0}[coll]
+    raw_alg = n / r["raw_s"] / 1e9
+    assert abs(r["raw_algbw_gbs"] - raw_alg) <= 1e-9 * raw_alg, (r["raw_algbw_gbs"], raw_alg)
+    assert abs(r["raw_busbw_gbs"] - raw_alg * factor) <= 1e-9 * raw_alg, (r["raw_busbw_gbs"], factor)
 PY
 done
 

@@ -19,20 +19,23 @@ void cg_bench_print_header(const cg_bench_opts *o)
            cg_coll_name(o->coll), cg_coll_has_op(o->coll) ? cg_redop_name(o->op) : "-",
            cg_dtype_name(o->dtype), o->rules, o->transport, o->world, o->iters, o->warmup);
     printf("# times: slowest rank's mean per iteration; raw = forward + transpose over the bare transport\n");
-    printf("#%11s %10s %9s %9s %9s %7s %7s %6s %11s %11s %9s %6s %8s\n", "size(B)", "count", "fwd(ms)",
-           "bwd(ms)", "raw(ms)", "algbw", "busbw", "ratio", "bwd_bytes", "transp_B", "peakRSS", "check",
-           "check_s");
-    printf("#%11s %10s %9s %9s %9s %7s %7s %6s %11s %11s %9s %6s %8s\n", "", "(elems)", "", "", "", "GB/s",
-           "GB/s", "", "(rank 0)", "(rank 0)", "(MB)", "", "");
+    printf("#%11s %10s %9s %9s %9s %7s %7s %7s %6s %11s %11s %9s %6s %8s\n", "size(B)", "count", "fwd(ms)",
+           "bwd(ms)", "raw(ms)", "algbw", "busbw", "rawbus", "ratio", "bwd_bytes", "transp_B", "peakRSS",
+           "check", "check_s");
+    printf("#%11s %10s %9s %9s %9s %7s %7s %7s %6s %11s %11s %9s %6s %8s\n", "", "(elems)", "", "", "",
+           "GB/s", "GB/s", "GB/s", "", "(rank 0)", "(rank 0)", "(MB)", "", "");
     fflush(stdout);
 }
 
+/* nccl-tests' algorithm bandwidth of one forward + backward taking t seconds */
+static double algbw_of(const cg_bench_row *r, double t) { return t > 0 ? r->bytes / t / 1e9 : 0.0; }
+
 void cg_bench_print_row(const cg_bench_opts *o, const cg_bench_row *r)
 {
-    double t = r->fwd_s + r->bwd_s, algbw = t > 0 ? r->bytes / t / 1e9 : 0.0;
-    printf(" %11lld %10lld %9.3f %9.3f %9.3f %7.3f %7.3f %6.2f %11lld %11lld %9.1f %6s %8.3f\n",
+    double algbw = algbw_of(r, r->fwd_s + r->bwd_s), factor = cg_bench_busbw_factor(o->coll, o->world);
+    printf(" %11lld %10lld %9.3f %9.3f %9.3f %7.3f %7.3f %7.3f %6.2f %11lld %11lld %9.1f %6s %8.3f\n",
            (long long)r->bytes, (long long)r->count, r->fwd_s * 1e3, r->bwd_s * 1e3, r->raw_s * 1e3, algbw,
-           algbw * cg_bench_busbw_factor(o->coll, o->world), r->ratio, (long long)r->bwd_bytes,
+           algbw * factor, algbw_of(r, r->raw_s) * factor, r->ratio, (long long)r->bwd_bytes,
            (long long)r->transpose_bytes, r->peak_rss_bytes / 1048576.0,
            !r->check_ran ? "-" : r->check_ok ? "ok" : "FAIL", r->check_s);
     if (r->check_ran && !r->check_ok)
@@ -57,9 +60,12 @@ static cJSON *row_json(const cg_bench_opts *o, const cg_bench_row *r)
     cJSON_AddNumberToObject(j, "bwd_s", r->bwd_s);
     cJSON_AddNumberToObject(j, "raw_s", r->raw_s);
     cJSON_AddNumberToObject(j, "ratio", r->ratio);
-    double t = r->fwd_s + r->bwd_s, algbw = t > 0 ? r->bytes / t / 1e9 : 0.0;
+    double algbw = algbw_of(r, r->fwd_s + r->bwd_s), raw_algbw = algbw_of(r, r->raw_s);
+    double factor = cg_bench_busbw_factor(o->coll, o->world);
     cJSON_AddNumberToObject(j, "algbw_gbs", algbw);
-    cJSON_AddNumberToObject(j, "busbw_gbs", algbw * cg_bench_busbw_factor(o->coll, o->world));
+    cJSON_AddNumberToObject(j, "busbw_gbs", algbw * factor);
+    cJSON_AddNumberToObject(j, "raw_algbw_gbs", raw_algbw); /* the floor: forward + transpose, bare */
+    cJSON_AddNumberToObject(j, "raw_busbw_gbs", raw_algbw * factor);
     cJSON_AddNumberToObject(j, "bwd_bytes", (double)r->bwd_bytes);
     cJSON_AddNumberToObject(j, "transpose_bytes", (double)r->transpose_bytes);
     cJSON_AddNumberToObject(j, "peak_rss_bytes", (double)r->peak_rss_bytes);
