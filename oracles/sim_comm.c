@@ -156,7 +156,7 @@ static cg_tensor *variant_live(cg_sim *s, cg_graph *g, const cg_coll *c, cg_tens
      * root, whose rows it cuts; all_to_all has no block that is the rank's own */
     if (d->shape == CG_SHAPE_SAME)
         return has_output ? in[r] : NULL;
-    if (d->shape == CG_SHAPE_BLOCK && (!d->takes_root || r == c->root))
+    if (d->shape == CG_SHAPE_BLOCK && (!cg_coll_has_root(d->kind) || r == c->root))
         return cg_coll_block(g, in[r], w, r);
     return NULL;
 }

@@ -13,15 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "coll_words.h"
 #include "ir.h"
 #include "tensor.h"
-
-typedef enum {
-    CG_C_ALL_REDUCE, CG_C_ALL_GATHER, CG_C_REDUCE_SCATTER, CG_C_BROADCAST, CG_C_REDUCE,
-    CG_C_GATHER, CG_C_SCATTER, CG_C_ALL_TO_ALL, CG_C_SEND, CG_C_RECV, CG_C_COUNT
-} cg_coll_kind;
-
-typedef enum { CG_RED_SUM, CG_RED_AVG, CG_RED_PROD, CG_RED_MAX, CG_RED_MIN, CG_RED_COUNT } cg_redop;
 
 /* How a rank's output relates to the inputs, along the first dimension
  * (0-d inputs count as one row). */
@@ -50,10 +44,7 @@ typedef struct cg_coll {
 typedef int (*cg_simulate_fn)(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
 
 typedef struct cg_collective {
-    cg_coll_kind kind;
-    const char *name;        /* as the case language spells it */
-    int op_arg;              /* positional index of its reduction op (op=), or -1: takes none */
-    bool takes_root;         /* root= (positional 1); a global rank */
+    cg_coll_kind kind;       /* its name and syntax: coll_words.h */
     bool p2p;                /* send and recv: a matched pair, not every rank */
     bool same_shape;         /* every rank's input must have the same shape */
     bool root_only_output;   /* only the root's output is meaningful (reduce, gather) */
@@ -70,12 +61,10 @@ const cg_collective *cg_collective_of(cg_coll_kind k);
 /* The descriptor named `name` ("all_gather"); NULL when there is none. */
 const cg_collective *cg_collective_named(const char *name);
 
-const char *cg_coll_name(cg_coll_kind k);   /* "all_reduce", ...; "?" for no kind */
-int cg_coll_from_name(const char *s);       /* kind, or -1 */
-bool cg_coll_has_op(cg_coll_kind k);        /* takes a reduction op */
-bool cg_coll_has_root(cg_coll_kind k);      /* takes a root */
-const char *cg_redop_name(cg_redop op);     /* "sum", "avg", "prod", "max", "min" */
-int cg_redop_from_name(const char *s);      /* op, or -1 */
+/* Whether kind k takes a reduction op (op=) or a root (root=, a global
+ * rank): the language's syntax says (coll_words.h). */
+bool cg_coll_has_op(cg_coll_kind k);
+bool cg_coll_has_root(cg_coll_kind k);
 
 /* Balanced split of n rows over w ranks: rank r owns [lo, hi) with
  * lo = r*n/w, hi = (r+1)*n/w. Used by reduce_scatter, scatter and all_to_all. */

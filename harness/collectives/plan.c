@@ -25,7 +25,7 @@ void cg_plan_out_shape(const cg_plan_event *ev, int world, int me, int *ndim, in
     const cg_collective *d = cg_collective_of(ev->coll.kind);
     int root = ev->coll.root;
     /* row-wise rules keep the row shape of the rank whose rows they cut */
-    int src = d->shape == CG_SHAPE_BLOCK && d->takes_root ? root : me;
+    int src = d->shape == CG_SHAPE_BLOCK && cg_coll_has_root(d->kind) ? root : me;
     *ndim = ev->ndim[src];
     memcpy(shape, ev->shape[src], sizeof ev->shape[src]);
     if (d->shape == CG_SHAPE_SAME || d->shape == CG_SHAPE_P2P)
@@ -52,7 +52,7 @@ void cg_plan_out_shape(const cg_plan_event *ev, int world, int me, int *ndim, in
 void cg_plan_counts(const cg_plan_event *ev, int world, int me, cg_coll_counts *c)
 {
     const cg_collective *d = cg_collective_of(ev->coll.kind);
-    int src = d->takes_root && d->shape == CG_SHAPE_BLOCK ? ev->coll.root : me;
+    int src = cg_coll_has_root(d->kind) && d->shape == CG_SHAPE_BLOCK ? ev->coll.root : me;
     for (int r = 0; r < world; r++) {
         c->inputs[r] = (size_t)cg_plan_numel(ev, r);
         c->blocks[r] = (size_t)(cg_block_rows(cg_plan_rows(ev, src), world, r) * cg_plan_row_size(ev, src));

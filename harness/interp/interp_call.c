@@ -274,9 +274,10 @@ static int eval_comm(const call_ctx *c, cg_val *out)
     cg_coll cc = {.kind = d->kind, .pos = e->pos};
     bool is_recv = cc.kind == CG_C_RECV;
     int rc = 0;
-    if (d->op_arg >= 0)
-        rc = redop_arg(c, d->op_arg, &cc.op);
-    if (rc == 0 && d->takes_root)
+    int op_at = cg_coll_keyword_index(d->kind, "op");
+    if (op_at >= 0)
+        rc = redop_arg(c, op_at, &cc.op);
+    if (rc == 0 && cg_coll_has_root(d->kind))
         rc = rank_arg(c, 1, "root", "root rank", &cc.root);
     if (rc != 0)
         return -1;

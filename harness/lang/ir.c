@@ -46,18 +46,11 @@ static const cg_function functions[] = {
     FN("slice", 4, 4),
     FN("detach", 1, 1),
     FN("clone", 1, 1),
-    FN_KW("all_reduce", 1, 2, "op", NULL, 1),
-    FN("all_gather", 1, 1),
-    FN_KW("reduce_scatter", 1, 2, "op", NULL, 1),
-    FN_KW("broadcast", 1, 2, "root", NULL, 1),
-    FN_KW("reduce", 1, 3, "root", "op", 1),
-    FN_KW("gather", 1, 2, "root", NULL, 1),
-    FN_KW("scatter", 1, 2, "root", NULL, 1),
-    FN("all_to_all", 1, 1),
-    FN("recv", 1, 1),
     STMT("backward", 1),
     STMT("zero_grad", 0),
-    STMT("send", 2),
+#define CG_COLL_WORD_FN(kind, name, lo, hi, kw1, kw2, first, stmt) {name, lo, hi, {kw1, kw2}, first, stmt},
+    CG_COLLECTIVE_WORDS(CG_COLL_WORD_FN) /* coll_words.h: every collective, send and recv */
+#undef CG_COLL_WORD_FN
 };
 
 const cg_function *cg_find_function(const char *name, size_t len)

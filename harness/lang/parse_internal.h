@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "coll_words.h"
 #include "ir.h"
 #include "lexer.h"
 
