@@ -24,13 +24,11 @@ const char *cg_device_name(cg_device d)
 static int transport_caps(const char *name, unsigned *caps, char *err, size_t errlen)
 {
     const cg_transport_ops *ops = collgrad_builtin_transport(name);
-    if (ops)
-        ;
-    else if (strcmp(name, "nccl") == 0)
+    if (!ops && strcmp(name, "nccl") == 0)
         cg_nccl_missing(err, errlen);
-    else if (cg_is_plugin_path(name))
+    else if (!ops && cg_is_plugin_path(name))
         ops = cg_transport_load(name, err, errlen);
-    else
+    else if (!ops)
         snprintf(err, errlen, "unknown transport '%s'", name);
     if (!ops)
         return -1;

@@ -130,13 +130,11 @@ int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen)
 {
     memset(tp, 0, sizeof *tp);
     const cg_transport_ops *ops = collgrad_builtin_transport(name);
-    if (ops)
-        ;
-    else if (strcmp(name, "nccl") == 0)
+    if (!ops && strcmp(name, "nccl") == 0)
         cg_nccl_missing(tp->err, sizeof tp->err);
-    else if (cg_is_plugin_path(name))
+    else if (!ops && cg_is_plugin_path(name))
         ops = cg_transport_load(name, tp->err, sizeof tp->err);
-    else
+    else if (!ops)
         say(tp->err, sizeof tp->err, "unknown transport '%s' (built in: mpi)", name);
     if (ops) {
         const char *why = NULL;
