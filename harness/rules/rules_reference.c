@@ -14,8 +14,6 @@
 
 #include <string.h>
 
-typedef int (*backward_fn)(cg_rule_call *c, cg_graph *scratch);
-
 /* ---- sizes and row blocks ------------------------------------------------ */
 
 /* A 0-d tensor counts as one row of one element. */
@@ -29,29 +27,12 @@ static int64_t row_size(const cg_tensor *t)
     return n;
 }
 
-/* counts[r] = elements in rank r's block of a balanced split of `rows` rows. */
-static void row_block_counts(int64_t rows, int64_t rowsize, int world, size_t *counts)
-{
-    for (int r = 0; r < world; r++) {
-        int64_t block = cg_chunk_lo(rows, world, r + 1) - cg_chunk_lo(rows, world, r);
-        counts[r] = (size_t)(block * rowsize);
-    }
-}
-
 static size_t sum_counts(const size_t *counts, int world)
 {
     size_t sum = 0;
     for (int r = 0; r < world; r++)
         sum += counts[r];
     return sum;
-}
-
-static size_t *new_counts(cg_rule_call *c, cg_graph *s)
-{
-    size_t *counts = cg_alloc(s, (size_t)c->world * sizeof *counts);
-    if (!counts)
-        cg_rules_fail(c, "out of memory");
-    return counts;
 }
 
 /* A receive buffer the transport ignores on this rank (non-roots): gx must
@@ -138,161 +119,90 @@ static int scale_by_local_factor(cg_rule_call *c, cg_graph *s, const cg_tensor *
     return cg_rules_fail(c, "unknown reduction op %d", (int)c->coll->op);
 }
 
-/* ---- one backward per collective ------------------------------------------ */
+/* ---- the transpose: one collective on g, the forward's counts swapped ------ */
 
-/* dx_i = (Σ_r g_r) · factor_i */
-static int all_reduce_backward(cg_rule_call *c, cg_graph *s)
+/* The forward's counts on this rank (plan.h's meaning), from what the call
+ * knows: every rank's input size and x's and y's shapes. A rank knows the
+ * rows of another only through its count; the rows that a collective cuts
+ * or joins share one row shape (a scatter's non-root sees it in its y). */
+static void forward_counts(const cg_rule_call *c, cg_coll_counts *f)
 {
+    const cg_collective *d = cg_collective_of(c->coll->kind);
+    int root = c->coll->root, w = c->world;
+    bool cuts_roots_rows = d->shape == CG_SHAPE_BLOCK && cg_coll_has_root(d->kind); /* scatter */
+    bool from_root = cuts_roots_rows && c->rank != root;
+    int64_t rowsize = row_size(from_root ? c->y : c->x);
+    int64_t src_rows = !from_root ? rows_of(c->x) : rowsize > 0 ? (int64_t)c->in_counts[root] / rowsize : 0;
+    for (int r = 0; r < w; r++) {
+        int64_t rows_r = rowsize > 0 ? (int64_t)c->in_counts[r] / rowsize : 0;
+        f->inputs[r] = c->in_counts[r];
+        f->blocks[r] = (size_t)(cg_block_rows(src_rows, w, r) * rowsize);
+        f->recv[r] = (size_t)(cg_block_rows(rows_r, w, c->rank) * rowsize);
+    }
+}
+
+/* Elements of the forward's output on this rank, by its shape rule. */
+static size_t forward_out_count(const cg_rule_call *c, const cg_coll_counts *f)
+{
+    const cg_collective *d = cg_collective_of(c->coll->kind);
+    bool has_output = !d->root_only_output || c->rank == c->coll->root;
+    switch (d->shape) {
+    case CG_SHAPE_CAT: return has_output ? sum_counts(f->inputs, c->world) : 0;
+    case CG_SHAPE_BLOCK: return f->blocks[c->rank];
+    case CG_SHAPE_BLOCKS: return sum_counts(f->recv, c->world);
+    default: return (size_t)c->x->numel;
+    }
+}
+
+/* The transpose's counts: what the forward gathered it splits and what it
+ * split it gathers; all_to_all sends back what it received. */
+static void transposed_counts(const cg_collective *t, const cg_coll_counts *f, cg_coll_counts *out)
+{
+    memcpy(out->inputs, f->blocks, sizeof out->inputs);
+    memcpy(out->blocks, t->shape == CG_SHAPE_BLOCKS ? f->recv : f->inputs, sizeof out->blocks);
+    memcpy(out->recv, f->blocks, sizeof out->recv);
+}
+
+/* dx_i = (the transpose of the forward applied to g)_i · factor_i: the
+ * forward's collective run backwards as a sum (DESIGN section 3), then the
+ * local factor of its reduction op. The transpose's output lands in gx; where
+ * it is meaningful only at the root, other ranks receive into a buffer the
+ * transport ignores, so their gx stays zero. */
+static int transpose_backward(cg_rule_call *c, cg_graph *s)
+{
+    const cg_collective *d = cg_collective_of(c->coll->kind), *t = cg_collective_of(d->transpose);
+    cg_coll_counts *f = cg_alloc(s, sizeof *f), *tc = cg_alloc(s, sizeof *tc);
+    if (!f || !tc)
+        return cg_rules_fail(c, "out of memory");
+    forward_counts(c, f);
+    transposed_counts(t, f, tc);
+    if (expect_numel(c, "gy", c->gy, forward_out_count(c, f)) < 0)
+        return -1;
     size_t n = (size_t)c->x->numel;
-    if (expect_numel(c, "gy", c->gy, n) < 0 || expect_numel(c, "y", c->y, n) < 0)
-        return -1;
-    if (cg_tp_all_reduce(c->tp, c->gy->data, c->gx->data, n, c->gx->dtype, CGT_SUM) < 0)
-        return cg_rules_tp_fail(c);
-    return scale_by_local_factor(c, s, c->y);
-}
-
-/* dx_i = Σ_r g_r[slice i]: one reduce_scatter, not W reduces. */
-static int all_gather_backward(cg_rule_call *c, cg_graph *s)
-{
-    (void)s;
-    size_t total = sum_counts(c->in_counts, c->world);
-    if (expect_numel(c, "gx", c->gx, c->in_counts[c->rank]) < 0 ||
-        expect_numel(c, "gy", c->gy, total) < 0)
-        return -1;
-    if (cg_tp_reduce_scatter(c->tp, c->gy->data, c->gx->data, c->in_counts, c->gx->dtype,
-                             CGT_SUM) < 0)
-        return cg_rules_tp_fail(c);
-    return 0;
-}
-
-/* dx_i = (cat_r g_r) · factor_i, the blocks split x's rows. */
-static int reduce_scatter_backward(cg_rule_call *c, cg_graph *s)
-{
-    size_t *counts = new_counts(c, s);
-    if (!counts)
-        return -1;
-    row_block_counts(rows_of(c->x), row_size(c->x), c->world, counts);
-    if (expect_numel(c, "gy", c->gy, counts[c->rank]) < 0)
-        return -1;
-    if (cg_tp_all_gather(c->tp, c->gy->data, c->gx->data, counts, c->gx->dtype) < 0)
-        return cg_rules_tp_fail(c);
-    return scale_by_local_factor(c, s, NULL);
-}
-
-/* dx_root = Σ_r g_r; dx_i = 0 elsewhere. */
-static int broadcast_backward(cg_rule_call *c, cg_graph *s)
-{
-    size_t n = (size_t)c->gy->numel;
     bool at_root = c->rank == c->coll->root;
-    if (at_root && expect_numel(c, "gx", c->gx, n) < 0)
+    void *recv = c->gx->data;
+    if (t->in_place && at_root && /* the root's g goes out in place: start from it */
+        cg_local_copy(c, c->gx->data, c->gy->data, n * cg_dtype_size(c->gx->dtype)) < 0)
         return -1;
-    void *recv = at_root ? c->gx->data : ignored_buffer(c, s, n);
-    if (!recv)
-        return -1;
-    if (cg_tp_reduce(c->tp, c->gy->data, recv, n, c->gx->dtype, CGT_SUM, c->coll->root) < 0)
-        return cg_rules_tp_fail(c);
-    return 0;
-}
-
-/* dx_i = g_root · factor_i; non-root outputs carry no gradient. */
-static int reduce_backward(cg_rule_call *c, cg_graph *s)
-{
-    size_t n = (size_t)c->x->numel;
-    if (c->rank == c->coll->root) {
-        if (expect_numel(c, "gy", c->gy, n) < 0 ||
-            cg_local_copy(c, c->gx->data, c->gy->data, n * cg_dtype_size(c->gx->dtype)) < 0)
+    if (t->root_only_output && !at_root) {
+        size_t ignored = t->shape == CG_SHAPE_CAT ? sum_counts(tc->inputs, c->world) : n;
+        if (!(recv = ignored_buffer(c, s, ignored)))
             return -1;
     }
-    if (cg_tp_broadcast(c->tp, c->gx->data, n, c->gx->dtype, c->coll->root) < 0)
+    if (cg_tp_collective(c->tp, t->kind, CGT_SUM, c->coll->root, c->gy->data, recv, n, tc, c->gx->dtype) < 0)
         return cg_rules_tp_fail(c);
-    return scale_by_local_factor(c, s, NULL);
+    if (!cg_coll_has_op(d->kind))
+        return 0;
+    /* all_reduce's y is the extremum whole on every rank; the others find it */
+    bool whole = d->shape == CG_SHAPE_SAME && !d->root_only_output;
+    return scale_by_local_factor(c, s, whole ? c->y : NULL);
 }
-
-/* dx_i = g_root[slice i] */
-static int gather_backward(cg_rule_call *c, cg_graph *s)
-{
-    (void)s;
-    size_t total = sum_counts(c->in_counts, c->world);
-    if (expect_numel(c, "gx", c->gx, c->in_counts[c->rank]) < 0)
-        return -1;
-    if (c->rank == c->coll->root && expect_numel(c, "gy", c->gy, total) < 0)
-        return -1;
-    if (cg_tp_scatter(c->tp, c->gy->data, c->gx->data, c->in_counts, c->gx->dtype,
-                      c->coll->root) < 0)
-        return cg_rules_tp_fail(c);
-    return 0;
-}
-
-/* The blocks scatter cut from x_root's rows. A non-root knows x_root only by
- * its count, but its own block y keeps x_root's row shape. */
-static void scatter_block_counts(const cg_rule_call *c, size_t *counts)
-{
-    if (c->rank == c->coll->root) {
-        row_block_counts(rows_of(c->x), row_size(c->x), c->world, counts);
-        return;
-    }
-    int64_t rowsize = row_size(c->y);
-    int64_t rows = rowsize > 0 ? (int64_t)c->in_counts[c->coll->root] / rowsize : 0;
-    row_block_counts(rows, rowsize, c->world, counts);
-}
-
-/* dx_root = cat_r g_r; dx_i = 0 elsewhere. */
-static int scatter_backward(cg_rule_call *c, cg_graph *s)
-{
-    size_t *counts = new_counts(c, s);
-    if (!counts)
-        return -1;
-    scatter_block_counts(c, counts);
-    size_t total = sum_counts(counts, c->world);
-    bool at_root = c->rank == c->coll->root;
-    if (expect_numel(c, "gy", c->gy, counts[c->rank]) < 0 ||
-        (at_root && expect_numel(c, "gx", c->gx, total) < 0))
-        return -1;
-    void *recv = at_root ? c->gx->data : ignored_buffer(c, s, total);
-    if (!recv)
-        return -1;
-    if (cg_tp_gather(c->tp, c->gy->data, recv, counts, c->gx->dtype, c->coll->root) < 0)
-        return cg_rules_tp_fail(c);
-    return 0;
-}
-
-/* dx_i[block j] = g_j[part from i]: the forward's all_to_all with send and
- * receive counts swapped. Rows of every x_j have x_i's row shape (the
- * output concatenates them), so x_j's rows follow from its count. */
-static int all_to_all_backward(cg_rule_call *c, cg_graph *s)
-{
-    size_t *fwd_send = new_counts(c, s), *fwd_recv = new_counts(c, s);
-    if (!fwd_send || !fwd_recv)
-        return -1;
-    int64_t rowsize = row_size(c->x);
-    row_block_counts(rows_of(c->x), rowsize, c->world, fwd_send);
-    for (int j = 0; j < c->world; j++) {
-        int64_t rows_j = rowsize > 0 ? (int64_t)c->in_counts[j] / rowsize : 0;
-        int64_t block = cg_chunk_lo(rows_j, c->world, c->rank + 1) -
-                        cg_chunk_lo(rows_j, c->world, c->rank);
-        fwd_recv[j] = (size_t)(block * rowsize);
-    }
-    if (expect_numel(c, "gy", c->gy, sum_counts(fwd_recv, c->world)) < 0 ||
-        expect_numel(c, "gx", c->gx, sum_counts(fwd_send, c->world)) < 0)
-        return -1;
-    if (cg_tp_all_to_all(c->tp, c->gy->data, fwd_recv, c->gx->data, fwd_send, c->gx->dtype) < 0)
-        return cg_rules_tp_fail(c);
-    return 0;
-}
-
-/* ---- dispatch --------------------------------------------------------------- */
-
-static const backward_fn reference_backward_of[CG_C_COUNT] = {
-    [CG_C_ALL_REDUCE] = all_reduce_backward,   [CG_C_ALL_GATHER] = all_gather_backward,
-    [CG_C_REDUCE_SCATTER] = reduce_scatter_backward, [CG_C_BROADCAST] = broadcast_backward,
-    [CG_C_REDUCE] = reduce_backward,           [CG_C_GATHER] = gather_backward,
-    [CG_C_SCATTER] = scatter_backward,         [CG_C_ALL_TO_ALL] = all_to_all_backward,
-};
 
 static int check_call(cg_rule_call *c)
 {
     cg_coll_kind k = c->coll->kind;
-    if ((unsigned)k >= CG_C_COUNT || !reference_backward_of[k])
+    const cg_collective *d = cg_collective_of(k);
+    if (!d || d->p2p)
         return cg_rules_fail(c, "no backward formula: %s is not a collective (the worker "
                                 "wires send and recv itself)", cg_coll_name(k));
     if (c->x->dtype != c->gx->dtype || c->gy->dtype != c->gx->dtype)
@@ -314,7 +224,7 @@ int cg_reference_backward(cg_rule_call *call)
     cg_graph *scratch = cg_local_scratch(call);
     if (!scratch)
         return -1;
-    int rc = reference_backward_of[call->coll->kind](call, scratch);
+    int rc = transpose_backward(call, scratch);
     cg_graph_free(scratch);
     return rc;
 }
