@@ -1,10 +1,11 @@
 /* collectives.h — the table of collectives: one descriptor per kind of
- * communication call, saying once what every layer above asks of it (its
- * name, which arguments it takes, how its inputs must agree, what its
- * backward is under the reference rules, how nccl-tests counts its
- * bandwidth). The interpreter, the oracle, the rule sets, the transports and
- * the bench read these facts here instead of deciding them again, as
- * nccl-tests keeps one struct per test.
+ * communication call, saying once what every layer above asks of it (how
+ * its inputs must agree and its output is shaped, its forward across
+ * simulated ranks, the collective its reference backward is, how nccl-tests
+ * counts its bandwidth); its name and arguments are the language's
+ * (coll_words.h). The interpreter, the oracle, the rule sets, the
+ * transports and the bench read these facts here instead of deciding them
+ * again, as nccl-tests keeps one struct per test.
  *
  * The descriptors are static and immutable; nothing here allocates. */
 #ifndef CG_COLLECTIVES_H
