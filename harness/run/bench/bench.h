@@ -61,6 +61,9 @@ int cg_bench_oracle(const cg_bench_opts *o);
 void cg_bench_print_header(const cg_bench_opts *o);
 void cg_bench_print_row(const cg_bench_opts *o, const cg_bench_row *r);
 int cg_bench_write_json(const cg_bench_opts *o, const cg_bench_row *rows, int n, char *err, size_t errlen);
+/* The bench's call in the case language, from the collective's syntax:
+ * "all_gather(x)", "broadcast(x, 0)", "reduce(x, 0, sum)". */
+void cg_bench_call(const cg_bench_opts *o, char *buf, size_t len);
 /* The busbw factor of nccl-tests' PERFORMANCE.md for this collective. */
 double cg_bench_busbw_factor(cg_coll_kind k, int world);
 

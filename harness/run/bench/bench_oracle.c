@@ -23,12 +23,7 @@
 static cg_case *program(const cg_bench_opts *o, int world, int64_t n, char *err, size_t errlen)
 {
     char text[512], call[64];
-    if (o->coll == CG_C_ALL_GATHER)
-        snprintf(call, sizeof call, "all_gather(x)");
-    else if (o->coll == CG_C_BROADCAST)
-        snprintf(call, sizeof call, "broadcast(x, 0)");
-    else
-        snprintf(call, sizeof call, "%s(x, %s)", cg_coll_name(o->coll), cg_redop_name(o->op));
+    cg_bench_call(o, call, sizeof call);
     snprintf(text, sizeof text, "case oracle_%s\nworlds %d\nx = param(ones(%lld) * (rank + 1))\ny = %s\n"
              "backward(y)\n", cg_coll_name(o->coll), world, (long long)n, call);
     return cg_parse_case("bench.case", text, strlen(text), err, errlen);

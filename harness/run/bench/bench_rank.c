@@ -36,15 +36,16 @@ typedef struct shape {
 static shape shape_for(const cg_bench_opts *o, int64_t bytes, int world)
 {
     int64_t count = bytes / (int64_t)cg_dtype_size(o->dtype);
-    bool split = o->coll == CG_C_ALL_GATHER || o->coll == CG_C_REDUCE_SCATTER;
+    cg_shape_rule rule = cg_collective_of(o->coll)->shape;
+    bool gathers = rule == CG_SHAPE_CAT, splits = rule == CG_SHAPE_BLOCK; /* by rows, into W blocks */
     if (count < 1)
         count = 1;
-    if (split)
+    if (gathers || splits)
         count = count < world ? world : count / world * world;
     shape s = {count, count, count};
-    if (o->coll == CG_C_ALL_GATHER)
+    if (gathers)
         s.n_in = count / world;
-    if (o->coll == CG_C_REDUCE_SCATTER)
+    if (splits)
         s.n_out = count / world;
     return s;
 }
@@ -141,17 +142,11 @@ static int raw(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *
 static void check(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *row)
 {
     char text[512], err[256];
-    const char *dt = cg_dtype_name(o->dtype), *coll = cg_coll_name(o->coll);
-    if (o->coll == CG_C_BROADCAST)
-        snprintf(text, sizeof text, "case bench_%s\nworlds %d\ndtype %s\nx = param(ones(%lld) * (rank + 1))\n"
-                 "y = broadcast(x, 0)\nbackward(y)\n", coll, tp->world, dt, (long long)s->n_in);
-    else if (o->coll == CG_C_ALL_GATHER)
-        snprintf(text, sizeof text, "case bench_%s\nworlds %d\ndtype %s\nx = param(ones(%lld) * (rank + 1))\n"
-                 "y = all_gather(x)\nbackward(y)\n", coll, tp->world, dt, (long long)s->n_in);
-    else
-        snprintf(text, sizeof text, "case bench_%s\nworlds %d\ndtype %s\nx = param(ones(%lld) * (rank + 1))\n"
-                 "y = %s(x, %s)\nbackward(y)\n", coll, tp->world, dt, (long long)s->n_in, coll,
-                 cg_redop_name(o->op));
+    char call[64];
+    cg_bench_call(o, call, sizeof call);
+    snprintf(text, sizeof text, "case bench_%s\nworlds %d\ndtype %s\nx = param(ones(%lld) * (rank + 1))\n"
+             "y = %s\nbackward(y)\n", cg_coll_name(o->coll), tp->world, cg_dtype_name(o->dtype),
+             (long long)s->n_in, call);
     double t0 = cg_now();
     cg_case *cs = cg_parse_case("bench.case", text, strlen(text), err, sizeof err);
     cg_report *rep = cg_report_new("distributed", o->transport, o->rules, "cpu");

@@ -8,6 +8,13 @@
 
 #include "report_file.h"
 
+void cg_bench_call(const cg_bench_opts *o, char *buf, size_t len)
+{
+    bool root = cg_coll_has_root(o->coll), op = cg_coll_has_op(o->coll); /* root comes first */
+    snprintf(buf, len, "%s(x%s%s%s)", cg_coll_name(o->coll), root ? ", 0" : "", op ? ", " : "",
+             op ? cg_redop_name(o->op) : "");
+}
+
 double cg_bench_busbw_factor(cg_coll_kind k, int world)
 {
     return cg_collective_of(k)->busbw_factor(world);
