@@ -52,7 +52,7 @@ static void run_case(const cg_rules *rules, bw_case *k, cg_coll c, const char *f
     va_end(ap);
     cg_tensor *gx = cg_tensor_like(k->g, k->x);
     cg_rule_call call = {.tp = &tp, .coll = &c, .rank = my_rank, .world = world_size,
-                         .in_counts = k->in, .x = k->x, .y = k->y, .gy = k->gy, .gx = gx,
+                         .counts = counts_of(&c, k), .x = k->x, .y = k->y, .gy = k->gy, .gx = gx,
                          .err = err, .errlen = sizeof err};
     int rc = rules->backward(&call);
     CHECK(rc == 0, "%s failed: %s", what, err);
@@ -355,7 +355,7 @@ static void expect_failure(const cg_rules *rules, cg_tp *over, cg_coll_kind kind
     char err[600] = "";
     cg_coll c = coll(kind, CG_RED_SUM, 0);
     cg_rule_call call = {.tp = over, .coll = &c, .rank = my_rank, .world = world_size,
-                         .in_counts = k.in, .x = k.x, .y = k.y, .gy = k.gy,
+                         .counts = counts_of(&c, &k), .x = k.x, .y = k.y, .gy = k.gy,
                          .gx = cg_tensor_like(k.g, k.x), .err = err, .errlen = sizeof err};
     uint64_t before[CG_TP_NENTRY];
     memcpy(before, tp.calls, sizeof before);

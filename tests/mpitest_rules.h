@@ -116,6 +116,34 @@ static inline bw_case case_new(cg_dtype dt, int64_t x_rows, int64_t x_cols, int6
     return k;
 }
 
+/* The forward's counts on this rank for call c over k (plan.h's meaning),
+ * restated here from k's sizes: every rank's input count, and the balanced
+ * row blocks of the rows the call splits (a scatter's non-root knows the
+ * root's rows only from its count and the row shape of its own y). */
+static inline cg_coll_counts *counts_of(const cg_coll *c, const bw_case *k)
+{
+    cg_coll_counts *f = cg_alloc(k->g, sizeof *f);
+    if (!f)
+        return NULL;
+    const cg_collective *d = cg_collective_of(c->kind);
+    bool from_root = d->shape == CG_SHAPE_BLOCK && cg_coll_has_root(c->kind) && my_rank != c->root;
+    const cg_tensor *shaped = from_root ? k->y : k->x;
+    int64_t rowsize = 1;
+    for (int dim = 1; dim < shaped->ndim; dim++)
+        rowsize *= shaped->shape[dim];
+    if (rowsize == 0) /* no elements to count rows by: every count is 0 */
+        rowsize = 1;
+    int src = from_root ? c->root : my_rank;
+    int64_t src_rows = from_root ? (int64_t)k->in[src] / rowsize : k->x->ndim == 0 ? 1 : k->x->shape[0];
+    for (int r = 0; r < world_size; r++) {
+        int64_t rows_r = (int64_t)k->in[r] / rowsize;
+        f->inputs[r] = k->in[r];
+        f->blocks[r] = (size_t)((block_lo(src_rows, r + 1) - block_lo(src_rows, r)) * rowsize);
+        f->recv[r] = (size_t)((block_lo(rows_r, my_rank + 1) - block_lo(rows_r, my_rank)) * rowsize);
+    }
+    return f;
+}
+
 static inline cg_coll coll(cg_coll_kind kind, cg_redop op, int root)
 {
     return (cg_coll){.kind = kind, .op = op, .root = root};

@@ -42,7 +42,7 @@ static void run_case(const cg_rules *rules, bw_case *k, cg_coll c, int calls, co
     va_end(ap);
     cg_tensor *gx = cg_tensor_like(k->g, k->x);
     cg_rule_call call = {.tp = &tp, .coll = &c, .rank = my_rank, .world = world_size,
-                         .in_counts = k->in, .x = k->x, .y = k->y, .gy = k->gy, .gx = gx,
+                         .counts = counts_of(&c, k), .x = k->x, .y = k->y, .gy = k->gy, .gx = gx,
                          .err = err, .errlen = sizeof err};
     uint64_t before = transport_calls();
     int rc = rules->backward(&call);
@@ -152,7 +152,7 @@ static void expect_failure(const cg_rules *rules, cg_coll c, int64_t gy_len, con
     bw_case k = case_new(CG_F64, 2, 0, gy_len, 0);
     char err[600] = "";
     cg_rule_call call = {.tp = &tp, .coll = &c, .rank = my_rank, .world = world_size,
-                         .in_counts = k.in, .x = k.x, .y = k.y, .gy = k.gy,
+                         .counts = counts_of(&c, &k), .x = k.x, .y = k.y, .gy = k.gy,
                          .gx = cg_tensor_like(k.g, k.x), .err = err, .errlen = sizeof err};
     uint64_t before = transport_calls();
     int rc = rules->backward(&call);

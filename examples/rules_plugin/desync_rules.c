@@ -19,8 +19,8 @@ static int all_reduce_then_slice(cg_rule_call *call)
     size_t *off = malloc((size_t)call->world * sizeof *off);
     if (!off)
         return cg_rules_fail(call, "out of memory");
-    cg_counts_offsets(call->in_counts, call->world, off);
-    size_t start = off[call->rank], mine = call->in_counts[call->rank];
+    cg_counts_offsets(call->counts->inputs, call->world, off);
+    size_t start = off[call->rank], mine = call->counts->inputs[call->rank];
     free(off);
     if (cg_tp_all_reduce(call->tp, gy->data, gy->data, (size_t)gy->numel, gy->dtype, CGT_SUM) != 0)
         return cg_rules_tp_fail(call);

@@ -22,9 +22,9 @@ static int own_slice(cg_rule_call *call)
     size_t *off = malloc((size_t)call->world * sizeof *off);
     if (!off)
         return cg_rules_fail(call, "out of memory");
-    cg_counts_offsets(call->in_counts, call->world, off);
-    size_t mine = call->in_counts[call->rank];
-    size_t total = off[call->world - 1] + call->in_counts[call->world - 1];
+    cg_counts_offsets(call->counts->inputs, call->world, off);
+    size_t mine = call->counts->inputs[call->rank];
+    size_t total = off[call->world - 1] + call->counts->inputs[call->world - 1];
     size_t start = off[call->rank];
     free(off);
     /* The copy below trusts these sizes: check them rather than read past gy. */

@@ -154,10 +154,10 @@ int cg_rules_keep_own_slice(cg_rule_call *call)
 {
     size_t start = 0, total = 0;
     for (int r = 0; r < call->world; r++) {
-        start += r < call->rank ? call->in_counts[r] : 0;
-        total += call->in_counts[r];
+        start += r < call->rank ? call->counts->inputs[r] : 0;
+        total += call->counts->inputs[r];
     }
-    size_t mine = call->in_counts[call->rank];
+    size_t mine = call->counts->inputs[call->rank];
     if (check_local(call, mine, total) < 0)
         return -1;
     size_t esz = cg_dtype_size(call->gx->dtype);

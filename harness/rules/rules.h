@@ -12,6 +12,7 @@
 #define CG_RULES_H
 
 #include "comm.h"
+#include "plan.h"
 #include "transport.h"
 
 typedef enum {
@@ -25,7 +26,10 @@ typedef struct cg_rule_call {
     cg_tp *tp;
     const cg_coll *coll;      /* kind, op, root, peer */
     int rank, world;
-    const size_t *in_counts;  /* elements of the collective's input on every rank (world entries) */
+    /* The forward's element counts on this rank, as its transport call took
+     * them (plan.h): inputs[r] rank r's input, blocks and recv the blocks it
+     * split and received. The transpose swaps them; nothing is re-derived. */
+    const cg_coll_counts *counts;
     const cg_tensor *x;       /* this rank's input (forward value) */
     const cg_tensor *y;       /* this rank's output (forward value) */
     const cg_tensor *gy;      /* gradient arriving at y; zeros when none reached it */
@@ -38,7 +42,7 @@ typedef struct cg_rule_call {
  *     const cg_rules *collgrad_rules(void);
  * The tool refuses a table whose abi_version differs from this one; the
  * number changes whenever cg_rules or cg_rule_call changes layout. */
-#define CG_RULES_ABI_VERSION 2 /* 2: cg_rules.docs */
+#define CG_RULES_ABI_VERSION 3 /* 2: cg_rules.docs; 3: cg_rule_call.counts */
 #define CG_RULES_ENTRY "collgrad_rules"
 typedef const struct cg_rules *(*cg_rules_entry_fn)(void);
 
@@ -108,7 +112,7 @@ int cg_rules_tp_fail(cg_rule_call *call);
 int cg_rules_unsupported(cg_rule_call *call, const char *by);
 /* gx = gy with no communication: a backward autograd sees as identity. */
 int cg_rules_pass_gradient(cg_rule_call *call);
-/* gx = gy[this rank's block of in_counts], no communication: an all_gather
+/* gx = gy[this rank's block of counts->inputs], no communication: an all_gather
  * backward that keeps the local slice of the local gradient only. */
 int cg_rules_keep_own_slice(cg_rule_call *call);
 

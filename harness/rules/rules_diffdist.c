@@ -35,7 +35,7 @@ static int issue_one_reduce_per_rank(cg_rule_call *call, const size_t *off, void
     for (int j = 0; j < call->world; j++) {
         const char *block = (const char *)call->gy->data + off[j] * esz;
         void *recv = j == call->rank ? call->gx->data : ignored;
-        if (cg_tp_reduce(call->tp, block, recv, call->in_counts[j], call->gx->dtype, CGT_SUM,
+        if (cg_tp_reduce(call->tp, block, recv, call->counts->inputs[j], call->gx->dtype, CGT_SUM,
                          j) < 0)
             return cg_rules_tp_fail(call);
     }
@@ -49,17 +49,17 @@ static int all_gather_by_reduces(cg_rule_call *call)
     size_t *off = malloc((size_t)call->world * sizeof *off);
     if (!off)
         return cg_rules_fail(call, "out of memory");
-    cg_counts_offsets(call->in_counts, call->world, off);
-    size_t total = off[call->world - 1] + call->in_counts[call->world - 1], largest = 0;
+    cg_counts_offsets(call->counts->inputs, call->world, off);
+    size_t total = off[call->world - 1] + call->counts->inputs[call->world - 1], largest = 0;
     for (int j = 0; j < call->world; j++)
-        largest = call->in_counts[j] > largest ? call->in_counts[j] : largest;
+        largest = call->counts->inputs[j] > largest ? call->counts->inputs[j] : largest;
     void *ignored = NULL;
     cg_graph *scratch = NULL;
     int rc;
-    if ((size_t)call->gx->numel != call->in_counts[call->rank] || (size_t)call->gy->numel != total)
+    if ((size_t)call->gx->numel != call->counts->inputs[call->rank] || (size_t)call->gy->numel != total)
         rc = cg_rules_fail(call, "gx has %lld elements and gy %lld, expected %zu and %zu",
                            (long long)call->gx->numel, (long long)call->gy->numel,
-                           call->in_counts[call->rank], total);
+                           call->counts->inputs[call->rank], total);
     else if (!(scratch = cg_local_scratch(call)) ||
              !(ignored = cg_local_buffer(call, scratch, largest * cg_dtype_size(call->gx->dtype))))
         rc = -1;

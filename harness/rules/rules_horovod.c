@@ -56,14 +56,14 @@ static int all_reduce_with_forward_op(cg_rule_call *call)
 }
 
 /* Averages all of g into a scratch buffer, then keeps this rank's rows.
- * Horovod also allgathers the first dims to find the offset; in_counts
+ * Horovod also allgathers the first dims to find the offset; counts->inputs
  * already holds them, and that call moves no gradient, so it is left out. */
 static int all_gather_average(cg_rule_call *call)
 {
-    size_t start = 0, total = 0, mine = call->in_counts[call->rank];
+    size_t start = 0, total = 0, mine = call->counts->inputs[call->rank];
     for (int r = 0; r < call->world; r++) {
-        start += r < call->rank ? call->in_counts[r] : 0;
-        total += call->in_counts[r];
+        start += r < call->rank ? call->counts->inputs[r] : 0;
+        total += call->counts->inputs[r];
     }
     if (check_same_dtype(call) < 0)
         return -1;

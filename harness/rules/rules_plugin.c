@@ -40,7 +40,8 @@ static const char *table_problem(const cg_rules *r, char *why, size_t len)
 {
     if (r->abi_version != CG_RULES_ABI_VERSION) {
         say(why, len, "rule set ABI version %d, this collgrad-check needs %d (rebuild the plugin against "
-            "this version's rules.h: version 2 added the optional cg_rules.docs)", r->abi_version,
+            "this version's rules.h: version 3 replaced cg_rule_call.in_counts with counts, the forward's "
+            "counts, whose inputs[] is what in_counts was)", r->abi_version,
             CG_RULES_ABI_VERSION);
         return why;
     }

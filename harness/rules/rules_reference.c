@@ -14,18 +14,7 @@
 
 #include <string.h>
 
-/* ---- sizes and row blocks ------------------------------------------------ */
-
-/* A 0-d tensor counts as one row of one element. */
-static int64_t rows_of(const cg_tensor *t) { return t->ndim == 0 ? 1 : t->shape[0]; }
-
-static int64_t row_size(const cg_tensor *t)
-{
-    int64_t n = 1;
-    for (int d = 1; d < t->ndim; d++)
-        n *= t->shape[d];
-    return n;
-}
+/* ---- sizes ------------------------------------------------------------------ */
 
 static size_t sum_counts(const size_t *counts, int world)
 {
@@ -121,26 +110,6 @@ static int scale_by_local_factor(cg_rule_call *c, cg_graph *s, const cg_tensor *
 
 /* ---- the transpose: one collective on g, the forward's counts swapped ------ */
 
-/* The forward's counts on this rank (plan.h's meaning), from what the call
- * knows: every rank's input size and x's and y's shapes. A rank knows the
- * rows of another only through its count; the rows that a collective cuts
- * or joins share one row shape (a scatter's non-root sees it in its y). */
-static void forward_counts(const cg_rule_call *c, cg_coll_counts *f)
-{
-    const cg_collective *d = cg_collective_of(c->coll->kind);
-    int root = c->coll->root, w = c->world;
-    bool cuts_roots_rows = d->shape == CG_SHAPE_BLOCK && cg_coll_has_root(d->kind); /* scatter */
-    bool from_root = cuts_roots_rows && c->rank != root;
-    int64_t rowsize = row_size(from_root ? c->y : c->x);
-    int64_t src_rows = !from_root ? rows_of(c->x) : rowsize > 0 ? (int64_t)c->in_counts[root] / rowsize : 0;
-    for (int r = 0; r < w; r++) {
-        int64_t rows_r = rowsize > 0 ? (int64_t)c->in_counts[r] / rowsize : 0;
-        f->inputs[r] = c->in_counts[r];
-        f->blocks[r] = (size_t)(cg_block_rows(src_rows, w, r) * rowsize);
-        f->recv[r] = (size_t)(cg_block_rows(rows_r, w, c->rank) * rowsize);
-    }
-}
-
 /* Elements of the forward's output on this rank, by its shape rule. */
 static size_t forward_out_count(const cg_rule_call *c, const cg_coll_counts *f)
 {
@@ -171,12 +140,13 @@ static void transposed_counts(const cg_collective *t, const cg_coll_counts *f, c
 static int transpose_backward(cg_rule_call *c, cg_graph *s)
 {
     const cg_collective *d = cg_collective_of(c->coll->kind), *t = cg_collective_of(d->transpose);
-    cg_coll_counts *f = cg_alloc(s, sizeof *f), *tc = cg_alloc(s, sizeof *tc);
-    if (!f || !tc)
+    const cg_coll_counts *f = c->counts;
+    cg_coll_counts *tc = cg_alloc(s, sizeof *tc);
+    if (!tc)
         return cg_rules_fail(c, "out of memory");
-    forward_counts(c, f);
     transposed_counts(t, f, tc);
-    if (expect_numel(c, "gy", c->gy, forward_out_count(c, f)) < 0)
+    if (expect_numel(c, "x", c->x, f->inputs[c->rank]) < 0 ||
+        expect_numel(c, "gy", c->gy, forward_out_count(c, f)) < 0)
         return -1;
     size_t n = (size_t)c->x->numel;
     bool at_root = c->rank == c->coll->root;

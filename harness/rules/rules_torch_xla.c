@@ -14,7 +14,7 @@
  *     backward is g / W, local as well;
  *   AllGather.backward: narrow(grad_output, dim, ordinal * slice, slice)
  *     the own slice of the own g, like SimCLR's GatherLayer. XLA's slice is
- *     numel / W (equal shapes only); here the slice follows in_counts, which
+ *     numel / W (equal shapes only); here the slice follows counts->inputs, which
  *     is the same wherever XLA can run at all.
  *
  * torch_xla has no other differentiable collective; the rest is reference. */

@@ -27,7 +27,7 @@ typedef struct coll_ctx {
     cg_coll coll;
     const cg_rules *rules;
     cg_wcomm *w;
-    size_t *in_counts; /* world entries, owned by the graph */
+    const cg_coll_counts *counts; /* the forward's, owned by the graph */
 } coll_ctx;
 
 static int coll_backward(cg_graph *g, cg_node *n)
@@ -38,7 +38,7 @@ static int coll_backward(cg_graph *g, cg_node *n)
     if (!gx)
         return -1;
     char err[512] = "";
-    cg_rule_call call = {ctx->w->tp, &ctx->coll, ctx->w->rank, ctx->w->world, ctx->in_counts, x, n->out,
+    cg_rule_call call = {ctx->w->tp, &ctx->coll, ctx->w->rank, ctx->w->world, ctx->counts, x, n->out,
                          n->out->pgrad, gx, err, sizeof err};
     ctx->w->tp->backward = true;
     ctx->w->tp->seq = ctx->coll.seq;
@@ -111,7 +111,7 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
             return -1;
         return 0;
     }
-    *ctx = (coll_ctx){*c, w->rules, w, counts->inputs};
+    *ctx = (coll_ctx){*c, w->rules, w, counts};
     cg_node *n = cg_record(g, cg_coll_name(c->kind), y, &x, 1, coll_backward);
     if (!n)
         return -1;
