@@ -53,7 +53,8 @@ cg_sim *cg_sim_new(int world)
 
 void cg_plan_free(cg_plan_event *ev, int n)
 {
-    (void)n;
+    for (int i = 0; ev && i < n; i++)
+        free(ev[i].splits);
     free(ev);
 }
 
@@ -90,9 +91,17 @@ static int plan_add(cg_sim *s, cg_graph *g, const cg_coll *c, int rank, int tag,
         cg_fail(g, "expected memory for the plan, got out of memory");
         return -1;
     }
+    size_t nsplits = (size_t)s->world * (size_t)s->world;
+    int64_t *splits = c->splits ? malloc(nsplits * sizeof *splits) : NULL;
+    if (c->splits && !splits) {
+        cg_fail(g, "expected memory for the plan, got out of memory");
+        return -1;
+    }
     cg_plan_event *ev = &s->plan[s->nplan++];
     memset(ev, 0, sizeof *ev);
     ev->coll = *c;
+    ev->coll.splits = NULL; /* borrowed from the interpreter: the event keeps its own */
+    ev->splits = splits ? memcpy(splits, c->splits, nsplits * sizeof *splits) : NULL;
     ev->rank = rank;
     ev->tag = tag;
     for (int r = 0; r < s->world; r++)
@@ -157,7 +166,7 @@ static cg_tensor *variant_live(cg_sim *s, cg_graph *g, const cg_coll *c, cg_tens
     if (d->shape == CG_SHAPE_SAME)
         return has_output ? in[r] : NULL;
     if (d->shape == CG_SHAPE_BLOCK && (!cg_coll_has_root(d->kind) || r == c->root))
-        return cg_coll_block(g, in[r], w, r);
+        return cg_coll_block(g, in[r], cg_split_row(c->splits, w, r), w, r);
     return NULL;
 }
 

@@ -37,6 +37,13 @@ typedef struct cg_coll {
     int peer;          /* send: destination; recv: source */
     int seq;           /* 0-based index of this call among the program's communication calls */
     cg_srcpos pos;
+    /* Explicit row splits, where the call gives them (a syntax keyword
+     * "send_splits"): one row of w entries per slot of the call, in in[]'s
+     * order (the oracle: every rank; a worker: its own), entry r the rows of
+     * that slot's input its block r holds. Borrowed for the call only: whoever
+     * keeps a cg_coll copies them (the plan does) or clears the pointer.
+     * NULL: the balanced split (cg_chunk_lo). */
+    const int64_t *splits;
 } cg_coll;
 
 /* A collective's forward across w simulated ranks as differentiable ops on
@@ -71,6 +78,30 @@ bool cg_coll_has_root(cg_coll_kind k);
  * lo = r*n/w, hi = (r+1)*n/w. Used by reduce_scatter, scatter and all_to_all. */
 static inline int64_t cg_chunk_lo(int64_t n, int w, int r) { return (n * r) / w; }
 
+/* Row j of a splits array (cg_coll.splits, cg_plan_event.splits): w
+ * entries, or NULL for the balanced split when there is none. */
+static inline const int64_t *cg_split_row(const int64_t *splits, int w, int j)
+{
+    return splits ? splits + (size_t)j * (size_t)w : NULL;
+}
+
+/* First row of block r of n rows split over w ranks by `split` (w entries,
+ * summing to n), or balanced (cg_chunk_lo) when split is NULL. */
+static inline int64_t cg_split_lo(const int64_t *split, int64_t n, int w, int r)
+{
+    if (!split)
+        return cg_chunk_lo(n, w, r);
+    int64_t lo = 0;
+    for (int k = 0; k < r; k++)
+        lo += split[k];
+    return lo;
+}
+
+static inline int64_t cg_split_rows(const int64_t *split, int64_t n, int w, int r)
+{
+    return cg_split_lo(split, n, w, r + 1) - cg_split_lo(split, n, w, r);
+}
+
 /* The simulations the table's rows point to (simulate.c). */
 int cg_simulate_reduce(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
 int cg_simulate_concat(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
@@ -78,7 +109,8 @@ int cg_simulate_broadcast(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, 
 int cg_simulate_reduce_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
 int cg_simulate_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
 int cg_simulate_all_to_all(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
-/* Block r of x's rows split over w ranks (cg_chunk_lo), as a differentiable slice. */
-cg_tensor *cg_coll_block(cg_graph *g, cg_tensor *x, int w, int r);
+/* Block r of x's rows split over w ranks by `split` (NULL: balanced), as a
+ * differentiable slice. */
+cg_tensor *cg_coll_block(cg_graph *g, cg_tensor *x, const int64_t *split, int w, int r);
 
 #endif

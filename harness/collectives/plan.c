@@ -39,10 +39,10 @@ void cg_plan_out_shape(const cg_plan_event *ev, int world, int me, int *ndim, in
             rows += cg_plan_rows(ev, r);
         shape[0] = d->root_only_output && me != root ? 0 : rows;
         break;
-    case CG_SHAPE_BLOCK: shape[0] = cg_block_rows(cg_plan_rows(ev, src), world, me); break;
+    case CG_SHAPE_BLOCK: shape[0] = cg_plan_block_rows(ev, world, src, me); break;
     case CG_SHAPE_BLOCKS:
         for (int j = 0; j < world; j++)
-            rows += cg_block_rows(cg_plan_rows(ev, j), world, me);
+            rows += cg_plan_block_rows(ev, world, j, me);
         shape[0] = rows;
         break;
     default: break;
@@ -55,7 +55,7 @@ void cg_plan_counts(const cg_plan_event *ev, int world, int me, cg_coll_counts *
     int src = cg_coll_has_root(d->kind) && d->shape == CG_SHAPE_BLOCK ? ev->coll.root : me;
     for (int r = 0; r < world; r++) {
         c->inputs[r] = (size_t)cg_plan_numel(ev, r);
-        c->blocks[r] = (size_t)(cg_block_rows(cg_plan_rows(ev, src), world, r) * cg_plan_row_size(ev, src));
-        c->recv[r] = (size_t)(cg_block_rows(cg_plan_rows(ev, r), world, me) * cg_plan_row_size(ev, r));
+        c->blocks[r] = (size_t)(cg_plan_block_rows(ev, world, src, r) * cg_plan_row_size(ev, src));
+        c->recv[r] = (size_t)(cg_plan_block_rows(ev, world, r, me) * cg_plan_row_size(ev, r));
     }
 }

@@ -19,6 +19,10 @@ typedef struct cg_plan_event {
     int tag;                            /* send/recv: the seq of the send (matches the pair) */
     int ndim[CG_MAX_WORLD];             /* input shape on each rank (send/recv: the message) */
     int64_t shape[CG_MAX_WORLD][CG_MAX_DIMS];
+    /* The call's explicit row splits, world x world (row j: rank j's input,
+     * entry r the rows of its block r), owned by the plan array (freed with
+     * it); NULL: the balanced split. */
+    int64_t *splits;
 } cg_plan_event;
 
 /* Rank r's input in the event: elements, rows (a 0-d input is one row) and
@@ -26,10 +30,10 @@ typedef struct cg_plan_event {
 int64_t cg_plan_numel(const cg_plan_event *ev, int r);
 int64_t cg_plan_rows(const cg_plan_event *ev, int r);
 int64_t cg_plan_row_size(const cg_plan_event *ev, int r);
-/* Rows of block r when n rows split over w ranks (cg_chunk_lo). */
-static inline int64_t cg_block_rows(int64_t n, int w, int r)
+/* Rows of block r of rank j's input, by the event's splits or balanced. */
+static inline int64_t cg_plan_block_rows(const cg_plan_event *ev, int world, int j, int r)
 {
-    return cg_chunk_lo(n, w, r + 1) - cg_chunk_lo(n, w, r);
+    return cg_split_rows(cg_split_row(ev->splits, world, j), cg_plan_rows(ev, j), world, r);
 }
 
 /* The shape of the collective's output on rank me, by its table's shape

@@ -59,10 +59,10 @@ static cg_tensor *empty_rows(cg_graph *g, const cg_tensor *like)
     return cg_tensor_new(g, CG_F64, like->ndim > 0 ? like->ndim : 1, shape);
 }
 
-cg_tensor *cg_coll_block(cg_graph *g, cg_tensor *x, int w, int r)
+cg_tensor *cg_coll_block(cg_graph *g, cg_tensor *x, const int64_t *split, int w, int r)
 {
     int64_t n = x->shape[0];
-    return cg_slice(g, x, 0, cg_chunk_lo(n, w, r), cg_chunk_lo(n, w, r + 1));
+    return cg_slice(g, x, 0, cg_split_lo(split, n, w, r), cg_split_lo(split, n, w, r + 1));
 }
 
 /* out[r] = clone(y) on every rank, or only at the root (zeros `like` elsewhere) */
@@ -101,7 +101,7 @@ int cg_simulate_reduce_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor *
 {
     cg_tensor *y = reduce_all(g, c->op, in, w);
     for (int r = 0; y && r < w; r++)
-        if (!(out[r] = cg_coll_block(g, y, w, r)))
+        if (!(out[r] = cg_coll_block(g, y, cg_split_row(c->splits, w, r), w, r)))
             return -1;
     return y ? 0 : -1;
 }
@@ -109,7 +109,7 @@ int cg_simulate_reduce_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor *
 int cg_simulate_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out)
 {
     for (int r = 0; r < w; r++)
-        if (!(out[r] = cg_coll_block(g, in[c->root], w, r)))
+        if (!(out[r] = cg_coll_block(g, in[c->root], cg_split_row(c->splits, w, c->root), w, r)))
             return -1;
     return 0;
 }
@@ -119,7 +119,7 @@ int cg_simulate_all_to_all(cg_graph *g, const cg_coll *c, int w, cg_tensor **in,
     for (int r = 0; r < w; r++) {
         cg_tensor *parts[CG_MAX_WORLD];
         for (int j = 0; j < w; j++)
-            if (!(parts[j] = cg_coll_block(g, in[j], w, r)))
+            if (!(parts[j] = cg_coll_block(g, in[j], cg_split_row(c->splits, w, j), w, r)))
                 return -1;
         if (!(out[r] = cg_cat(g, parts, w, 0)))
             return -1;

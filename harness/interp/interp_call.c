@@ -307,8 +307,13 @@ static int eval_comm(const call_ctx *c, cg_val *out)
             rc = -1;
         }
     }
-    if (rc == 0 && !is_recv && I->comm->collective(I->comm->self, I->g, &cc, in, res) != 0)
-        rc = cg_fail_op(I, e->pos, -1);
+    int64_t *splits = NULL;
+    if (rc == 0 && !is_recv && (rc = cg_read_splits(I, e, cc.kind, c->args, in, &splits)) == 0) {
+        cc.splits = splits;
+        if (I->comm->collective(I->comm->self, I->g, &cc, in, res) != 0)
+            rc = cg_fail_op(I, e->pos, -1);
+    }
+    free(splits);
     for (int s = 0; rc == 0 && s < I->nslots; s++)
         if (I->active[s])
             out[s] = (cg_val){.is_tensor = true, .t = res[s]};

@@ -48,6 +48,14 @@ int cg_fail_at(cg_interp *I, cg_srcpos pos, int slot, const char *fmt, ...)
 /* The graph's last op error, placed at pos. Returns -1. */
 int cg_fail_op(cg_interp *I, cg_srcpos pos, int slot);
 
+/* The explicit row splits of collective call e (cg_coll.splits, one row of
+ * world counts per slot) from its send_splits argument, when its kind takes
+ * one and the call gives it (else *splits = NULL), checked against in[]'s
+ * rows and against recv_splits. args are the call's evaluated arguments
+ * (args[i * nslots + slot]). The caller frees *splits. 0 or -1 (error set). */
+int cg_read_splits(cg_interp *I, const cg_expr *e, cg_coll_kind kind, const cg_val *args, cg_tensor **in,
+                   int64_t **splits);
+
 /* v as a tensor (a number becomes a 0-d constant rounded to the case dtype). */
 cg_tensor *cg_val_tensor(cg_interp *I, const cg_val *v);
 /* v as an integer; -1 with an error when v is a tensor or not integral. */

@@ -112,6 +112,7 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
         return 0;
     }
     *ctx = (coll_ctx){*c, w->rules, w, counts};
+    ctx->coll.splits = NULL; /* borrowed for the forward; the counts say the same */
     cg_node *n = cg_record(g, cg_coll_name(c->kind), y, &x, 1, coll_backward);
     if (!n)
         return -1;

@@ -211,6 +211,16 @@ static cJSON *plan_json(walk *w, const cg_oracle *o)
             push(w, shapes, cJSON_CreateIntArray(dims, ev->ndim[r]));
         }
         add(w, e, "shapes", shapes);
+        if (ev->splits) { /* explicit row splits: row j is rank j's, entry r its block r */
+            cJSON *rows = cJSON_CreateArray();
+            for (int j = 0; j < o->world; j++) {
+                int row[CG_MAX_WORLD];
+                for (int r = 0; r < o->world; r++)
+                    row[r] = (int)ev->splits[(size_t)j * (size_t)o->world + (size_t)r];
+                push(w, rows, cJSON_CreateIntArray(row, o->world));
+            }
+            add(w, e, "splits", rows);
+        }
         push(w, a, e);
     }
     return a;

@@ -159,6 +159,8 @@ def scatter_shapes(call: Call) -> Tuple[int, Tuple[int, ...]]:
 def all_to_all_splits(call: Call) -> Tuple[List[int], List[int]]:
     """(rows this rank sends to each rank, rows it receives from each)."""
     me, w = call.rank, call.world
+    if call.event.splits is not None:  # the call's explicit splits
+        return list(call.event.splits[me]), [call.event.splits[j][me] for j in range(w)]
     mine = rows_of(call.event.shapes[me])
     send = [block_rows(mine, w, j) for j in range(w)]
     recv = [block_rows(rows_of(call.event.shapes[j]), w, me) for j in range(w)]

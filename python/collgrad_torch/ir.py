@@ -30,6 +30,7 @@ class PlanEvent:
     rank: int
     tag: int
     shapes: List[Tuple[int, ...]]
+    splits: Optional[List[List[int]]] = None  # explicit row splits, row j rank j's; None: balanced
 
 
 @dataclass
@@ -66,7 +67,8 @@ class Document:
 def _case(obj: Dict[str, Any]) -> Case:
     try:
         plan = [PlanEvent(int(e["seq"]), str(e["kind"]), int(e["rank"]), int(e["tag"]),
-                          [tuple(int(d) for d in s) for s in e["shapes"]])
+                          [tuple(int(d) for d in s) for s in e["shapes"]],
+                          [[int(n) for n in row] for row in e["splits"]] if "splits" in e else None)
                 for e in obj.get("plan", [])]
         return Case(name=str(obj["name"]), file=str(obj.get("file") or obj["name"]),
                     dtype=str(obj["dtype"]), seed=int(obj["seed"]), program=list(obj["program"]),

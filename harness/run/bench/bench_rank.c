@@ -186,7 +186,7 @@ static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, in
     row->bytes = s.count * (int64_t)cg_dtype_size(o->dtype);
     cg_plan_event ev;
     memset(&ev, 0, sizeof ev);
-    ev.coll = (cg_coll){o->coll, o->op, 0, 0, 0, {"bench", 1, 1}};
+    ev.coll = (cg_coll){.kind = o->coll, .op = o->op, .pos = {"bench", 1, 1}};
     ev.rank = ev.tag = -1;
     for (int r = 0; r < tp->world; r++) {
         ev.ndim[r] = 1;

@@ -1,0 +1,104 @@
+/* interp_splits.c — a collective call's explicit row splits (cg_coll.splits):
+ * the lists its send_splits and recv_splits arguments hold on every slot,
+ * read as whole row counts and checked here, at the call's position, so the
+ * layers below only ever see splits that add up to the input's rows. Which
+ * collectives take them is their syntax (coll_words.h), not this file's. */
+#include "interp_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Index into e->args of positional argument `pos` or keyword `kw`; -1 if absent. */
+static int arg_index(const cg_expr *e, int pos, const char *kw)
+{
+    int positional = 0;
+    for (int i = 0; i < e->nargs; i++) {
+        if (e->kwnames && e->kwnames[i]) {
+            if (strcmp(e->kwnames[i], kw) == 0)
+                return i;
+        } else if (positional++ == pos) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* "[1, 2, 0]" into buf, for messages. */
+static const char *list_str(const int64_t *v, int n, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && at + 24 < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%lld", i ? ", " : "[", (long long)v[i]);
+    snprintf(buf + at, len - at, "%s", n ? "]" : "[]");
+    return buf;
+}
+
+/* Slot s's value of argument `kw` as world whole row counts >= 0 in row[]. */
+static int read_counts(cg_interp *I, const cg_val *v, cg_srcpos pos, int s, const char *kw, int64_t *row)
+{
+    if (!v->is_tensor || v->t->ndim != 1 || v->t->numel != I->world)
+        return cg_fail_at(I, pos, s, "expected %s as a list of %d row counts (one per rank), got %s", kw,
+                          I->world, !v->is_tensor ? "a number" : v->t->ndim != 1 ? "a tensor that is not 1-d"
+                                                                                  : "a list of another length");
+    const cg_tensor *h = cg_tensor_host(I->g, v->t); /* a device list: read back, never differentiated */
+    if (!h)
+        return cg_fail_op(I, pos, s);
+    for (int r = 0; r < I->world; r++) {
+        double x = cg_get(h, r);
+        if (!isfinite(x) || x != floor(x) || x < 0 || x > 1e15)
+            return cg_fail_at(I, pos, s, "expected whole row counts >= 0 in %s, got %g at index %d", kw, x, r);
+        row[r] = (int64_t)x;
+    }
+    return 0;
+}
+
+int cg_read_splits(cg_interp *I, const cg_expr *e, cg_coll_kind kind, const cg_val *args, cg_tensor **in,
+                   int64_t **splits)
+{
+    *splits = NULL;
+    int send_at = cg_coll_keyword_index(kind, "send_splits");
+    int i = send_at >= 0 ? arg_index(e, send_at, "send_splits") : -1;
+    if (i < 0)
+        return 0;
+    int w = I->world, recv_at = cg_coll_keyword_index(kind, "recv_splits");
+    int j = recv_at >= 0 ? arg_index(e, recv_at, "recv_splits") : -1;
+    int64_t *send = calloc((size_t)I->nslots * (size_t)w * (j >= 0 ? 2 : 1), sizeof *send);
+    if (!send)
+        return cg_fail_at(I, e->pos, -1, "expected memory, got out of memory");
+    int64_t *recv = j >= 0 ? send + (size_t)I->nslots * (size_t)w : NULL;
+    char a[256], b[256];
+    int rc = 0;
+    for (int s = 0; rc == 0 && s < I->nslots; s++) {
+        int64_t *row = send + (size_t)s * (size_t)w, total = 0;
+        rc = read_counts(I, &args[(size_t)i * I->nslots + s], e->args[i]->pos, s, "send_splits", row);
+        if (rc == 0 && j >= 0)
+            rc = read_counts(I, &args[(size_t)j * I->nslots + s], e->args[j]->pos, s, "recv_splits",
+                             recv + (size_t)s * (size_t)w);
+        for (int r = 0; rc == 0 && r < w; r++)
+            total += row[r];
+        int64_t rows = rc == 0 ? (in[s]->ndim ? in[s]->shape[0] : 1) : 0;
+        if (rc == 0 && total != rows)
+            rc = cg_fail_at(I, e->args[i]->pos, s, "expected send_splits to add up to the input's %lld rows, "
+                            "got %s (%lld)", (long long)rows, list_str(row, w, a, sizeof a), (long long)total);
+    }
+    /* What rank me receives is what every rank sends it: checkable only
+     * where every rank is simulated (the oracle, which runs first). */
+    for (int s = 0; rc == 0 && recv && I->nslots == w && s < w; s++) {
+        int64_t want[CG_MAX_WORLD];
+        for (int k = 0; k < w; k++) /* slot k is rank ranks[k] */
+            want[I->ranks[k]] = send[(size_t)k * (size_t)w + (size_t)I->ranks[s]];
+        if (memcmp(want, recv + (size_t)s * (size_t)w, (size_t)w * sizeof *want) != 0)
+            rc = cg_fail_at(I, e->args[j]->pos, s, "expected recv_splits %s (what the ranks' send_splits "
+                            "send rank %d), got %s", list_str(want, w, a, sizeof a), I->ranks[s],
+                            list_str(recv + (size_t)s * (size_t)w, w, b, sizeof b));
+    }
+    if (rc != 0) {
+        free(send);
+        return -1;
+    }
+    *splits = send; /* recv, when given, was only checked: it says nothing send does not */
+    return 0;
+}
