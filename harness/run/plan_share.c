@@ -3,6 +3,7 @@
 #include "plan_share.h"
 
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,29 @@ typedef struct plan_head {
     int status, nevents, ok;
     char error[CG_ERR_LEN];
 } plan_head;
+
+/* The events' explicit row splits (world x world each), which the events'
+ * broadcast carried as rank 0's pointers: on the other ranks a non-NULL one
+ * only says that the event has them. Each rank allocates its own, then rank
+ * 0 broadcasts them. 0, or -1 with no pointer of rank 0's left behind. */
+static int share_splits(cg_oracle *o, int rank, int world)
+{
+    size_t n = (size_t)world * (size_t)world;
+    int have = 1, all = 0;
+    for (int i = 0; rank != 0 && i < o->nevents; i++) {
+        bool flagged = o->events[i].splits != NULL;
+        o->events[i].splits = NULL;
+        if (flagged && have && !(o->events[i].splits = malloc(n * sizeof *o->events[i].splits)))
+            have = 0;
+    }
+    if (MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all)
+        return -1;
+    for (int i = 0; i < o->nevents; i++)
+        if (o->events[i].splits &&
+            MPI_Bcast(o->events[i].splits, (int)n, MPI_INT64_T, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+            return -1;
+    return 0;
+}
 
 cg_oracle *cg_plan_share(const cg_case *cs, int rank, int world)
 {
@@ -43,6 +67,12 @@ cg_oracle *cg_plan_share(const cg_case *cs, int rank, int world)
     if (MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all ||
         MPI_Bcast(o->events, (int)(h.nevents * sizeof *o->events), MPI_BYTE, 0, MPI_COMM_WORLD) !=
             MPI_SUCCESS) {
+        for (int i = 0; rank != 0 && o->events && i < o->nevents; i++)
+            o->events[i].splits = NULL; /* rank 0's pointers, if any arrived */
+        cg_oracle_free(o);
+        return NULL;
+    }
+    if (share_splits(o, rank, world) != 0) {
         cg_oracle_free(o);
         return NULL;
     }
