@@ -19,7 +19,7 @@
     X(REDUCE, "reduce", 1, 3, "root", "op", 1, false)                                            \
     X(GATHER, "gather", 1, 2, "root", NULL, 1, false)                                            \
     X(SCATTER, "scatter", 1, 2, "root", NULL, 1, false)                                          \
-    X(ALL_TO_ALL, "all_to_all", 1, 1, NULL, NULL, -1, false)                                     \
+    X(ALL_TO_ALL, "all_to_all", 1, 3, "send_splits", "recv_splits", 1, false)                    \
     X(SEND, "send", 2, 2, NULL, NULL, -1, true)                                                  \
     X(RECV, "recv", 1, 1, NULL, NULL, -1, false)
 
