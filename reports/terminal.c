@@ -69,10 +69,14 @@ void cg_term_case(FILE *f, const cg_case_result *c, int index, int total, bool v
 
 void cg_term_summary(FILE *f, const cg_report *r, double seconds)
 {
-    int total = r->passed + r->failed + r->errors + r->skipped;
-    int pct = total ? (100 * r->passed + total / 2) / total : 100;
-    fprintf(f, "\n%d%% cases passed (%d of %d); %d failed, %d errors, %d skipped; %.2f s\n", pct,
-            r->passed, total, r->failed, r->errors, r->skipped, seconds);
+    /* the percentage is of the cases that ran: a skipped case is neither a
+     * pass nor a failure, and is counted apart */
+    int ran = r->passed + r->failed + r->errors;
+    if (ran)
+        fprintf(f, "\n%d%% cases passed (%d of %d); %d failed, %d errors, %d skipped; %.2f s\n",
+                (100 * r->passed + ran / 2) / ran, r->passed, ran, r->failed, r->errors, r->skipped, seconds);
+    else
+        fprintf(f, "\nno case ran; %d skipped; %.2f s\n", r->skipped, seconds);
     fprintf(f, "%d passed, %d failed, %d skipped\n", r->passed, r->failed + r->errors, r->skipped);
     fflush(f);
 }

@@ -94,4 +94,11 @@ if "$PY" -c "import torch; import sys; sys.exit(not torch.__version__.startswith
   expect_grep "broadcast_last_root \(W=2, rules=pytorch:nn\) .*Passed" "$TMP/out"
   expect_grep '"error_class":[[:space:]]*3' "$TMP/stuck.json"
 fi
+# several emulations give torch's numbers (prod with zeros): the API's own,
+# torch-nn, is named first and explained; the skipped case (no differentiable
+# send/recv in torch.distributed.nn) counts apart: 1 of the 2 that ran passed
+expect_exit 1 -- "$BIN" --backend pytorch:nn --python "$PY" --world 2 "$C/collectives/all_reduce_prod_zeros.case" \
+  "$C/collectives/send_recv_ring.case" "$SUM"
+expect_grep "diagnosis: pytorch:nn at torch .* over gloo: this case cannot tell apart torch-nn, .*; torch-nn: all_reduce\(prod\) backward is " "$TMP/out"
+expect_grep "^50% cases passed \(1 of 2\); 1 failed, 0 errors, 1 skipped;" "$TMP/out"
 finish

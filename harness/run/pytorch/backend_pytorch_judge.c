@@ -122,14 +122,18 @@ static void diagnose(const cg_pt_context *ctx, const cg_case *cs, const cg_pt_jo
     int n = 0, raised_rank = -1;
     memset(runs_obs, 0, sizeof runs_obs);
     const char *raised = first_error(obs, &raised_rank);
-    for (int i = 0; !values_wrong && all[i] && n < MAX_RUNS; i++) {
-        if (strcmp(all[i]->name, "reference") == 0)
-            continue;
-        char err[256];
-        bool ok = cg_threads_run_rules(cs, job->plan, all[i], &runs_obs[n], err, sizeof err) == 0;
-        runs[n] = (cg_rule_run){all[i]->name, ok ? &runs_obs[n] : NULL};
-        n++;
-    }
+    /* the API's own emulation first: where several give the same numbers,
+     * the diagnosis names and explains the first */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; !values_wrong && all[i] && n < MAX_RUNS; i++) {
+            bool own = strcmp(all[i]->name, ctx->emulation) == 0;
+            if (strcmp(all[i]->name, "reference") == 0 || own != (pass == 0))
+                continue;
+            char err[256];
+            bool ok = cg_threads_run_rules(cs, job->plan, all[i], &runs_obs[n], err, sizeof err) == 0;
+            runs[n] = (cg_rule_run){all[i]->name, ok ? &runs_obs[n] : NULL};
+            n++;
+        }
     if (raised) {
         diagnose_raise(ctx, &job->ranks[raised_rank], runs, n, res);
     } else {
