@@ -28,11 +28,11 @@ typedef struct side {
 
 static int load_side(side *s, const char *path)
 {
-    char err[1024];
+    cg_status st = CG_STATUS_OK;
     s->path = path;
-    s->root = cg_report_json_load(path, err, sizeof err);
+    s->root = cg_report_json_load(path, &st);
     if (!s->root) {
-        fprintf(stderr, "collgrad-check: %s\n", err);
+        fprintf(stderr, "collgrad-check: %s\n", st.msg);
         return -1;
     }
     s->cases = cJSON_GetObjectItemCaseSensitive(s->root, "cases");

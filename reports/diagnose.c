@@ -229,9 +229,8 @@ static void describe(const cg_case *cs, const char *const *names, int n, cg_case
                               "this tool has no name for", NULL);
         return;
     }
-    char err[256];
     const mistake *m = mistake_named(names[0]);
-    const cg_rules *r = m ? NULL : cg_rules_load(names[0], err, sizeof err);
+    const cg_rules *r = m ? NULL : cg_rules_load(names[0], NULL);
     const char *see = m ? m->see : r ? r->see : NULL;
     if (m)
         snprintf(sentence, sizeof sentence, "%s", m->explanation);

@@ -141,7 +141,7 @@ static void add_failure(sbuf *b, const cg_case_result *c)
         if (!is_bad(&c->checks[i]))
             continue;
         describe_check(&c->checks[i], what, sizeof what);
-        add(b, "%s ", cg_status_name(c->checks[i].status));
+        add(b, "%s ", cg_outcome_name(c->checks[i].status));
         add_xml(b, what, false);
         add(b, "\n");
     }
@@ -251,7 +251,7 @@ static void add_property(sbuf *b, const char *name, const char *value)
     add(b, "\"/>\n");
 }
 
-int cg_report_write_junit(const cg_report *r, const char *path, char *err, size_t errlen)
+int cg_report_write_junit(const cg_report *r, const char *path, cg_status *st)
 {
     sbuf b = {0};
     double total = 0;
@@ -287,10 +287,10 @@ int cg_report_write_junit(const cg_report *r, const char *path, char *err, size_
     add(&b, "  </testsuite>\n</testsuites>\n");
     if (b.oom) {
         free(b.p);
-        snprintf(err, errlen, "%s: out of memory building the JUnit report", path);
+        cg_error_infra(st, "%s: out of memory building the JUnit report", path);
         return -1;
     }
-    int rc = cg_report_output_write(path, b.p, err, errlen);
+    int rc = cg_report_output_write(path, b.p, st);
     free(b.p);
     return rc;
 }

@@ -22,9 +22,11 @@
 
 #include <stddef.h>
 
+#include "status.h"
+
 #include "result.h"
 
-/* r is only read. 0, or -1 with err ("PATH: cannot write: ..."). */
-int cg_report_write_junit(const cg_report *r, const char *path, char *err, size_t errlen);
+/* r is only read. 0, or -1 with st ("PATH: cannot write: ..."). */
+int cg_report_write_junit(const cg_report *r, const char *path, cg_status *st);
 
 #endif

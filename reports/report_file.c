@@ -40,9 +40,9 @@ static const char *kind_of(mode_t m)
                                                                       : "not a regular file";
 }
 
-/* What writing to path means (report_file.h), or -1 with err for a target
+/* What writing to path means (report_file.h), or -1 with st for a target
  * the writer refuses. Looks, never opens. */
-static int classify(const char *path, target *t, char *err, size_t errlen)
+static int classify(const char *path, target *t, cg_status *st)
 {
     memset(t, 0, sizeof *t);
     if (strcmp(path, "-") == 0 || (report_stdout_path && strcmp(path, report_stdout_path) == 0)) {
@@ -56,7 +56,7 @@ static int classify(const char *path, target *t, char *err, size_t errlen)
             t->kind = TO_FILE;
             return 0;
         }
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        cg_error(st, "%s: cannot write: %s", path, strerror(errno));
         return -1;
     }
     if (S_ISREG(l.st_mode)) {
@@ -65,33 +65,33 @@ static int classify(const char *path, target *t, char *err, size_t errlen)
     }
     bool link = S_ISLNK(l.st_mode);
     if (link && stat(path, &s) != 0) {
-        snprintf(err, errlen, "%s: is a symbolic link to nothing (%s); not replacing it", path, strerror(errno));
+        cg_error(st, "%s: is a symbolic link to nothing (%s); not replacing it", path, strerror(errno));
         return -1;
     }
-    const struct stat *st = link ? &s : &l;
-    if (same_file(st, stdout_fd()) || same_file(st, STDERR_FILENO)) {
+    const struct stat *sb = link ? &s : &l;
+    if (same_file(sb, stdout_fd()) || same_file(sb, STDERR_FILENO)) {
         t->kind = TO_FD; /* /dev/stdout, /dev/stderr, /proc/self/fd/N: the descriptor itself */
-        t->fd = same_file(st, stdout_fd()) ? stdout_fd() : STDERR_FILENO;
+        t->fd = same_file(sb, stdout_fd()) ? stdout_fd() : STDERR_FILENO;
         return 0;
     }
-    if (S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode)) {
+    if (S_ISCHR(sb->st_mode) || S_ISFIFO(sb->st_mode)) {
         t->kind = TO_STREAM;
         t->via_link = link;
         return 0;
     }
-    if (link && S_ISREG(st->st_mode))
-        snprintf(err, errlen, "%s: is a symbolic link to a regular file; not following it (name the file itself)",
+    if (link && S_ISREG(sb->st_mode))
+        cg_error(st, "%s: is a symbolic link to a regular file; not following it (name the file itself)",
                  path);
-    else if (S_ISDIR(st->st_mode))
-        snprintf(err, errlen, "%s: is a directory; a report needs a file name (or - for standard output)", path);
+    else if (S_ISDIR(sb->st_mode))
+        cg_error(st, "%s: is a directory; a report needs a file name (or - for standard output)", path);
     else
-        snprintf(err, errlen, "%s: is %s; not writing a report there", path, kind_of(st->st_mode));
+        cg_error(st, "%s: is %s; not writing a report there", path, kind_of(sb->st_mode));
     return -1;
 }
 
 /* The directory a new file at path would go in must exist: said before the
  * run rather than after it. */
-static int check_parent(const char *path, char *err, size_t errlen)
+static int check_parent(const char *path, cg_status *st)
 {
     const char *slash = strrchr(path, '/');
     if (!slash)
@@ -99,13 +99,13 @@ static int check_parent(const char *path, char *err, size_t errlen)
     size_t n = slash == path ? 1 : (size_t)(slash - path);
     char *dir = strndup(path, n);
     if (!dir) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        cg_error_infra(st, "%s: out of memory", path);
         return -1;
     }
     struct stat s;
     int rc = 0;
     if (stat(dir, &s) != 0 || !S_ISDIR(s.st_mode)) {
-        snprintf(err, errlen, "%s: cannot write: %s is not a directory", path, dir);
+        cg_error(st, "%s: cannot write: %s is not a directory", path, dir);
         rc = -1;
     }
     free(dir);
@@ -114,16 +114,16 @@ static int check_parent(const char *path, char *err, size_t errlen)
 
 /* Descriptor 1 to standard error, the real standard output kept for the
  * report (close-on-exec: the ranks mpiexec starts must not hold it open). */
-static int claim_stdout(const char *path, char *err, size_t errlen)
+static int claim_stdout(const char *path, cg_status *st)
 {
     fflush(stdout);
     int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: standard output: %s", path, strerror(errno));
+        cg_error(st, "%s: standard output: %s", path, strerror(errno));
         return -1;
     }
     if (!(report_stdout_path = strdup(path)) || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
-        snprintf(err, errlen, "%s: cannot move the terminal output to standard error: %s", path, strerror(errno));
+        cg_error(st, "%s: cannot move the terminal output to standard error: %s", path, strerror(errno));
         free(report_stdout_path);
         report_stdout_path = NULL;
         close(fd);
@@ -134,34 +134,30 @@ static int claim_stdout(const char *path, char *err, size_t errlen)
     return 0;
 }
 
-int cg_report_targets_prepare(const char *json, const char *junit, char *err, size_t errlen)
+int cg_report_targets_prepare(const char *json, const char *junit, cg_status *st)
 {
     const char *paths[2] = {json, junit};
     target t[2];
     for (int i = 0; i < 2; i++) {
         if (!paths[i])
             continue;
-        if (classify(paths[i], &t[i], err, errlen) != 0)
-            return -1;
-        if (t[i].kind == TO_FILE && check_parent(paths[i], err, errlen) != 0)
-            return -1;
+        CG_TRY(classify(paths[i], &t[i], st));
+        if (t[i].kind == TO_FILE)
+            CG_TRY(check_parent(paths[i], st));
     }
     bool to_stdout[2] = {json && t[0].kind == TO_FD && t[0].fd == STDOUT_FILENO,
                          junit && t[1].kind == TO_FD && t[1].fd == STDOUT_FILENO};
-    if (json && junit && (strcmp(json, junit) == 0 || (to_stdout[0] && to_stdout[1]))) {
-        snprintf(err, errlen, "--json %s and --junit %s would write to the same place; give each its own", json,
-                 junit);
-        return -1;
-    }
+    CG_CHECK(!(json && junit && (strcmp(json, junit) == 0 || (to_stdout[0] && to_stdout[1]))), st,
+             "--json %s and --junit %s would write to the same place; give each its own", json, junit);
     for (int i = 0; i < 2; i++)
         if (to_stdout[i])
-            return claim_stdout(paths[i], err, errlen);
+            return claim_stdout(paths[i], st);
     return 0;
 }
 
 /* All of text to fd. A reader that went away is an error (EPIPE), not a
  * SIGPIPE that would end the tool outside its exit-status contract. */
-static int write_all(int fd, const char *path, const char *text, char *err, size_t errlen)
+static int write_all(int fd, const char *path, const char *text, cg_status *st)
 {
     struct sigaction ignore = {0}, old;
     ignore.sa_handler = SIG_IGN;
@@ -174,7 +170,7 @@ static int write_all(int fd, const char *path, const char *text, char *err, size
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            snprintf(err, errlen, "%s: cannot write: %s", path, w < 0 ? strerror(errno) : "nothing written");
+            cg_error(st, "%s: cannot write: %s", path, w < 0 ? strerror(errno) : "nothing written");
             rc = -1;
             break;
         }
@@ -191,21 +187,21 @@ static int write_all(int fd, const char *path, const char *text, char *err, size
  * opening, so whatever raced in between is never created, emptied or written
  * unless it is still a stream. O_NONBLOCK makes a FIFO without a reader fail
  * (ENXIO) instead of waiting forever; writes then block as usual. */
-static int open_stream(const char *path, const target *t, char *err, size_t errlen)
+static int open_stream(const char *path, const target *t, cg_status *st)
 {
     int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK | (t->via_link ? 0 : O_NOFOLLOW));
     if (fd < 0) {
         if (errno == ENXIO)
-            snprintf(err, errlen, "%s: cannot write: a FIFO with no reader", path);
+            cg_error(st, "%s: cannot write: a FIFO with no reader", path);
         else
-            snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+            cg_error(st, "%s: cannot write: %s", path, strerror(errno));
         return -1;
     }
     struct stat s;
     int flags = fcntl(fd, F_GETFL);
     if (fstat(fd, &s) != 0 || !(S_ISCHR(s.st_mode) || S_ISFIFO(s.st_mode)) || flags < 0 ||
         fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
-        snprintf(err, errlen, "%s: cannot write: changed while being opened", path);
+        cg_error(st, "%s: cannot write: changed while being opened", path);
         close(fd);
         return -1;
     }
@@ -226,13 +222,13 @@ static void sync_parent(const char *path)
     free(dir);
 }
 
-int cg_write_file_atomic(const char *path, const char *text, char *err, size_t errlen)
+int cg_write_file_atomic(const char *path, const char *text, cg_status *st)
 {
     struct stat old;
     mode_t mode;
     if (lstat(path, &old) == 0) {
         if (!S_ISREG(old.st_mode)) {
-            snprintf(err, errlen, "%s: exists and is not a regular file; not replacing it", path);
+            cg_error(st, "%s: exists and is not a regular file; not replacing it", path);
             return -1;
         }
         mode = old.st_mode & 0777;
@@ -241,35 +237,35 @@ int cg_write_file_atomic(const char *path, const char *text, char *err, size_t e
         umask(mask);
         mode = 0666 & ~mask;
     } else {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        cg_error(st, "%s: cannot write: %s", path, strerror(errno));
         return -1;
     }
     static const char suffix[] = ".tmp.XXXXXX";
     size_t len = strlen(path);
     char *tmp = malloc(len + sizeof suffix);
     if (!tmp) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        cg_error_infra(st, "%s: out of memory", path);
         return -1;
     }
     memcpy(tmp, path, len);
     memcpy(tmp + len, suffix, sizeof suffix);
     int fd = mkstemp(tmp); /* O_CREAT|O_EXCL: never through a link */
     if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+        cg_error(st, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
         free(tmp);
         return -1;
     }
-    int rc = write_all(fd, path, text, err, errlen);
+    int rc = write_all(fd, path, text, st);
     if (rc == 0 && (fchmod(fd, mode) != 0 || (fsync(fd) != 0 && errno != EINVAL))) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        cg_error(st, "%s: cannot write: %s", path, strerror(errno));
         rc = -1;
     }
     if (close(fd) != 0 && rc == 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        cg_error(st, "%s: cannot write: %s", path, strerror(errno));
         rc = -1;
     }
     if (rc == 0 && rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: cannot replace it: %s", path, strerror(errno));
+        cg_error(st, "%s: cannot replace it: %s", path, strerror(errno));
         rc = -1;
     }
     if (rc != 0)
@@ -280,21 +276,21 @@ int cg_write_file_atomic(const char *path, const char *text, char *err, size_t e
     return rc;
 }
 
-int cg_report_output_write(const char *path, const char *text, char *err, size_t errlen)
+int cg_report_output_write(const char *path, const char *text, cg_status *st)
 {
     target t;
-    if (classify(path, &t, err, errlen) != 0)
+    if (classify(path, &t, st) != 0)
         return -1;
     if (t.kind == TO_FILE)
-        return cg_write_file_atomic(path, text, err, errlen);
+        return cg_write_file_atomic(path, text, st);
     if (t.kind == TO_FD)
-        return write_all(t.fd, path, text, err, errlen);
-    int fd = open_stream(path, &t, err, errlen);
+        return write_all(t.fd, path, text, st);
+    int fd = open_stream(path, &t, st);
     if (fd < 0)
         return -1;
-    int rc = write_all(fd, path, text, err, errlen);
+    int rc = write_all(fd, path, text, st);
     if (close(fd) != 0 && rc == 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        cg_error(st, "%s: cannot write: %s", path, strerror(errno));
         rc = -1;
     }
     return rc;

@@ -27,24 +27,26 @@
 
 #include <stddef.h>
 
+#include "status.h"
+
 /* Check the --json and --junit targets (either may be NULL) before anything
- * runs, so a bad one costs no run: 0, or -1 with err ("PATH: is a directory;
+ * runs, so a bad one costs no run: 0, or -1 with st ("PATH: is a directory;
  * ..."): the caller exits with the usage status. Refuses both reports on
  * standard output, and both on the same path. When a target is standard
  * output, redirects descriptor 1 to standard error from here on (stdio's
  * stdout included) and keeps a close-on-exec duplicate of the real one for
  * cg_report_output_write. Call it once, before any output. */
-int cg_report_targets_prepare(const char *json, const char *junit, char *err, size_t errlen);
+int cg_report_targets_prepare(const char *json, const char *junit, cg_status *st);
 
 /* Write text (NUL-terminated) to the target path as described above. 0, or
- * -1 with err ("PATH: cannot write: ..."). A FIFO without a reader is an
+ * -1 with st ("PATH: cannot write: ..."). A FIFO without a reader is an
  * error, not a wait. Owns nothing; text is not modified. */
-int cg_report_output_write(const char *path, const char *text, char *err, size_t errlen);
+int cg_report_output_write(const char *path, const char *text, cg_status *st);
 
 /* The atomic regular-file half of cg_report_output_write: refuses any path
  * that exists and is not a regular file. The file keeps the permission bits
- * of the one it replaces (new files: 0666 less the umask). 0 or -1 with err;
+ * of the one it replaces (new files: 0666 less the umask). 0 or -1 with st;
  * the temporary file is removed on every failure. */
-int cg_write_file_atomic(const char *path, const char *text, char *err, size_t errlen);
+int cg_write_file_atomic(const char *path, const char *text, cg_status *st);
 
 #endif

@@ -72,7 +72,7 @@ static cJSON *check_json(const cg_check *k)
         cJSON_AddNumberToObject(o, "first_bad_expected", k->expected[k->first_bad]);
         cJSON_AddNumberToObject(o, "first_bad_observed", k->observed[k->first_bad]);
     }
-    cJSON_AddStringToObject(o, "status", cg_status_name(k->status));
+    cJSON_AddStringToObject(o, "status", cg_outcome_name(k->status));
     if (k->note)
         add_text(o, "note", k->note);
     return o;
@@ -88,7 +88,7 @@ static cJSON *case_json(const cg_case_result *c)
     add_string_or_null(o, "source", c->source);
     cJSON_AddNumberToObject(o, "world", c->world);
     add_string_or_null(o, "rules", c->rules);
-    cJSON_AddStringToObject(o, "status", cg_status_name(c->status));
+    cJSON_AddStringToObject(o, "status", cg_outcome_name(c->status));
     cJSON_AddNumberToObject(o, "duration_s", c->duration_s);
     if (c->message)
         add_text(o, "message", c->message);
@@ -103,7 +103,7 @@ static cJSON *case_json(const cg_case_result *c)
     }
     cJSON *fd = cJSON_AddObjectToObject(o, "finite_difference");
     if (fd) {
-        cJSON_AddStringToObject(fd, "status", cg_status_name(c->fd_status));
+        cJSON_AddStringToObject(fd, "status", cg_outcome_name(c->fd_status));
         cJSON_AddNumberToObject(fd, "max_rel_err", c->fd_max_rel_err);
         cJSON_AddNumberToObject(fd, "tolerance", c->fd_tolerance);
         if (c->fd_note)
@@ -193,7 +193,7 @@ char *cg_case_json_line(const cg_case_result *c)
     return text;
 }
 
-int cg_report_write_json(const cg_report *r, const char *path, char *err, size_t errlen)
+int cg_report_write_json(const cg_report *r, const char *path, cg_status *st)
 {
     cJSON *o = report_json(r);
     char *text = o ? cJSON_Print(o) : NULL;
@@ -202,13 +202,13 @@ int cg_report_write_json(const cg_report *r, const char *path, char *err, size_t
     char *line = text ? malloc(n + 2) : NULL; /* a text file ends with a newline */
     if (!line) {
         cJSON_free(text);
-        snprintf(err, errlen, "%s: out of memory building the report", path);
+        cg_error_infra(st, "%s: out of memory building the report", path);
         return -1;
     }
     memcpy(line, text, n);
     memcpy(line + n, "\n", 2);
     cJSON_free(text);
-    int rc = cg_report_output_write(path, line, err, errlen);
+    int rc = cg_report_output_write(path, line, st);
     free(line);
     return rc;
 }

@@ -14,8 +14,8 @@
 struct cJSON;
 
 /* Write r as JSON to path ("-" is standard output; report_file.h says how
- * each kind of target is written). 0, or -1 with err ("path: cannot write: ..."). */
-int cg_report_write_json(const cg_report *r, const char *path, char *err, size_t errlen);
+ * each kind of target is written). 0, or -1 with st ("path: cannot write: ..."). */
+int cg_report_write_json(const cg_report *r, const char *path, cg_status *st);
 /* One case as a single line of JSON (free with cJSON_free), or NULL on OOM:
  * how a job's result travels from rank 0 to the launcher. */
 char *cg_case_json_line(const cg_case_result *c);
@@ -24,9 +24,9 @@ char *cg_case_json_line(const cg_case_result *c);
  * if malformed (the case may then be appended half-filled). */
 int cg_case_from_json_line(cg_report *r, const char *line);
 /* A JSON report file parsed (free with cJSON_Delete): what `compare` reads.
- * NULL with err: "PATH: cannot read: ...", "PATH: not a collgrad-check
+ * NULL with st: "PATH: cannot read: ...", "PATH: not a collgrad-check
  * report" (not JSON, another schema, a case without a name or a world). */
-struct cJSON *cg_report_json_load(const char *path, char *err, size_t errlen);
+struct cJSON *cg_report_json_load(const char *path, cg_status *st);
 /* A member of a parsed report object: the string (NULL when absent or not a
  * string), the number (dflt when absent or not a number). */
 const char *cg_json_str(const struct cJSON *o, const char *key);

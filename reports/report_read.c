@@ -25,13 +25,13 @@ double cg_json_num(const cJSON *o, const char *key, double dflt)
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
-static cg_status status_of(const char *s)
+static cg_outcome outcome_of(const char *s)
 {
     if (!s)
         return CG_ERROR;
     for (int k = CG_PASS; k <= CG_SKIP; k++)
-        if (strcmp(s, cg_status_name((cg_status)k)) == 0)
-            return (cg_status)k;
+        if (strcmp(s, cg_outcome_name((cg_outcome)k)) == 0)
+            return (cg_outcome)k;
     return CG_ERROR;
 }
 
@@ -63,7 +63,7 @@ static int read_check(cg_case_result *c, const cJSON *k)
 {
     const char *sem = cg_json_str(k, "semantics");
     cg_check *chk = cg_case_add_note(c, cg_json_str(k, "tensor"), (int)cg_json_num(k, "rank", -1), sem ? sem : "?",
-                                     cg_json_str(k, "rules"), status_of(cg_json_str(k, "status")),
+                                     cg_json_str(k, "rules"), outcome_of(cg_json_str(k, "status")),
                                      cg_json_str(k, "note"));
     if (!chk)
         return -1;
@@ -121,7 +121,7 @@ int cg_case_from_json_line(cg_report *r, const char *line)
                                            (int)cg_json_num(o, "world", 0));
     int rc = c ? 0 : -1;
     if (c) {
-        c->status = status_of(cg_json_str(o, "status"));
+        c->status = outcome_of(cg_json_str(o, "status"));
         cg_case_set_rules(c, cg_json_str(o, "rules"));
         c->duration_s = cg_json_num(o, "duration_s", 0);
         c->error_class = (int)cg_json_num(o, "error_class", 0);
@@ -133,7 +133,7 @@ int cg_case_from_json_line(cg_report *r, const char *line)
         const char *why = cg_json_str(rep, "reason");
         c->replicated_reason = why ? strdup(why) : NULL;
         const cJSON *fd = cJSON_GetObjectItemCaseSensitive(o, "finite_difference");
-        c->fd_status = status_of(cg_json_str(fd, "status"));
+        c->fd_status = outcome_of(cg_json_str(fd, "status"));
         c->fd_max_rel_err = cg_json_num(fd, "max_rel_err", NAN);
         c->fd_tolerance = cg_json_num(fd, "tolerance", NAN);
         const char *fdr = cg_json_str(fd, "reason");
@@ -157,12 +157,12 @@ int cg_case_from_json_line(cg_report *r, const char *line)
     return rc;
 }
 
-/* The whole file, NUL-terminated in *len bytes (caller frees), or NULL with err. */
-static char *read_whole(const char *path, size_t *len, char *err, size_t errlen)
+/* The whole file, NUL-terminated in *len bytes (caller frees), or NULL with st. */
+static char *read_whole(const char *path, size_t *len, cg_status *st)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        cg_error(st, "%s: cannot read: %s", path, strerror(errno));
         return NULL;
     }
     size_t cap = 1 << 16, n = 0;
@@ -178,7 +178,7 @@ static char *read_whole(const char *path, size_t *len, char *err, size_t errlen)
     }
     bool bad = !text || ferror(f);
     if (fclose(f) != 0 || bad) {
-        snprintf(err, errlen, "%s: cannot read: %s", path, text ? strerror(errno) : "out of memory");
+        cg_error_infra(st, "%s: cannot read: %s", path, text ? strerror(errno) : "out of memory");
         free(text);
         return NULL;
     }
@@ -203,16 +203,16 @@ static bool looks_like_report(const cJSON *root)
     return true;
 }
 
-cJSON *cg_report_json_load(const char *path, char *err, size_t errlen)
+cJSON *cg_report_json_load(const char *path, cg_status *st)
 {
     size_t n;
-    char *text = read_whole(path, &n, err, errlen);
+    char *text = read_whole(path, &n, st);
     if (!text)
         return NULL;
     cJSON *root = cJSON_ParseWithLength(text, n);
     free(text);
     if (!root || !looks_like_report(root)) {
-        snprintf(err, errlen, "%s: not a collgrad-check report", path);
+        cg_error(st, "%s: not a collgrad-check report", path);
         cJSON_Delete(root);
         return NULL;
     }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *cg_status_name(cg_status s)
+const char *cg_outcome_name(cg_outcome s)
 {
     static const char *const names[] = {"pass", "fail", "error", "skip"};
     return (unsigned)s < 4 ? names[s] : "?";
@@ -174,7 +174,7 @@ static double ulp_distance(double e, double o, cg_dtype dt)
     return fabs(o - e) / unit;
 }
 
-cg_status cg_compare(const double *expected, const double *observed, int64_t n, cg_tol tol,
+cg_outcome cg_compare(const double *expected, const double *observed, int64_t n, cg_tol tol,
                      double *max_abs, double *max_rel, double *max_ulp, int64_t *first_bad)
 {
     *max_abs = *max_rel = *max_ulp = 0.0;
@@ -251,7 +251,7 @@ cg_check *cg_case_add_check(cg_case_result *c, const char *tensor, int rank,
 }
 
 cg_check *cg_case_add_note(cg_case_result *c, const char *tensor, int rank, const char *semantics,
-                           const char *rules, cg_status st, const char *note)
+                           const char *rules, cg_outcome st, const char *note)
 {
     cg_check *k = new_check(c, tensor, rank, semantics, rules, NULL);
     if (!k)

@@ -11,13 +11,13 @@
 
 #include "tensor.h"
 
-typedef enum { CG_PASS = 0, CG_FAIL, CG_ERROR, CG_SKIP } cg_status;
+typedef enum { CG_PASS = 0, CG_FAIL, CG_ERROR, CG_SKIP } cg_outcome;
 
 /* The tool's exit status, from a run's worst outcome (cg_exit_status) or a
  * subcommand's: a failed check 1, a bad case or command line 2, the
  * infrastructure (launch, MPI, out of memory, deadline) 3. */
 enum { CG_EXIT_OK = 0, CG_EXIT_FAIL = 1, CG_EXIT_USAGE = 2, CG_EXIT_INFRA = 3 };
-const char *cg_status_name(cg_status s); /* "pass", "fail", "error", "skip" */
+const char *cg_outcome_name(cg_outcome s); /* "pass", "fail", "error", "skip" */
 
 /* How close is close enough: |obs - exp| <= atol + rtol * |exp|, elementwise. */
 typedef struct cg_tol {
@@ -39,7 +39,7 @@ typedef struct cg_check {
     double *observed;
     double max_abs_err, max_rel_err, max_ulp;
     int64_t first_bad;   /* -1 when all elements pass */
-    cg_status status;
+    cg_outcome status;
     char *note;          /* why it failed or was skipped; may be NULL */
 } cg_check;
 
@@ -47,13 +47,13 @@ typedef struct cg_case_result {
     char *name, *file, *source;
     char *rules;         /* the rule set of a distributed job; NULL in the oracle */
     int world;
-    cg_status status;
+    cg_outcome status;
     double duration_s;
     char *message;       /* the error of an erroring case, NULL otherwise */
     int error_class;     /* an erroring case: 2 the case is bad, 3 infrastructure */
     bool replicated_defined;
     char *replicated_reason;
-    cg_status fd_status;
+    cg_outcome fd_status;
     double fd_max_rel_err, fd_tolerance;
     char *fd_note;       /* why skipped */
     int nchecks, capchecks;
@@ -118,13 +118,13 @@ cg_check *cg_case_add_check(cg_case_result *c, const char *tensor, int rank,
                             const double *expected, const double *observed, int64_t n, cg_tol tol);
 /* Append a check with a fixed status and note and no values. */
 cg_check *cg_case_add_note(cg_case_result *c, const char *tensor, int rank, const char *semantics,
-                           const char *rules, cg_status st, const char *note);
+                           const char *rules, cg_outcome st, const char *note);
 /* The case's status from its checks (fail beats pass; error is set by hand). */
 void cg_case_finish(cg_case_result *c);
 void cg_report_count(cg_report *r);
 
 /* Elementwise comparison used by checks; fills the error fields. */
-cg_status cg_compare(const double *expected, const double *observed, int64_t n, cg_tol tol,
+cg_outcome cg_compare(const double *expected, const double *observed, int64_t n, cg_tol tol,
                      double *max_abs, double *max_rel, double *max_ulp, int64_t *first_bad);
 
 #endif

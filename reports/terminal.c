@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-static const char *status_word(cg_status s)
+static const char *status_word(cg_outcome s)
 {
     switch (s) {
     case CG_PASS: return "Passed";
@@ -24,7 +24,7 @@ static void print_values(FILE *f, const char *label, const double *v, int64_t n)
 
 static void print_check(FILE *f, const cg_check *k)
 {
-    fprintf(f, "        %s %s(%s)", cg_status_name(k->status), k->semantics, k->tensor);
+    fprintf(f, "        %s %s(%s)", cg_outcome_name(k->status), k->semantics, k->tensor);
     if (k->rank >= 0)
         fprintf(f, " rank %d", k->rank);
     if (k->rules)

@@ -32,6 +32,7 @@ fi
 sources=(
   harness/lang/lexer.c harness/lang/parser.c harness/lang/parse_expr.c harness/lang/parse_expect.c
   harness/lang/parse_call.c harness/lang/ir.c harness/lang/dtype.c harness/lang/coll_words.c
+  harness/lang/status.c
   harness/autograd/tensor.c harness/autograd/autograd.c harness/autograd/ops_elementwise.c
   harness/autograd/ops_matmul.c harness/autograd/ops_reduce.c harness/autograd/ops_shape.c
   harness/autograd/rng.c harness/autograd/tensor_math.c harness/autograd/cuda_absent.c

@@ -149,7 +149,7 @@ static void test_reductions(cg_tp *tp, cg_dtype dt)
                 void *s = buf(sendb), *r = in_place && has ? s : buf(recvb);
                 int rc = root < 0 ? cg_tp_all_reduce(tp, s, r, n, dt, op)
                                   : cg_tp_reduce(tp, s, r, n, dt, op, root);
-                check(rc == 0, "%s op %d: %s", root < 0 ? "all_reduce" : "reduce", op, tp->err);
+                check(rc == 0, "%s op %d: %s", root < 0 ? "all_reduce" : "reduce", op, tp->st.msg);
                 pull(out);
                 if (has)
                     expect(root < 0 ? "all_reduce" : "reduce", dt, out, n, op == CGT_AVG);
@@ -168,7 +168,7 @@ static void test_reduce_scatter(cg_tp *tp, cg_dtype dt)
                 want[i] = reduced(op, off + i);
             fill(dt, recvb, SENTINEL);
             check(cg_tp_reduce_scatter(tp, buf(sendb), buf(recvb), counts, dt, op) == 0,
-                  "reduce_scatter: %s", tp->err);
+                  "reduce_scatter: %s", tp->st.msg);
             pull(recvb);
             expect(ragged ? "reduce_scatter ragged" : "reduce_scatter", dt, recvb,
                    counts[g_rank], op == CGT_AVG);
@@ -194,7 +194,7 @@ static void test_movement(cg_tp *tp, cg_dtype dt)
             int rc = kind == 0 ? cg_tp_all_gather(tp, s, r, counts, dt)
                      : kind == 1 ? cg_tp_gather(tp, s, r, counts, dt, root)
                                  : cg_tp_scatter(tp, s, r, counts, dt, root);
-            check(rc == 0, "data movement %d: %s", kind, tp->err);
+            check(rc == 0, "data movement %d: %s", kind, tp->st.msg);
             pull(recvb);
             if (kind == 0 || (kind == 1 && g_rank == root))
                 expect(kind ? "gather" : "all_gather", dt, recvb, total, false);
@@ -208,7 +208,7 @@ static void test_movement(cg_tp *tp, cg_dtype dt)
         want[k] = block_value(g_world - 1, k);
         put(dt, recvb, k, g_rank == g_world - 1 ? want[k] : SENTINEL);
     }
-    check(cg_tp_broadcast(tp, buf(recvb), 7, dt, g_world - 1) == 0, "broadcast: %s", tp->err);
+    check(cg_tp_broadcast(tp, buf(recvb), 7, dt, g_world - 1) == 0, "broadcast: %s", tp->st.msg);
     pull(recvb);
     expect("broadcast", dt, recvb, 7, false);
 }
@@ -231,7 +231,7 @@ static void test_all_to_all_p2p(cg_tp *tp, cg_dtype dt)
     }
     fill(dt, recvb, SENTINEL);
     check(cg_tp_all_to_all(tp, buf(sendb), sc, buf(recvb), rcn, dt) == 0, "all_to_all: %s",
-          tp->err);
+          tp->st.msg);
     pull(recvb);
     expect("all_to_all", dt, recvb, r, false);
     int next = (g_rank + 1) % g_world, prev = (g_rank + g_world - 1) % g_world;
@@ -241,17 +241,17 @@ static void test_all_to_all_p2p(cg_tp *tp, cg_dtype dt)
     }
     for (int pass = 0; pass < 2; pass++) /* rank 0 sends first, the others receive first */
         if ((pass == 0) == (g_rank == 0))
-            check(cg_tp_send(tp, buf(sendb), 5, dt, next, 7) == 0, "send: %s", tp->err);
+            check(cg_tp_send(tp, buf(sendb), 5, dt, next, 7) == 0, "send: %s", tp->st.msg);
         else
-            check(cg_tp_recv(tp, buf(recvb), 5, dt, prev, 7) == 0, "recv: %s", tp->err);
+            check(cg_tp_recv(tp, buf(recvb), 5, dt, prev, 7) == 0, "recv: %s", tp->st.msg);
     pull(recvb);
     expect("ring", dt, recvb, 5, false);
 
     /* every rank sends before it receives: a plain ring of ncclSend would wait
      * forever, the held sends go out in one group with the recv */
     fill(dt, recvb, SENTINEL);
-    check(cg_tp_send(tp, buf(sendb), 5, dt, next, 8) == 0, "send first: %s", tp->err);
-    check(cg_tp_recv(tp, buf(recvb), 5, dt, prev, 8) == 0, "recv second: %s", tp->err);
+    check(cg_tp_send(tp, buf(sendb), 5, dt, next, 8) == 0, "send first: %s", tp->st.msg);
+    check(cg_tp_recv(tp, buf(recvb), 5, dt, prev, 8) == 0, "recv second: %s", tp->st.msg);
     pull(recvb);
     expect("ring, every rank sending first", dt, recvb, 5, false);
 
@@ -259,10 +259,10 @@ static void test_all_to_all_p2p(cg_tp *tp, cg_dtype dt)
     fill(dt, recvb, SENTINEL);
     if (g_rank == 0)
         check(cg_tp_send(tp, buf(sendb), 5, dt, g_world - 1, 9) == 0 && cg_tp_settle(tp) == 0,
-              "send, settle: %s", tp->err);
+              "send, settle: %s", tp->st.msg);
     if (g_rank == g_world - 1) {
         check(cg_tp_recv(tp, buf(recvb), 5, dt, 0, 9) == 0, "recv of a settled send: %s",
-              tp->err);
+              tp->st.msg);
         pull(recvb);
         for (size_t k = 0; k < 5; k++)
             want[k] = block_value(0, k);
@@ -282,12 +282,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_world);
     cg_tp tp;
-    char err[512];
+    cg_status st = CG_STATUS_OK;
     cg_cuda_arena *A = NULL;
     if (g_world > MAXN / 8) {
         check(false, "run with at most %d ranks, not %d", MAXN / 8, g_world);
-    } else if (cg_tp_open(&tp, "nccl", err, sizeof err) != 0) {
-        check(false, "open nccl: %s", err);
+    } else if (cg_tp_open(&tp, "nccl", &st) != 0) {
+        check(false, "open nccl: %s", st.msg);
     } else {
         check(strcmp(tp.ops->name, "nccl") == 0 && tp.ops->version[0] &&
               tp.ops->caps == (CGT_CAP_HOST | CGT_CAP_CUDA | CGT_CAP_HALF),
@@ -304,7 +304,7 @@ int main(int argc, char **argv)
                 test_movement(&tp, dtypes[d]);
                 test_all_to_all_p2p(&tp, dtypes[d]);
             }
-        check(cg_tp_barrier(&tp) == 0, "barrier: %s", tp.err);
+        check(cg_tp_barrier(&tp) == 0, "barrier: %s", tp.st.msg);
         cg_cuda_arena_free(A);
         cg_tp_close(&tp);
     }

@@ -168,9 +168,9 @@ static inline int mpitest_main(int argc, char **argv, const char *name, void (*t
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-    char err[512];
-    if (cg_tp_open(&tp, "mpi", err, sizeof err) < 0) {
-        fprintf(stderr, "rank %d: cannot open the mpi transport: %s\n", my_rank, err);
+    cg_status st = CG_STATUS_OK;
+    if (cg_tp_open(&tp, "mpi", &st) < 0) {
+        fprintf(stderr, "rank %d: cannot open the mpi transport: %s\n", my_rank, st.msg);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     tests();

@@ -207,12 +207,13 @@ START_TEST(json_report_is_utf8_whatever_the_strings)
     free(c->message);
     c->message = strdup(nasty);
     ck_assert_int_eq(cg_case_add_warning(c, nasty), 0);
-    char dir[512], path[600], err[512];
+    char dir[512], path[600], err[512]; /* err: the test tools (tools/json_schema.h) */
+    cg_status st = CG_STATUS_OK;
     const char *tmpdir = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/cg_test_report_XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/r.json", dir);
-    ck_assert_msg(cg_report_write_json(r, path, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(cg_report_write_json(r, path, &st) == 0, "%s", st.msg);
     size_t n, bad = 0;
     char *text = read_all(path, &n);
     ck_assert_msg(valid_utf8((const unsigned char *)text, n, &bad), "invalid UTF-8 at byte %zu: ...%.20s", bad,

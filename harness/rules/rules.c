@@ -115,7 +115,7 @@ int cg_rules_fail(cg_rule_call *call, const char *fmt, ...)
 
 int cg_rules_tp_fail(cg_rule_call *call)
 {
-    return cg_rules_fail(call, "%s", call->tp->err[0] ? call->tp->err : "transport call failed");
+    return cg_rules_fail(call, "%s", call->tp->st.msg[0] ? call->tp->st.msg : "transport call failed");
 }
 
 int cg_rules_unsupported(cg_rule_call *call, const char *by)

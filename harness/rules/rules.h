@@ -80,8 +80,8 @@ const cg_rules *cg_rules_find(const char *name);
 /* All built-in rule sets, NULL-terminated, reference first. */
 const cg_rules *const *cg_rules_all(void);
 /* A built-in name, else a plugin path (containing '/' or ending in .so) whose
- * table is checked (rules_plugin.c). NULL with err on failure. */
-const cg_rules *cg_rules_load(const char *name_or_path, char *err, size_t errlen);
+ * table is checked (rules_plugin.c). NULL with st on failure. */
+const cg_rules *cg_rules_load(const char *name_or_path, cg_status *st);
 
 extern const cg_rules cg_rules_reference;
 extern const cg_rules cg_rules_c10d;
@@ -105,7 +105,7 @@ void cg_counts_offsets(const size_t *counts, int world, size_t *off);
 cgt_redop cg_rules_tp_op(cg_redop op);
 /* call->err = "backward of all_reduce(prod): <message>"; returns -1. */
 int cg_rules_fail(cg_rule_call *call, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* call->err from the transport's message (call->tp->err); returns -1. */
+/* call->err from the transport's message (call->tp->st.msg); returns -1. */
 int cg_rules_tp_fail(cg_rule_call *call);
 /* call->err = "backward of all_reduce(avg) is not supported by <by>"; returns
  * -1. For implementations that raise: an expected error, not a number. */

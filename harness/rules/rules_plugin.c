@@ -4,22 +4,11 @@
  * must export CG_RULES_ENTRY (rules.h). The plugin calls the tool's own
  * functions (cg_tp_*, cg_tensor_*, cg_reference_backward), which the
  * executable exports (ENABLE_EXPORTS in CMakeLists.txt). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "plugin.h"
 #include "rules.h"
-
-__attribute__((format(printf, 3, 4))) static void say(char *buf, size_t len, const char *fmt, ...)
-{
-    if (!buf || len == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-}
 
 /* "reference, c10d, ..." for the unknown-name message. */
 static void builtin_names(char *buf, size_t len)
@@ -35,58 +24,49 @@ static void builtin_names(char *buf, size_t len)
     }
 }
 
-/* Why a loaded table cannot be used, or NULL when it can. */
-static const char *table_problem(const cg_rules *r, char *why, size_t len)
+/* 0 when a loaded table can be used, else -1 with st saying why. */
+static int check_table(const char *path, const cg_rules *r, cg_status *st)
 {
-    if (r->abi_version != CG_RULES_ABI_VERSION) {
-        say(why, len, "rule set ABI version %d, this collgrad-check needs %d (rebuild the plugin against "
-            "this version's rules.h: version 3 replaced cg_rule_call.in_counts with counts, the forward's "
-            "counts, whose inputs[] is what in_counts was)", r->abi_version,
-            CG_RULES_ABI_VERSION);
-        return why;
-    }
-    if (!r->name || !r->wiring || !r->backward) {
-        say(why, len, "rule set table has no '%s'",
-            !r->name ? "name" : !r->wiring ? "wiring" : "backward");
-        return why;
-    }
-    return NULL;
+    CG_CHECK(r->abi_version == CG_RULES_ABI_VERSION, st, "%s: rule set ABI version %d, this collgrad-check "
+             "needs %d (rebuild the plugin against this version's rules.h: version 3 replaced "
+             "cg_rule_call.in_counts with counts, the forward's counts, whose inputs[] is what in_counts was)",
+             path, r->abi_version, CG_RULES_ABI_VERSION);
+    CG_CHECK(r->name && r->wiring && r->backward, st, "%s: rule set table has no '%s'", path,
+             !r->name ? "name" : !r->wiring ? "wiring" : "backward");
+    return 0;
 }
 
 /* The library stays loaded once accepted: the table and its strings live in
  * it, and every job of the run uses them. dlopen of the same path again
  * returns the same handle, so loading per job costs nothing. */
-static const cg_rules *load_plugin(const char *path, char *err, size_t errlen)
+static const cg_rules *load_plugin(const char *path, cg_status *st)
 {
     void *lib;
-    cg_plugin_fn fn = cg_plugin_open(path, CG_RULES_ENTRY, "rule set", &lib, err, errlen);
+    cg_plugin_fn fn = cg_plugin_open(path, CG_RULES_ENTRY, "rule set", &lib, st);
     if (!fn)
         return NULL;
     const cg_rules *r = ((cg_rules_entry_fn)fn)();
-    char why[160];
     if (!r)
-        say(err, errlen, "%s: %s() returned NULL", path, CG_RULES_ENTRY);
-    else if (table_problem(r, why, sizeof why))
-        say(err, errlen, "%s: %s", path, why);
-    else
+        cg_error(st, "%s: %s() returned NULL", path, CG_RULES_ENTRY);
+    else if (check_table(path, r, st) == 0)
         return r;
     cg_plugin_close(lib);
     return NULL;
 }
 
-const cg_rules *cg_rules_load(const char *name_or_path, char *err, size_t errlen)
+const cg_rules *cg_rules_load(const char *name_or_path, cg_status *st)
 {
     if (!name_or_path || !name_or_path[0]) {
-        say(err, errlen, "no rule set named");
+        cg_error(st, "no rule set named");
         return NULL;
     }
     const cg_rules *r = cg_rules_find(name_or_path);
     if (r)
         return r;
     if (cg_is_plugin_path(name_or_path))
-        return load_plugin(name_or_path, err, errlen);
+        return load_plugin(name_or_path, st);
     char names[256];
     builtin_names(names, sizeof names);
-    say(err, errlen, "unknown rule set '%s' (built in: %s)", name_or_path, names);
+    cg_error(st, "unknown rule set '%s' (built in: %s)", name_or_path, names);
     return NULL;
 }

@@ -75,7 +75,7 @@ static int forward(cg_wcomm *w, cg_graph *g, const cg_coll *c, const cg_coll_cou
 {
     const cg_collective *d = cg_collective_of(c->kind);
     if (d->in_place && cg_tensor_copy_elems(g, y, 0, x, 0, x->numel) < 0) { /* x keeps its own value */
-        snprintf(w->tp->err, sizeof w->tp->err, "%s", cg_graph_error(g));
+        cg_error(&w->tp->st, "%s", cg_graph_error(g));
         return -1;
     }
     void *recv = d->root_only_output && w->rank != c->root ? NULL : y->data; /* the rest stay zeros */
@@ -100,7 +100,7 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     if (cg_check_placed(g, cg_coll_name(c->kind), y, &x, 1) < 0)
         return -1;
     if (forward(w, g, c, counts, x, y) != 0) {
-        cg_fail(g, "%s", w->tp->err);
+        cg_fail(g, "%s", w->tp->st.msg);
         return -1;
     }
     cg_wiring wiring = w->rules->wiring(c);
@@ -142,7 +142,7 @@ static int send_backward(cg_graph *g, cg_node *n)
     ctx->w->tp->backward = true;
     ctx->w->tp->seq = ctx->seq;
     if (cg_tp_recv(ctx->w->tp, gx->data, (size_t)gx->numel, gx->dtype, ctx->peer, ctx->tag) != 0) {
-        cg_fail(g, "backward of send: %s", ctx->w->tp->err);
+        cg_fail(g, "backward of send: %s", ctx->w->tp->st.msg);
         return -1;
     }
     return cg_accum_grad(g, x, gx);
@@ -156,7 +156,7 @@ static int recv_backward(cg_graph *g, cg_node *n)
     ctx->w->tp->backward = true;
     ctx->w->tp->seq = ctx->seq;
     if (cg_tp_send(ctx->w->tp, gy->data, (size_t)gy->numel, gy->dtype, ctx->peer, ctx->tag) != 0) {
-        cg_fail(g, "backward of recv: %s", ctx->w->tp->err);
+        cg_fail(g, "backward of recv: %s", ctx->w->tp->st.msg);
         return -1;
     }
     return 0;
@@ -185,7 +185,7 @@ static int w_send(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tensor
     w->tp->backward = false;
     w->tp->seq = c->seq;
     if (cg_tp_send(w->tp, t->data, (size_t)t->numel, t->dtype, c->peer, c->seq) != 0) {
-        cg_fail(g, "%s", w->tp->err);
+        cg_fail(g, "%s", w->tp->st.msg);
         return -1;
     }
     if (w->rules->wiring(c) == CG_WIRE_DETACHED)
@@ -206,7 +206,7 @@ static cg_tensor *w_recv(void *self, cg_graph *g, const cg_coll *c, int slot)
     w->tp->backward = false;
     w->tp->seq = c->seq;
     if (cg_tp_recv(w->tp, y->data, (size_t)y->numel, y->dtype, c->peer, ev->tag) != 0) {
-        cg_fail(g, "%s", w->tp->err);
+        cg_fail(g, "%s", w->tp->st.msg);
         return NULL;
     }
     if (w->rules->wiring(c) == CG_WIRE_DETACHED)

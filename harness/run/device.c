@@ -24,14 +24,17 @@ const char *cg_device_name(cg_device d)
 static int transport_caps(const char *name, unsigned *caps, char *err, size_t errlen)
 {
     const cg_transport_ops *ops = collgrad_builtin_transport(name);
+    cg_status st = CG_STATUS_OK;
     if (!ops && strcmp(name, "nccl") == 0)
-        cg_nccl_missing(err, errlen);
+        cg_nccl_missing(&st);
     else if (!ops && cg_is_plugin_path(name))
-        ops = cg_transport_load(name, err, errlen);
+        ops = cg_transport_load(name, &st);
     else if (!ops)
-        snprintf(err, errlen, "unknown transport '%s'", name);
-    if (!ops)
+        cg_error(&st, "unknown transport '%s'", name);
+    if (!ops) {
+        snprintf(err, errlen, "%s", st.msg);
         return -1;
+    }
     *caps = ops->caps;
     return 0;
 }

@@ -356,9 +356,9 @@ int cg_export_ir_main(int argc, char **argv)
     if (rc == 0 && !text)
         rc = CG_EXIT_INFRA;
     if (rc == 0 && output) {
-        char err[1024];
-        if (cg_write_file_atomic(output, text, err, sizeof err) != 0) {
-            fprintf(stderr, "collgrad-check export-ir: %s\n", err);
+        cg_status st = CG_STATUS_OK;
+        if (cg_write_file_atomic(output, text, &st) != 0) {
+            fprintf(stderr, "collgrad-check export-ir: %s\n", st.msg);
             rc = CG_EXIT_INFRA;
         }
     } else if (rc == 0 && (fputs(text, stdout) < 0 || fputc('\n', stdout) < 0 || fflush(stdout) != 0)) {

@@ -33,8 +33,7 @@
  * NULL without one or when it does not load (preflight then says why). */
 static const char *plugin_rules_name(const cg_options *o)
 {
-    char err[512];
-    const cg_rules *r = o->rules && cg_is_plugin_path(o->rules) ? cg_rules_load(o->rules, err, sizeof err) : NULL;
+    const cg_rules *r = o->rules && cg_is_plugin_path(o->rules) ? cg_rules_load(o->rules, NULL) : NULL;
     return r ? r->name : NULL;
 }
 
@@ -61,21 +60,6 @@ static cg_report *new_report(const cg_options *o)
                          cg_device_name(cg_device_of(o)));
 }
 
-/* Write the reports asked for; rc, or 3 when one cannot be written. */
-static int write_reports(const cg_options *o, const cg_report *rep, int rc)
-{
-    char err[1024];
-    if (o->json && cg_report_write_json(rep, o->json, err, sizeof err) != 0) {
-        fprintf(stderr, "collgrad-check: %s\n", err);
-        rc = CG_EXIT_INFRA;
-    }
-    if (o->junit && cg_report_write_junit(rep, o->junit, err, sizeof err) != 0) {
-        fprintf(stderr, "collgrad-check: %s\n", err);
-        rc = CG_EXIT_INFRA;
-    }
-    return rc;
-}
-
 /* A selection refused before anything ran: say why, and still leave the
  * reports asked for (the files that did not load, and the refusal as an
  * errored test named "refused"), so a stale report from an earlier run
@@ -95,7 +79,7 @@ static int refuse(const cg_options *o, const cg_case_set *set, const char *why, 
         c->message = strdup(why);
         cg_report_count(rep);
     }
-    rc = rep ? write_reports(o, rep, rc) : CG_EXIT_INFRA;
+    rc = rep ? cg_write_reports(o, rep, rc) : CG_EXIT_INFRA;
     cg_report_free(rep);
     return rc;
 }
@@ -126,7 +110,7 @@ static int run_rounds(const cg_options *o, const cg_case_set *set)
         if (o->repeat > 1)
             printf("round %d of %d: %s\n", round, o->repeat, rc ? "did not pass, stopping" : "passed");
         if (last)
-            rc = write_reports(o, rep, rc);
+            rc = cg_write_reports(o, rep, rc);
         cg_report_free(rep);
         if (last)
             break;
@@ -166,8 +150,9 @@ int main(int argc, char **argv)
     if (rc < 0 && (rc = cg_pytorch_check_options(&o)) == 0)
         rc = -1;
     char terr[1024] = "";
+    cg_status st = CG_STATUS_OK;
     if (rc == CG_EXIT_USAGE && o.usage[0] && (o.json || o.junit) && !o.worker &&
-        cg_report_targets_prepare(o.json, o.junit, terr, sizeof terr) == 0) {
+        cg_report_targets_prepare(o.json, o.junit, &st) == 0) {
         cg_case_set none = {0}; /* a bad command line is refused with the report it asked for */
         rc = refuse(&o, &none, o.usage, true, rc);
     }
@@ -186,8 +171,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "collgrad-check: warning: %s\n", terr);
     }
     /* a report target that cannot be written is refused before any run */
-    if (cg_report_targets_prepare(o.json, o.junit, terr, sizeof terr) != 0) {
-        fprintf(stderr, "collgrad-check: %s\n", terr);
+    if (cg_report_targets_prepare(o.json, o.junit, &st) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", st.msg);
         free(o.paths);
         return CG_EXIT_USAGE;
     }
@@ -218,8 +203,10 @@ int main(int argc, char **argv)
         int pre = o.oracle_only || o.backend ? 0 : cg_device_precheck(&o, perr, sizeof perr);
         if (pre == 0) /* the names the run needs, before anything launches */
             pre = cg_preflight_names(&o, perr, sizeof perr);
-        if (pre == 0 && !o.oracle_only && !o.backend && cg_transport_precheck(o.transport, perr, sizeof perr) != 0)
+        if (pre == 0 && !o.oracle_only && !o.backend && cg_transport_precheck(o.transport, &st) != 0) {
+            snprintf(perr, sizeof perr, "%s", st.msg);
             pre = CG_EXIT_INFRA;
+        }
         /* said once, not once per job's ranks */
         rc = pre != 0 ? refuse(&o, &set, perr, false, pre) : run_rounds(&o, &set);
     }

@@ -43,7 +43,11 @@ static int check_rules(const char *name, char *err, size_t errlen)
 {
     if (cg_is_plugin_path(name) && readable_plugin("--rules", name, err, errlen) != 0)
         return CG_EXIT_USAGE;
-    return cg_rules_load(name, err, errlen) ? 0 : CG_EXIT_USAGE;
+    cg_status st = CG_STATUS_OK;
+    if (cg_rules_load(name, &st))
+        return 0;
+    snprintf(err, errlen, "%s", st.msg);
+    return CG_EXIT_USAGE;
 }
 
 /* A data fault (transport_fault.h) or a process fault (board.h). */

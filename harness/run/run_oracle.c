@@ -7,7 +7,9 @@
 
 #include "cancel.h"
 #include "expect.h"
+#include "junit.h"
 #include "oracle.h"
+#include "report_json.h"
 #include "runner.h"
 #include "stop.h"
 #include "terminal.h"
@@ -49,6 +51,20 @@ int cg_exit_status(const cg_report *rep, int worst_error_class)
     if (worst)
         return worst;
     return failed || rep->failed ? CG_EXIT_FAIL : CG_EXIT_OK;
+}
+
+int cg_write_reports(const cg_options *o, const cg_report *rep, int rc)
+{
+    cg_status st = CG_STATUS_OK;
+    if (o->json && cg_report_write_json(rep, o->json, &st) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", st.msg);
+        rc = CG_EXIT_INFRA;
+    }
+    if (o->junit && cg_report_write_junit(rep, o->junit, &st) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", st.msg);
+        rc = CG_EXIT_INFRA;
+    }
+    return rc;
 }
 
 int cg_report_load_errors(cg_report *rep, const cg_case_set *set)

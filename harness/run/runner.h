@@ -25,6 +25,10 @@ int cg_report_load_errors(cg_report *rep, const cg_case_set *set);
 /* World sizes a case runs at under the options; returns the count. */
 int cg_case_worlds(const cg_options *o, const cg_case *cs, int *worlds);
 
+/* Write the reports the options ask for (--json, --junit), each one tried
+ * and each failure said on stderr: rc, or 3 when one cannot be written. */
+int cg_write_reports(const cg_options *o, const cg_report *rep, int rc);
+
 double cg_now(void); /* monotonic seconds */
 
 #endif

@@ -209,7 +209,7 @@ static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const 
     else if (failed)
         pack_rank(b, g, I, cg_interp_error(I), cg_interp_error_class(I));
     else if (settled != 0)
-        pack_rank(b, g, I, tp->err, 3);
+        pack_rank(b, g, I, tp->st.msg, 3);
     else
         pack_rank(b, g, I, NULL, 0);
     cg_interp_free(I);
@@ -323,14 +323,14 @@ static bool infra_error(const cg_case *cs, const cg_observed *obs, cg_case_resul
 int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *trusted, cg_device dev,
                   bool fd, cg_case_result *res, int *error_class)
 {
-    char msg[512];
-    const cg_rules *rules = cg_rules_load(job->rules, msg, sizeof msg);
+    cg_status st = CG_STATUS_OK;
+    const cg_rules *rules = cg_rules_load(job->rules, &st);
     *error_class = 0;
     if (!rules) {
         /* every rank sees the same: no communication happens */
         if (res) {
             res->status = CG_ERROR;
-            res->message = strdup(msg);
+            res->message = strdup(st.msg);
             res->error_class = 2;
         }
         *error_class = 2;

@@ -72,7 +72,7 @@ static int check_sync(cg_tp *tp, const cg_tp_fingerprint *fp)
     long long *all = malloc(sizeof(long long) * F * (size_t)tp->world);
     if (!all || MPI_Allgather(mine, F, MPI_LONG_LONG, all, F, MPI_LONG_LONG, MPI_COMM_WORLD) != MPI_SUCCESS) {
         free(all);
-        snprintf(tp->err, sizeof tp->err, "--check-sync: comparing fingerprints over MPI failed");
+        cg_error(&tp->st, "--check-sync: comparing fingerprints over MPI failed");
         return -1;
     }
     int rc = 0;
@@ -83,7 +83,7 @@ static int check_sync(cg_tp *tp, const cg_tp_fingerprint *fp)
         /* the program's call each rank serves (seq) is compared too: a rank
          * that skipped a collective issues the next one, which may look the
          * same in every other field */
-        snprintf(tp->err, sizeof tp->err, "desync: rank %d issued %s #%d (%s, %s, %lld elements, root %lld, "
+        cg_error(&tp->st, "desync: rank %d issued %s #%d (%s, %s, %lld elements, root %lld, "
                  "program call %lld) while rank 0 issued %s #%d (%s, %s, %lld elements, root %lld, program call %lld)",
                  r, cg_tp_entry_name((cg_tp_entry)b[0]), fp->ordinal, b[4] ? "backward" : "forward",
                  cg_dtype_name((cg_dtype)b[1]), b[2], b[3], b[5], cg_tp_entry_name((cg_tp_entry)a[0]), fp->ordinal,
@@ -183,17 +183,7 @@ static int finish_direct(const cg_options *o, cg_report *rep, double t0, int wor
 {
     cg_report_count(rep);
     cg_term_summary(stdout, rep, cg_now() - t0);
-    int rc = cg_injection_verdict(o, rep, cg_exit_status(rep, worst));
-    char err[1024];
-    if (o->json && cg_report_write_json(rep, o->json, err, sizeof err) != 0) {
-        fprintf(stderr, "collgrad-check: %s\n", err);
-        rc = CG_EXIT_INFRA;
-    }
-    if (o->junit && cg_report_write_junit(rep, o->junit, err, sizeof err) != 0) {
-        fprintf(stderr, "collgrad-check: %s\n", err);
-        rc = CG_EXIT_INFRA;
-    }
-    return rc;
+    return cg_write_reports(o, rep, cg_injection_verdict(o, rep, cg_exit_status(rep, worst)));
 }
 
 int cg_worker_main(const cg_options *o, const cg_case_set *set)
@@ -218,8 +208,9 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         MPI_Finalize();
         return pre;
     }
-    if (cg_tp_open(&tp, o->transport, err, sizeof err) != 0) {
-        fprintf(stderr, "collgrad-check: %s\n", err);
+    cg_status st = CG_STATUS_OK;
+    if (cg_tp_open(&tp, o->transport, &st) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", st.msg);
         MPI_Abort(MPI_COMM_WORLD, CG_EXIT_INFRA);
     }
     if (o->board_file && cg_board_attach(&board, o->board_file, tp.world, err, sizeof err) == 0)
@@ -258,8 +249,8 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
     cg_tp own_mpi, *trusted = &tp;
     bool second = strcmp(o->transport, "mpi") != 0 || data_fault == 0;
     if (rc == 0 && second) {
-        if (cg_tp_open(&own_mpi, "mpi", err, sizeof err) != 0) {
-            fprintf(stderr, "collgrad-check: %s\n", err);
+        if (cg_tp_open(&own_mpi, "mpi", &st) != 0) {
+            fprintf(stderr, "collgrad-check: %s\n", st.msg);
             rc = CG_EXIT_INFRA;
             second = false;
         } else {

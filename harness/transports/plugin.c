@@ -2,7 +2,6 @@
 #include "plugin.h"
 
 #include <dlfcn.h>
-#include <stdio.h>
 #include <string.h>
 
 bool cg_is_plugin_path(const char *name)
@@ -11,17 +10,16 @@ bool cg_is_plugin_path(const char *name)
     return strchr(name, '/') != NULL || (n >= 3 && strcmp(name + n - 3, ".so") == 0);
 }
 
-cg_plugin_fn cg_plugin_open(const char *path, const char *symbol, const char *what, void **lib,
-                            char *err, size_t errlen)
+cg_plugin_fn cg_plugin_open(const char *path, const char *symbol, const char *what, void **lib, cg_status *st)
 {
     *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!*lib) {
-        snprintf(err, errlen, "%s: %s", path, dlerror());
+        cg_error(st, "%s: %s", path, dlerror());
         return NULL;
     }
     void *sym = dlsym(*lib, symbol);
     if (!sym) {
-        snprintf(err, errlen, "%s: no symbol '%s' (not a collgrad-check %s?)", path, symbol, what);
+        cg_error(st, "%s: no symbol '%s' (not a collgrad-check %s?)", path, symbol, what);
         dlclose(*lib);
         *lib = NULL;
         return NULL;

@@ -10,21 +10,21 @@
 
 /* "nccl" needs a GPU (and a build with CUDA): without one, every rank of
  * every job would fail alike. */
-static int nccl_precheck(char *err, size_t errlen)
+static int nccl_precheck(cg_status *st)
 {
 #ifdef HAVE_CUDA
-    return cg_nccl_available(err, errlen);
+    char err[CG_ERR_LEN]; /* the GPU module's table speaks (err, errlen) */
+    return cg_nccl_available(err, sizeof err) == 0 ? 0 : cg_error(st, "%s", err);
 #else
-    snprintf(err, errlen, "%s", CG_NCCL_NOT_BUILT);
-    return -1;
+    return cg_error(st, "%s", CG_NCCL_NOT_BUILT);
 #endif
 }
 
-int cg_transport_precheck(const char *transport, char *err, size_t errlen)
+int cg_transport_precheck(const char *transport, cg_status *st)
 {
     if (transport && strcmp(transport, "nccl") == 0)
-        return nccl_precheck(err, errlen);
+        return nccl_precheck(st);
     if (!transport || !cg_is_plugin_path(transport))
         return 0; /* "mpi" is checked where it is opened */
-    return cg_transport_load(transport, err, errlen) ? 0 : -1;
+    return cg_transport_load(transport, st) ? 0 : -1;
 }

@@ -5,13 +5,13 @@
 #ifndef CG_PLUGIN_CHECK_H
 #define CG_PLUGIN_CHECK_H
 
-#include <stddef.h>
+#include "status.h"
 
 /* 0 when `transport` is "mpi", "nccl" with a CUDA device visible, or a
  * plugin path whose library loads and whose table has this tool's ABI
- * version; -1 with err otherwise (for "nccl": "nccl: no CUDA device is
+ * version; -1 with st otherwise (for "nccl": "nccl: no CUDA device is
  * visible (...)", or CG_NCCL_NOT_BUILT in a build without CUDA).
  * The workers still run their own full check (transport.c) when they open it. */
-int cg_transport_precheck(const char *transport, char *err, size_t errlen);
+int cg_transport_precheck(const char *transport, cg_status *st);
 
 #endif

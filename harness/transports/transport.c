@@ -58,16 +58,6 @@ cgt_dtype cg_tp_dtype(cg_dtype dt)
     return (cgt_dtype)dt;
 }
 
-__attribute__((format(printf, 3, 4))) static void say(char *buf, size_t len, const char *fmt, ...)
-{
-    if (!buf || len == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- opening -------------------------------------------------------------- */
 
 /* The first entry a table leaves NULL, or NULL when it is complete. */
@@ -85,33 +75,33 @@ static const char *missing_entry(const cg_transport_ops *o)
 
 /* The plugin stays loaded once accepted: its table and name/version strings
  * live in it, and reports may print them after cg_tp_close. */
-const cg_transport_ops *cg_transport_load(const char *path, char *err, size_t errlen)
+const cg_transport_ops *cg_transport_load(const char *path, cg_status *st)
 {
     void *lib;
-    cg_plugin_fn fn = cg_plugin_open(path, CG_TRANSPORT_ENTRY, "transport", &lib, err, errlen);
+    cg_plugin_fn fn = cg_plugin_open(path, CG_TRANSPORT_ENTRY, "transport", &lib, st);
     if (!fn)
         return NULL;
     const cg_transport_ops *ops = ((cg_transport_entry_fn)fn)();
     const char *missing = NULL;
     if (!ops)
-        say(err, errlen, "%s: %s() returned NULL", path, CG_TRANSPORT_ENTRY);
+        cg_error(st, "%s: %s() returned NULL", path, CG_TRANSPORT_ENTRY);
     else if (ops->abi_version != CG_TRANSPORT_ABI_VERSION)
-        say(err, errlen, "%s: transport ABI version %d, this collgrad-check needs %d", path,
-            ops->abi_version, CG_TRANSPORT_ABI_VERSION);
+        cg_error(st, "%s: transport ABI version %d, this collgrad-check needs %d", path, ops->abi_version,
+                 CG_TRANSPORT_ABI_VERSION);
     else if ((missing = missing_entry(ops)) != NULL)
-        say(err, errlen, "%s: transport table has no '%s'", path, missing);
+        cg_error(st, "%s: transport table has no '%s'", path, missing);
     else
         return ops;
     cg_plugin_close(lib);
     return NULL;
 }
 
-void cg_nccl_missing(char *err, size_t errlen)
+int cg_nccl_missing(cg_status *st)
 {
 #ifdef HAVE_CUDA
-    say(err, errlen, "nccl: %s", cg_gpu_module_error());
+    return cg_error(st, "nccl: %s", cg_gpu_module_error());
 #else
-    say(err, errlen, "%s", CG_NCCL_NOT_BUILT);
+    return cg_error(st, "%s", CG_NCCL_NOT_BUILT);
 #endif
 }
 
@@ -126,16 +116,16 @@ const cg_transport_ops *collgrad_builtin_transport(const char *name)
     return NULL;
 }
 
-int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen)
+int cg_tp_open(cg_tp *tp, const char *name, cg_status *st)
 {
     memset(tp, 0, sizeof *tp);
     const cg_transport_ops *ops = collgrad_builtin_transport(name);
     if (!ops && strcmp(name, "nccl") == 0)
-        cg_nccl_missing(tp->err, sizeof tp->err);
+        cg_nccl_missing(&tp->st);
     else if (!ops && cg_is_plugin_path(name))
-        ops = cg_transport_load(name, tp->err, sizeof tp->err);
+        ops = cg_transport_load(name, &tp->st);
     else if (!ops)
-        say(tp->err, sizeof tp->err, "unknown transport '%s' (built in: mpi)", name);
+        cg_error(&tp->st, "unknown transport '%s' (built in: mpi)", name);
     if (ops) {
         const char *why = NULL;
         tp->inst = ops->create(&why);
@@ -148,9 +138,10 @@ int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen)
             tp->world = ops->world(tp->inst);
             return 0;
         }
-        say(tp->err, sizeof tp->err, "%s: %s", name, why ? why : "create failed");
+        cg_error(&tp->st, "%s: %s", name, why ? why : "create failed");
     }
-    say(err, errlen, "%s", tp->err);
+    if (st)
+        *st = tp->st; /* the handle is not open: the caller may not keep it */
     return -1;
 }
 
@@ -158,7 +149,7 @@ int cg_tp_settle(cg_tp *tp)
 {
 #ifdef HAVE_CUDA
     if (tp->holds_sends && cgn_flush_sends(tp->holds_sends) != 0) {
-        say(tp->err, sizeof tp->err, "%s", tp->ops->last_error(tp->inst));
+        cg_error(&tp->st, "%s", tp->ops->last_error(tp->inst));
         return -1;
     }
 #endif
@@ -187,7 +178,7 @@ static uint64_t sum_counts(const size_t *counts, int world)
 static int enter(cg_tp *tp, cg_tp_entry e, cg_dtype dt, uint64_t elems)
 {
     if ((dt == CG_BF16 || dt == CG_F16) && !(tp->ops->caps & CGT_CAP_HALF)) {
-        say(tp->err, sizeof tp->err, "%s #%d: transport '%s' does not support %s",
+        cg_error(&tp->st, "%s #%d: transport '%s' does not support %s",
             cg_tp_entry_name(e), tp->seq, tp->ops->name, cg_dtype_name(dt));
         return -1;
     }
@@ -205,7 +196,7 @@ static int leave(cg_tp *tp, cg_tp_entry e, int rc)
     if (rc == 0)
         return 0;
     const char *why = tp->ops->last_error(tp->inst);
-    say(tp->err, sizeof tp->err, "%s #%d: %s", cg_tp_entry_name(e), tp->seq,
+    cg_error(&tp->st, "%s #%d: %s", cg_tp_entry_name(e), tp->seq,
         why && why[0] ? why : "failed (the transport gave no message)");
     return -1;
 }
@@ -336,6 +327,6 @@ int cg_tp_collective(cg_tp *tp, cg_coll_kind k, cgt_redop op, int root, const vo
     case CG_C_ALL_TO_ALL: return cg_tp_all_to_all(tp, send, c->blocks, recv, c->recv, dt);
     default: break;
     }
-    say(tp->err, sizeof tp->err, "%s is not a collective the transport runs", cg_coll_name(k));
+    cg_error(&tp->st, "%s is not a collective the transport runs", cg_coll_name(k));
     return -1;
 }

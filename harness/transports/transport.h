@@ -14,6 +14,7 @@
 
 #include "collgrad_transport.h"
 #include "plan.h"
+#include "status.h"
 #include "tensor.h"
 
 /* A transport entry: a collective's kind (the table of collectives.h), or
@@ -36,7 +37,7 @@ typedef struct cg_tp_fingerprint {
 
 typedef struct cg_tp cg_tp;
 /* Called before every collective with its fingerprint; returns 0, or -1
- * with tp->err set when the ranks disagree (--check-sync). */
+ * with tp->st.msg set when the ranks disagree (--check-sync). */
 typedef int (*cg_tp_sync_fn)(cg_tp *tp, const cg_tp_fingerprint *fp);
 
 struct cg_tp {
@@ -54,22 +55,22 @@ struct cg_tp {
     bool unhooked;                  /* a private replay (hazards.c): no status, no sync */
     cg_transport *holds_sends;      /* the built-in nccl instance: its sends wait for the
                                        next call or for cg_tp_settle (transport_nccl_p2p.c) */
-    char err[512];
+    cg_status st;                   /* the last call's error: st.msg names the entry and seq */
 };
 
 /* The built-in transport named `name` ("mpi", "nccl"), or a plugin path ("./libx.so").
- * 0, or -1 with err. MPI must be initialized. */
-int cg_tp_open(cg_tp *tp, const char *name, char *err, size_t errlen);
+ * 0, or -1 with st. MPI must be initialized. */
+int cg_tp_open(cg_tp *tp, const char *name, cg_status *st);
 /* Completes what the transport may still hold back (the built-in nccl's
  * sends, which otherwise go out with its next call): the worker calls it at
  * the end of every program, before results leave over MPI. 0, or -1 with
- * tp->err. A no-op for every other transport. */
+ * tp->st.msg. A no-op for every other transport. */
 int cg_tp_settle(cg_tp *tp);
 void cg_tp_close(cg_tp *tp);
 const cg_transport_ops *cg_transport_mpi(void);
 /* Load a transport plugin's table and check its ABI and entries (the plugin
- * stays loaded). NULL with err ("PATH: transport ABI version 7, ..."). */
-const cg_transport_ops *cg_transport_load(const char *path, char *err, size_t errlen);
+ * stays loaded). NULL with st ("PATH: transport ABI version 7, ..."). */
+const cg_transport_ops *cg_transport_load(const char *path, cg_status *st);
 /* The built-in "nccl" transport (transport_nccl.c), present only in a build
  * with CUDA and NCCL (HAVE_CUDA), in the GPU module: NULL when it cannot be
  * loaded (cg_nccl_missing says why); cg_nccl_available is its pre-check: 0 when
@@ -83,7 +84,7 @@ int cgn_flush_sends(cg_transport *t);
 #define CG_NCCL_NOT_BUILT "nccl: this collgrad-check was built without CUDA/NCCL"
 /* Why "nccl" has no table here: a build without CUDA, or the GPU module that
  * cannot be loaded (gpu_module.h). */
-void cg_nccl_missing(char *err, size_t errlen);
+int cg_nccl_missing(cg_status *st); /* -1 */
 
 cgt_dtype cg_tp_dtype(cg_dtype dt);
 
@@ -106,7 +107,7 @@ int cg_tp_barrier(cg_tp *tp);
  * counts that entry takes (counts as cg_plan_counts makes them; n, the
  * elements of same-shape kinds). send and recv as that entry says
  * (collgrad_transport.h); broadcast works in place on recv. 0, or -1 with
- * tp->err. The one place a kind turns into a transport entry. */
+ * tp->st.msg. The one place a kind turns into a transport entry. */
 int cg_tp_collective(cg_tp *tp, cg_coll_kind k, cgt_redop op, int root, const void *send, void *recv,
                      size_t n, const cg_coll_counts *counts, cg_dtype dt);
 

@@ -58,14 +58,14 @@ static uint64_t bytes_moved(const cg_tp *tp)
     return sum;
 }
 
-/* One iteration of phase 1. 0, or -1 with err. */
+/* One iteration of phase 1. 0, or -1 with st. */
 static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, const cg_plan_event *ev,
-                          int64_t n_in, double *fwd, double *bwd, uint64_t *bwd_bytes, char *err, size_t errlen)
+                          int64_t n_in, double *fwd, double *bwd, uint64_t *bwd_bytes, cg_status *st)
 {
     cg_graph *g = cg_graph_new();
     cg_tensor *x = g ? cg_full(g, o->dtype, 1, &n_in, tp->rank + 1.0) : NULL;
     if (!x) {
-        snprintf(err, errlen, "out of memory for %lld elements", (long long)n_in);
+        cg_error_infra(st, "out of memory for %lld elements", (long long)n_in);
         cg_graph_free(g);
         return -1;
     }
@@ -86,7 +86,7 @@ static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rul
     *bwd += t2 - t1;
     *bwd_bytes = bytes_moved(tp) - b0;
     if (rc != 0)
-        snprintf(err, errlen, "%s", cg_graph_error(g) ? cg_graph_error(g) : "MPI_Barrier failed");
+        cg_error(st, "%s", cg_graph_error(g) ? cg_graph_error(g) : "MPI_Barrier failed");
     cg_graph_free(g);
     return rc;
 }
@@ -107,14 +107,14 @@ static int raw_pair(const cg_bench_opts *o, cg_tp *tp, void *a, void *b, const s
     return rc;
 }
 
-static int raw(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *row, char *err, size_t errlen)
+static int raw(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *row, cg_status *st)
 {
     size_t esz = cg_dtype_size(o->dtype);
     cg_coll_counts *counts = calloc(1, sizeof *counts);
     void *a = calloc((size_t)s->count, esz), *b = calloc((size_t)s->count, esz);
     int rc = a && b && counts ? 0 : -1;
     if (rc)
-        snprintf(err, errlen, "out of memory for the raw buffers");
+        cg_error_infra(st, "out of memory for the raw buffers");
     for (int r = 0; counts && r < tp->world; r++)
         counts->inputs[r] = counts->blocks[r] = counts->recv[r] = (size_t)(s->count / tp->world);
     uint64_t tb = 0;
@@ -124,7 +124,7 @@ static int raw(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *
             rc = -1;
         double t0 = cg_now();
         if (rc == 0 && raw_pair(o, tp, a, b, s, counts, &tb) != 0) {
-            snprintf(err, errlen, "%s", tp->err);
+            cg_error(st, "%s", tp->st.msg);
             rc = -1;
         }
         if (i >= o->warmup)
@@ -192,14 +192,14 @@ static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, in
         ev.ndim[r] = 1;
         ev.shape[r][0] = s.n_in;
     }
-    char err[512] = "";
+    cg_status st = CG_STATUS_OK;
     double fwd = 0.0, bwd = 0.0, f = 0.0, b = 0.0;
     uint64_t bb = 0;
     int rc = 0;
     malloc_trim(0); /* what the last size's check left in the heap is not this size's peak */
     cg_rss_reset_peak();
     for (int i = 0; rc == 0 && i < o->warmup + o->iters; i++) {
-        rc = differentiable(o, tp, rules, &ev, s.n_in, &f, &b, &bb, err, sizeof err);
+        rc = differentiable(o, tp, rules, &ev, s.n_in, &f, &b, &bb, &st);
         if (i >= o->warmup) {
             fwd += f;
             bwd += b;
@@ -211,11 +211,11 @@ static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, in
     row->fwd_s = max_on_root(fwd / o->iters);
     row->bwd_s = max_on_root(bwd / o->iters);
     if (rc == 0)
-        rc = raw(o, tp, &s, row, err, sizeof err);
+        rc = raw(o, tp, &s, row, &st);
     row->raw_s = max_on_root(row->raw_s);
     row->ratio = row->raw_s > 0 ? (row->fwd_s + row->bwd_s) / row->raw_s : 0.0;
     if (rc != 0) {
-        fprintf(stderr, "collgrad-check bench: rank %d, %lld bytes: %s\n", tp->rank, (long long)row->bytes, err);
+        fprintf(stderr, "collgrad-check bench: rank %d, %lld bytes: %s\n", tp->rank, (long long)row->bytes, st.msg);
         return -1;
     }
     if (o->check)
@@ -225,11 +225,11 @@ static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, in
 
 int cg_bench_ranks(const cg_bench_opts *o)
 {
-    char err[512];
-    const cg_rules *rules = cg_rules_load(o->rules, err, sizeof err);
+    cg_status st = CG_STATUS_OK;
+    const cg_rules *rules = cg_rules_load(o->rules, &st);
     cg_tp tp;
-    if (!rules || cg_tp_open(&tp, o->transport, err, sizeof err) != 0) {
-        fprintf(stderr, "collgrad-check bench: %s\n", err);
+    if (!rules || cg_tp_open(&tp, o->transport, &st) != 0) {
+        fprintf(stderr, "collgrad-check bench: %s\n", st.msg);
         return CG_EXIT_USAGE;
     }
     int nrows = 0, cap = 64, rc = CG_EXIT_OK;
@@ -238,8 +238,8 @@ int cg_bench_ranks(const cg_bench_opts *o)
         cg_tp_close(&tp);
         return CG_EXIT_INFRA;
     }
-    if (tp.rank == 0 && o->json && cg_report_targets_prepare(o->json, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "collgrad-check bench: %s\n", err);
+    if (tp.rank == 0 && o->json && cg_report_targets_prepare(o->json, NULL, &st) != 0) {
+        fprintf(stderr, "collgrad-check bench: %s\n", st.msg);
         MPI_Abort(MPI_COMM_WORLD, CG_EXIT_USAGE);
     }
     if (tp.rank == 0)
@@ -258,8 +258,8 @@ int cg_bench_ranks(const cg_bench_opts *o)
         if (bytes > INT64_MAX / o->factor)
             break;
     }
-    if (tp.rank == 0 && o->json && cg_bench_write_json(o, rows, nrows, err, sizeof err) != 0) {
-        fprintf(stderr, "collgrad-check bench: %s\n", err);
+    if (tp.rank == 0 && o->json && cg_bench_write_json(o, rows, nrows, &st) != 0) {
+        fprintf(stderr, "collgrad-check bench: %s\n", st.msg);
         rc = CG_EXIT_INFRA;
     }
     free(rows);

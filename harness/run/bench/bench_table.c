@@ -87,7 +87,7 @@ static cJSON *row_json(const cg_bench_opts *o, const cg_bench_row *r)
     return j;
 }
 
-int cg_bench_write_json(const cg_bench_opts *o, const cg_bench_row *rows, int n, char *err, size_t errlen)
+int cg_bench_write_json(const cg_bench_opts *o, const cg_bench_row *rows, int n, cg_status *st)
 {
     cJSON *top = cJSON_CreateObject(), *arr = top ? cJSON_AddArrayToObject(top, "rows") : NULL;
     int rc = arr && cJSON_AddStringToObject(top, "schema", "collgrad-check/bench/1") ? 0 : -1;
@@ -99,10 +99,9 @@ int cg_bench_write_json(const cg_bench_opts *o, const cg_bench_row *rows, int n,
     char *text = rc == 0 ? cJSON_Print(top) : NULL;
     cJSON_Delete(top);
     if (!text) {
-        snprintf(err, errlen, "%s: out of memory", o->json);
-        return -1;
+        return cg_error_infra(st, "%s: out of memory", o->json);
     }
-    rc = cg_report_output_write(o->json, text, err, errlen);
+    rc = cg_report_output_write(o->json, text, st);
     free(text);
     return rc;
 }

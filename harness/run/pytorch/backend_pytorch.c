@@ -203,12 +203,11 @@ static int write_ir(cg_pt_run *R, const cg_pt_job *jobs, int n, int w, const cha
             cases = NULL;
         }
     }
-    char *text = cases ? cJSON_PrintUnformatted(doc) : NULL, err[1024];
-    int rc = text ? cg_write_file_atomic(path, text, err, sizeof err) : -1;
-    if (!text)
-        snprintf(err, sizeof err, "out of memory exporting the cases");
+    char *text = cases ? cJSON_PrintUnformatted(doc) : NULL;
+    cg_status st = CG_STATUS_OK;
+    int rc = text ? cg_write_file_atomic(path, text, &st) : cg_error_infra(&st, "out of memory exporting the cases");
     if (rc != 0)
-        fprintf(stderr, "collgrad-check: %s\n", err);
+        fprintf(stderr, "collgrad-check: %s\n", st.msg);
     cJSON_free(text);
     cJSON_Delete(doc);
     return rc;

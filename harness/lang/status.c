@@ -1,0 +1,48 @@
+/* status.c — recording an error in a cg_status (status.h). */
+#include "status.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Formatted into a local buffer first: the old message may be an argument. */
+static int record(cg_status *st, int code, const char *prefix, const char *fmt, va_list ap)
+{
+    if (!st)
+        return -1;
+    char msg[CG_ERR_LEN];
+    int at = snprintf(msg, sizeof msg, "%s", prefix);
+    vsnprintf(msg + at, sizeof msg - (size_t)at, fmt, ap);
+    memcpy(st->msg, msg, sizeof msg);
+    st->code = code == CG_E_CASE && st->code == CG_E_INFRA ? CG_E_INFRA : code;
+    return -1;
+}
+
+int cg_error(cg_status *st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    record(st, CG_E_CASE, "", fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int cg_error_infra(cg_status *st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    record(st, CG_E_INFRA, "", fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int cg_error_at(cg_status *st, cg_srcpos pos, const char *fmt, ...)
+{
+    char prefix[300];
+    snprintf(prefix, sizeof prefix, "%s:%d:%d: ", pos.file ? pos.file : "?", pos.line, pos.col);
+    va_list ap;
+    va_start(ap, fmt);
+    record(st, CG_E_CASE, prefix, fmt, ap);
+    va_end(ap);
+    return -1;
+}

@@ -1,0 +1,60 @@
+/* status.h — how an error travels, in every layer: one status type that
+ * carries the message and its class once, where the error happens, and the
+ * CHECK/TRY macros that pass it up (NCCL's checks.h is the model). A
+ * function that can fail returns 0 or -1 (or a pointer or NULL) and fills
+ * the cg_status its caller handed it; whoever reports the error reads
+ * st.msg, and st.code says whose fault it was (the exit status it maps to).
+ *
+ * A cg_status is plain data the caller owns (usually on its stack); zero it
+ * (CG_STATUS_OK) before the call. Nothing here allocates. */
+#ifndef CG_STATUS_H
+#define CG_STATUS_H
+
+#include "ir.h"
+
+typedef enum {
+    CG_OK = 0,
+    CG_E_CASE = 2,  /* the case's or the user's fault: a bad program, option or plugin */
+    CG_E_INFRA = 3, /* not theirs: out of memory, a system call, a stop, a library */
+} cg_status_code;
+
+typedef struct cg_status {
+    int code;             /* cg_status_code */
+    char msg[CG_ERR_LEN]; /* "" while code is CG_OK */
+} cg_status;
+
+#define CG_STATUS_OK ((cg_status){CG_OK, ""})
+
+/* Record an error in st (a NULL st records nothing) and return -1, so a
+ * failing function ends with `return cg_error(st, ...)`. The message is
+ * formatted before it is stored, so st->msg may be one of the arguments
+ * (a message rewritten with more context); rewriting keeps an infra error
+ * infra. */
+int cg_error(cg_status *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cg_error_infra(cg_status *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "file:line:col: <message>" (the case language's place of an error). */
+int cg_error_at(cg_status *st, cg_srcpos pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* return -1 (st set) unless cond holds */
+#define CG_CHECK(cond, st, ...)                                                                   \
+    do {                                                                                          \
+        if (!(cond))                                                                              \
+            return cg_error((st), __VA_ARGS__);                                                   \
+    } while (0)
+/* return -1 when call fails (it has set the status) */
+#define CG_TRY(call)                                                                              \
+    do {                                                                                          \
+        if ((call) != 0)                                                                          \
+            return -1;                                                                            \
+    } while (0)
+/* rc = -1 and goto label when call fails: for functions that must release
+ * what they hold (NCCL's NCCLCHECKGOTO) */
+#define CG_TRYGOTO(call, rc, label)                                                               \
+    do {                                                                                          \
+        if ((call) != 0) {                                                                        \
+            (rc) = -1;                                                                            \
+            goto label;                                                                           \
+        }                                                                                         \
+    } while (0)
+
+#endif
