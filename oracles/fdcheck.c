@@ -46,32 +46,32 @@ static bool fd_wanted(const cg_case *cs, const cg_otensor *t)
     return false;
 }
 
-/* F at x[e] + delta: NAN with err on failure. */
+/* F at x[e] + delta: NAN with st on failure. */
 static double objective_at(const cg_case *cs, const cg_oracle *o, const cg_otensor *t, int64_t e,
-                           double delta, char *err, size_t errlen)
+                           double delta, cg_status *st)
 {
     cg_perturb p = {t->rank, t->stmt, t->name, e, delta};
-    return cg_oracle_objective(cs, o->world, &p, err, errlen);
+    return cg_oracle_objective(cs, o->world, &p, st);
 }
 
 /* One element's central difference and its error estimates. 0, or 2 with
- * o->error when a run fails, 3 when interrupted. */
+ * o->st.msg when a run fails, 3 when interrupted. */
 static int difference(const cg_case *cs, cg_oracle *o, const cg_otensor *t, int64_t e, double *fd,
                       cg_fd_element *est)
 {
-    char err[CG_ERR_LEN] = "";
+    cg_status st = CG_STATUS_OK;
     double h = 1e-5 * fmax(1.0, fabs(t->value[e])), f[4];
     const double at[4] = {h, -h, 2 * h, -2 * h};
     for (int i = 0; i < 4; i++) {
-        f[i] = objective_at(cs, o, t, e, at[i], err, sizeof err);
+        f[i] = objective_at(cs, o, t, e, at[i], &st);
         if (cg_cancelled()) { /* each step re-runs the whole program: a stop ends the steps */
             char why[128];
-            snprintf(o->error, sizeof o->error, "%s", cg_cancel_reason(why, sizeof why));
+            cg_error_infra(&o->st, "%s", cg_cancel_reason(why, sizeof why));
             return 3;
         }
         if (isnan(f[i])) { /* a run that failed says why; a NaN objective does not */
-            snprintf(o->error, sizeof o->error, "finite difference run failed: %s",
-                     err[0] ? err : "the objective is NaN at the perturbed point");
+            cg_error(&o->st, "finite difference run failed: %s",
+                     st.msg[0] ? st.msg : "the objective is NaN at the perturbed point");
             return 2;
         }
     }

@@ -115,7 +115,7 @@ static bool is_seen(cg_node *n, cg_node *const *seen, int nseen)
 /* For backward event e on `rank`: which comm calls does it reach? Writes
  * reached[seq] = 1 for reached, 0 for present but unreached. */
 static int rank_reach(const cg_case *cs, const cg_oracle *plan, int rank, int event, signed char *reached,
-                      int nseq, int *nevents, char *err, size_t errlen)
+                      int nseq, int *nevents, cg_status *st)
 {
     cg_tp tp;
     memset(&tp, 0, sizeof tp);
@@ -131,7 +131,7 @@ static int rank_reach(const cg_case *cs, const cg_oracle *plan, int rank, int ev
     cg_interp *I = g ? cg_interp_new(cs, plan->world, &rank, 1, cs->dtype, g, &comm) : NULL;
     int rc = (I && cg_interp_run(I) == 0) ? 0 : -1;
     if (rc != 0)
-        snprintf(err, errlen, "%s", I ? cg_interp_error(I) : "out of memory");
+        cg_error_infra(st, "%s", I ? cg_interp_error(I) : "out of memory");
     enum { CAP = 65536 };
     cg_node **seen = rc == 0 ? malloc(CAP * sizeof *seen) : NULL;
     int nseen = 0;
@@ -214,8 +214,7 @@ static int check_event(const cg_oracle *plan, signed char **reached, int nseq, c
     return 0;
 }
 
-int cg_find_hazards(const cg_case *cs, const cg_oracle *plan, char ***warnings, int *nwarnings, char *err,
-                    size_t errlen)
+int cg_find_hazards(const cg_case *cs, const cg_oracle *plan, char ***warnings, int *nwarnings, cg_status *st)
 {
     *warnings = NULL;
     *nwarnings = 0;
@@ -232,7 +231,7 @@ int cg_find_hazards(const cg_case *cs, const cg_oracle *plan, char ***warnings, 
     for (int e = 0; rc == 0 && (e == 0 || e < nevents); e++) {
         for (int r = 0; rc == 0 && r < W; r++) {
             memset(reached[r], -1, (size_t)nseq + 1); /* -1: this rank has no such call */
-            rc = rank_reach(cs, plan, r, e, reached[r], nseq, &nevents, err, errlen);
+            rc = rank_reach(cs, plan, r, e, reached[r], nseq, &nevents, st);
         }
         if (rc == 0 && nevents > 0)
             rc = check_event(plan, reached, nseq, warnings, nwarnings);

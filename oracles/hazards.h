@@ -12,8 +12,7 @@
 
 /* Analyse cs at plan->world using the oracle's plan. On success returns 0
  * with *warnings a malloc'd array of *nwarnings malloc'd sentences (caller
- * frees each and the array); -1 with err on failure. */
-int cg_find_hazards(const cg_case *cs, const cg_oracle *plan, char ***warnings, int *nwarnings, char *err,
-                    size_t errlen);
+ * frees each and the array); -1 with st on failure. */
+int cg_find_hazards(const cg_case *cs, const cg_oracle *plan, char ***warnings, int *nwarnings, cg_status *st);
 
 #endif

@@ -19,7 +19,7 @@ void cg_sim_run_close(cg_sim_run *R)
 }
 
 int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_perturb *p, cg_sim_mode mode,
-                    char *err, size_t errlen)
+                    cg_status *st)
 {
     int ranks[CG_MAX_WORLD];
     for (int r = 0; r < world; r++)
@@ -28,22 +28,22 @@ int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_pertur
     R->g = cg_graph_new();
     R->sim = cg_sim_new(world);
     if (!R->g || !R->sim) {
-        snprintf(err, errlen, "%s: out of memory", cs->file);
+        cg_error_infra(st, "%s: out of memory", cs->file);
         return 3;
     }
     cg_sim_set_mode(R->sim, mode);
     R->comm = cg_sim_comm(R->sim);
     R->I = cg_interp_new(cs, world, ranks, world, CG_F64, R->g, &R->comm);
     if (!R->I) {
-        snprintf(err, errlen, "%s: out of memory", cs->file);
+        cg_error_infra(st, "%s: out of memory", cs->file);
         return 3;
     }
     cg_interp_set_perturb(R->I, p);
     if (cg_interp_run(R->I) != 0) {
-        snprintf(err, errlen, "%s", cg_interp_error(R->I));
+        cg_error(st, "%s", cg_interp_error(R->I));
         return cg_interp_error_class(R->I);
     }
-    if (cg_sim_check_mailbox(R->sim, err, errlen) != 0)
+    if (cg_sim_check_mailbox(R->sim, st) != 0)
         return 2;
     return 0;
 }
@@ -108,13 +108,13 @@ static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode 
  * <detail>", "deadline: ... passed in the forward pass of case X". */
 static void name_infra_error(cg_oracle *o, const cg_case *cs, const char *phase)
 {
-    char detail[sizeof o->error], why[128];
-    snprintf(detail, sizeof detail, "%s", o->error);
+    char detail[sizeof o->st.msg], why[128];
+    snprintf(detail, sizeof detail, "%s", o->st.msg);
     if (cg_cancelled())
-        snprintf(o->error, sizeof o->error, "%s in %s of case %s", cg_cancel_reason(why, sizeof why), phase,
+        cg_error_infra(&o->st, "%s in %s of case %s", cg_cancel_reason(why, sizeof why), phase,
                  cs->name);
     else
-        snprintf(o->error, sizeof o->error, "out of memory in %s of case %s%s%s", phase, cs->name,
+        cg_error_infra(&o->st, "out of memory in %s of case %s%s%s", phase, cs->name,
                  detail[0] ? ": " : "", detail);
 }
 
@@ -138,27 +138,27 @@ static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode 
     snprintf(o->fd_skip_reason, sizeof o->fd_skip_reason, "not requested");
     cg_sim_run R;
     const char *phase = "the forward pass";
-    o->status = cg_sim_run_open(&R, cs, world, NULL, mode, o->error, sizeof o->error);
-    if (o->status == 0 && (phase = "copying the forward values", collect_tensors(o, &R) != 0))
-        o->status = 3;
-    if (o->status == 0) {
+    o->st.code = cg_sim_run_open(&R, cs, world, NULL, mode, &o->st);
+    if (o->st.code == 0 && (phase = "copying the forward values", collect_tensors(o, &R) != 0))
+        o->st.code = 3;
+    if (o->st.code == 0) {
         phase = "the backward pass";
         o->nbackward = cg_sim_nbackward(R.sim);
-        o->status = cg_oracle_derive(o, &R, o->error, sizeof o->error);
+        o->st.code = cg_oracle_derive(o, &R, &o->st);
     }
-    if (o->status == 0 && wants_per_root(cs) &&
-        (o->status = cg_oracle_derive_per_root(o, &R, o->error, sizeof o->error)) == 0)
+    if (o->st.code == 0 && wants_per_root(cs) &&
+        (o->st.code = cg_oracle_derive_per_root(o, &R, &o->st)) == 0)
         o->per_root_ready = true;
-    if (o->status == 0) {
+    if (o->st.code == 0) {
         const char *nd = cg_graph_nondiff(R.g);
         if (nd && fd)
             snprintf(o->fd_skip_reason, sizeof o->fd_skip_reason, "finite differences do not apply: %s", nd);
         o->events = cg_sim_take_plan(R.sim, &o->nevents);
         phase = "the finite differences";
         if (fd && !nd)
-            o->status = cg_oracle_fdcheck(cs, o);
+            o->st.code = cg_oracle_fdcheck(cs, o);
     }
-    if (o->status == 3)
+    if (o->st.code == 3)
         name_infra_error(o, cs, phase);
     cg_sim_run_close(&R);
     return o;
@@ -166,18 +166,15 @@ static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode 
 
 int cg_oracle_add_per_root(const cg_case *cs, cg_oracle *o)
 {
-    if (o->status != 0 || o->per_root_ready)
-        return o->status;
-    char err[CG_ERR_LEN] = "";
+    if (o->st.code != 0 || o->per_root_ready)
+        return o->st.code;
+    cg_status st = CG_STATUS_OK;
     cg_sim_run R;
-    int rc = cg_sim_run_open(&R, cs, o->world, NULL, o->mode, err, sizeof err);
+    int rc = cg_sim_run_open(&R, cs, o->world, NULL, o->mode, &st);
     if (rc == 0)
-        rc = cg_oracle_derive_per_root(o, &R, err, sizeof err);
+        rc = cg_oracle_derive_per_root(o, &R, &st);
     cg_sim_run_close(&R);
-    if (rc == 0)
-        o->per_root_ready = true;
-    else
-        snprintf(o->error, sizeof o->error, "%s", err);
+    o->per_root_ready = rc == 0;
     return rc;
 }
 
@@ -210,12 +207,11 @@ const cg_otensor *cg_oracle_find(const cg_oracle *o, const char *name, int rank)
     return NULL;
 }
 
-double cg_oracle_objective(const cg_case *cs, int world, const void *perturb, char *err,
-                           size_t errlen)
+double cg_oracle_objective(const cg_case *cs, int world, const void *perturb, cg_status *st)
 {
     cg_sim_run R;
     double f = NAN;
-    if (cg_sim_run_open(&R, cs, world, perturb, CG_SIM_TRUTH, err, errlen) == 0) {
+    if (cg_sim_run_open(&R, cs, world, perturb, CG_SIM_TRUTH, st) == 0) {
         f = 0.0;
         for (int k = 0; k < world; k++) {
             cg_tensor *const *roots;
@@ -230,18 +226,18 @@ double cg_oracle_objective(const cg_case *cs, int world, const void *perturb, ch
 }
 
 double *cg_oracle_eval_expr(const cg_case *cs, int world, int rank, const cg_expr *e,
-                            int64_t *n, char *err, size_t errlen)
+                            int64_t *n, cg_status *st)
 {
     cg_sim_run R;
     double *v = NULL;
-    if (cg_sim_run_open(&R, cs, world, NULL, CG_SIM_TRUTH, err, errlen) == 0) {
+    if (cg_sim_run_open(&R, cs, world, NULL, CG_SIM_TRUTH, st) == 0) {
         cg_tensor *t = cg_interp_eval_expect(R.I, e, rank);
         if (!t)
-            snprintf(err, errlen, "%s", cg_interp_error(R.I));
+            cg_error(st, "%s", cg_interp_error(R.I));
         else if ((v = copy_values(t)))
             *n = t->numel;
         else
-            snprintf(err, errlen, "%s: out of memory", cs->file);
+            cg_error_infra(st, "%s: out of memory", cs->file);
     }
     cg_sim_run_close(&R);
     return v;

@@ -21,6 +21,7 @@
 #include "comm.h"
 #include "ir.h"
 #include "plan.h"
+#include "status.h"
 
 typedef struct cg_otensor {
     char *name;
@@ -66,8 +67,8 @@ typedef struct cg_oracle {
     int world;
     cg_sim_mode mode;        /* how its collectives differentiate */
     bool per_root_ready;     /* own_loss and per_root are filled */
-    int status;              /* 0 ok; 2 the case is wrong (bad program); 3 infrastructure */
-    char error[CG_ERR_LEN];  /* "file:line:col: expected ..." when status != 0 */
+    cg_status st;            /* st.code: CG_OK, CG_E_CASE (a bad program: st.msg is
+                                "file:line:col: expected ...") or CG_E_INFRA */
     int ntensors;
     cg_otensor *tensors;     /* ordered by rank, then first binding */
     int nroot_ranks;         /* ranks with at least one root after the last zero_grad */
@@ -87,7 +88,7 @@ typedef struct cg_oracle {
 
 
 /* Run the case at world size `world`. Always returns a result (NULL only when
- * out of memory); on a bad program, status is 2 and error says where. With
+ * out of memory); on a bad program, st.code is 2 and st.msg says where. With
  * fd false the finite-difference check is skipped ("not requested"). */
 cg_oracle *cg_oracle_run(const cg_case *cs, int world, bool fd);
 /* The same under a variant mode (no finite differences). */
@@ -95,21 +96,21 @@ cg_oracle *cg_oracle_run_mode(const cg_case *cs, int world, cg_sim_mode mode);
 void cg_oracle_free(cg_oracle *o);
 /* Fill own_loss and per_root (every tensor), re-running the program: one
  * backward pass per rank with roots. Idempotent; runs on its own when the
- * case has an own_loss expectation. Returns 0, or o->status-like 2/3 with
- * o->error set (o's other results stay valid). */
+ * case has an own_loss expectation. Returns 0, or 2/3 when the passes
+ * fail: o's other results stay valid and o->st unchanged, and own_loss and
+ * per_root stay NULL. */
 int cg_oracle_add_per_root(const cg_case *cs, cg_oracle *o);
 
 const cg_otensor *cg_oracle_find(const cg_oracle *o, const char *name, int rank);
 
 /* Evaluate an expectation's "= EXPR" on rank `rank` against the oracle's
- * forward values: returns a malloc'd array of n values, or NULL with err. */
+ * forward values: returns a malloc'd array of n values, or NULL with st. */
 double *cg_oracle_eval_expr(const cg_case *cs, int world, int rank, const cg_expr *e,
-                            int64_t *n, char *err, size_t errlen);
+                            int64_t *n, cg_status *st);
 
 /* internal, shared with fdcheck.c: the global function sum_k L_k at a
- * perturbed input (see interp.h), or NAN with err on failure. */
-double cg_oracle_objective(const cg_case *cs, int world, const void *perturb, char *err,
-                           size_t errlen);
+ * perturbed input (see interp.h), or NAN with st on failure. */
+double cg_oracle_objective(const cg_case *cs, int world, const void *perturb, cg_status *st);
 int cg_oracle_fdcheck(const cg_case *cs, cg_oracle *o);
 
 #endif

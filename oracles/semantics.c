@@ -49,13 +49,12 @@ static void read_grads(cg_oracle *o, const cg_sim_run *R, grad_sink sink, void *
 }
 
 /* One backward pass from `roots` (seeded with weight[i], or 1 when weight is
- * NULL), with the graph's earlier grads dropped. 0, or 2 with err. */
-static int pass(const cg_sim_run *R, cg_tensor *const *roots, const double *weight, int n, char *err,
-                size_t errlen)
+ * NULL), with the graph's earlier grads dropped. 0, or 2 with st. */
+static int pass(const cg_sim_run *R, cg_tensor *const *roots, const double *weight, int n, cg_status *st)
 {
     cg_zero_grad(R->g);
     if (n > 0 && cg_backward_weighted(R->g, roots, weight, n) != 0) {
-        snprintf(err, errlen, "backward: %s", cg_graph_error(R->g));
+        cg_error(st, "backward: %s", cg_graph_error(R->g));
         return cg_graph_error_class(R->g);
     }
     return 0;
@@ -141,7 +140,7 @@ static int count_root_ranks(cg_oracle *o, const cg_sim_run *R, int *first)
 }
 
 /* Decide whether replicated is defined (second pass) and say why. */
-static int judge_replicated(cg_oracle *o, const cg_sim_run *R, int first_rank, char *err, size_t errlen)
+static int judge_replicated(cg_oracle *o, const cg_sim_run *R, int first_rank, cg_status *st)
 {
     if (o->nroot_ranks == 0) {
         snprintf(o->replicated_reason, sizeof o->replicated_reason, "no rank called backward");
@@ -165,7 +164,7 @@ static int judge_replicated(cg_oracle *o, const cg_sim_run *R, int first_rank, c
     cg_tensor **roots = all_roots(R, o->world, weight, &seeds, &n);
     if (!roots)
         return 3;
-    int rc = pass(R, roots, seeds, n, err, errlen);
+    int rc = pass(R, roots, seeds, n, st);
     free(roots);
     free(seeds);
     if (rc != 0)
@@ -183,19 +182,19 @@ static int judge_replicated(cg_oracle *o, const cg_sim_run *R, int first_rank, c
     return 0;
 }
 
-int cg_oracle_derive(cg_oracle *o, const cg_sim_run *R, char *err, size_t errlen)
+int cg_oracle_derive(cg_oracle *o, const cg_sim_run *R, cg_status *st)
 {
     int first_rank, n;
     o->nroot_ranks = count_root_ranks(o, R, &first_rank);
     cg_tensor **roots = all_roots(R, o->world, NULL, NULL, &n);
     if (!roots)
         return 3;
-    int rc = pass(R, roots, NULL, n, err, errlen);
+    int rc = pass(R, roots, NULL, n, st);
     free(roots);
     if (rc != 0)
         return rc;
     read_grads(o, R, sink_per_rank, NULL);
-    if ((rc = judge_replicated(o, R, first_rank, err, errlen)) != 0)
+    if ((rc = judge_replicated(o, R, first_rank, st)) != 0)
         return rc;
     for (int i = 0; o->replicated_defined && i < o->ntensors; i++) {
         cg_otensor *ot = &o->tensors[i];
@@ -215,7 +214,7 @@ static void sink_per_root(cg_otensor *ot, int64_t e, double g, void *arg)
         ot->own_loss[e] = g;
 }
 
-int cg_oracle_derive_per_root(cg_oracle *o, const cg_sim_run *R, char *err, size_t errlen)
+int cg_oracle_derive_per_root(cg_oracle *o, const cg_sim_run *R, cg_status *st)
 {
     for (int i = 0; i < o->ntensors; i++) {
         cg_otensor *ot = &o->tensors[i];
@@ -233,7 +232,7 @@ int cg_oracle_derive_per_root(cg_oracle *o, const cg_sim_run *R, char *err, size
             if (!ot->per_root[k] && !(ot->per_root[k] = zeros(ot->numel)))
                 return 3;
         }
-        int rc = pass(R, roots, NULL, n, err, errlen);
+        int rc = pass(R, roots, NULL, n, st);
         if (rc != 0)
             return rc;
         read_grads(o, R, sink_per_root, &k);

@@ -237,12 +237,12 @@ static cg_tensor *sim_recv(void *self, cg_graph *g, const cg_coll *c, int slot)
     return NULL;
 }
 
-int cg_sim_check_mailbox(const cg_sim *s, char *err, size_t errlen)
+int cg_sim_check_mailbox(const cg_sim *s, cg_status *st)
 {
     for (int i = 0; i < s->nmsgs; i++) {
         const msg *m = &s->msgs[i];
         if (!m->taken) {
-            snprintf(err, errlen, "%s:%d:%d: expected rank %d to recv this send from rank %d, got no "
+            cg_error(st, "%s:%d:%d: expected rank %d to recv this send from rank %d, got no "
                      "matching recv", m->pos.file, m->pos.line, m->pos.col, m->dst, m->src);
             return -1;
         }

@@ -16,8 +16,8 @@ cg_sim *cg_sim_new(int world);
 void cg_sim_free(cg_sim *s);
 cg_comm cg_sim_comm(cg_sim *s);
 
-/* After a run: 0, or -1 with err naming a send nobody received. */
-int cg_sim_check_mailbox(const cg_sim *s, char *err, size_t errlen);
+/* After a run: 0, or -1 with st naming a send nobody received. */
+int cg_sim_check_mailbox(const cg_sim *s, cg_status *st);
 /* Roots of rank r since the last zero_grad; returns their count. */
 int cg_sim_roots(const cg_sim *s, int rank, cg_tensor *const **roots);
 int cg_sim_nbackward(const cg_sim *s);

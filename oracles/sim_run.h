@@ -20,19 +20,19 @@ typedef struct cg_sim_run {
 } cg_sim_run;
 
 /* Execute the program of cs on `world` simulated ranks, with one input
- * perturbed when p is not NULL. Returns 0; 2 with err for a bad program;
+ * perturbed when p is not NULL. Returns 0; 2 with st for a bad program;
  * 3 when out of memory. Whatever the result, the caller closes R. */
 int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_perturb *p, cg_sim_mode mode,
-                    char *err, size_t errlen);
+                    cg_status *st);
 /* Free everything R holds; R may be partly opened (or zeroed). */
 void cg_sim_run_close(cg_sim_run *R);
 
 /* semantics.c: fill o's per_rank, replicated (and the replicated verdict)
  * from the open run R, in two backward passes whatever the world size.
- * 0, 2 (backward failed, err says why) or 3 (out of memory). */
-int cg_oracle_derive(cg_oracle *o, const cg_sim_run *R, char *err, size_t errlen);
+ * 0, 2 (backward failed, st says why) or 3 (out of memory). */
+int cg_oracle_derive(cg_oracle *o, const cg_sim_run *R, cg_status *st);
 /* semantics.c: fill o's per_root and own_loss from R, one backward pass per
  * rank with roots (W passes, W copies: only on request). Same returns. */
-int cg_oracle_derive_per_root(cg_oracle *o, const cg_sim_run *R, char *err, size_t errlen);
+int cg_oracle_derive_per_root(cg_oracle *o, const cg_sim_run *R, cg_status *st);
 
 #endif

@@ -104,12 +104,12 @@ static void check_rules_expectations(const cg_case *cs, const cg_observed *obs, 
             const cg_obs_tensor *ob = selected ? obs_find(obs, r, x->tensor) : NULL;
             if (!selected)
                 continue;
-            char err[CG_ERR_LEN] = "";
-            double *exp = ob ? cg_expect_values(cs, x, obs->world, r, ob->numel, err, sizeof err) : NULL;
+            cg_status st = CG_STATUS_OK;
+            double *exp = ob ? cg_expect_values(cs, x, obs->world, r, ob->numel, &st) : NULL;
             if (!ob)
-                snprintf(err, sizeof err, "the distributed run has no '%s' on rank %d", x->tensor, r);
+                cg_error(&st, "the distributed run has no '%s' on rank %d", x->tensor, r);
             if (!exp) {
-                cg_case_add_note(res, x->tensor, r, sem, x->rules, CG_FAIL, err);
+                cg_case_add_note(res, x->tensor, r, sem, x->rules, CG_FAIL, st.msg);
                 continue;
             }
             const double *have = x->kind == CG_X_VALUE ? ob->value : ob->grad;

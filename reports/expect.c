@@ -42,7 +42,7 @@ cg_tol cg_case_tol(const cg_case *cs, cg_tol tol_default)
 }
 
 double *cg_expect_values(const cg_case *cs, const cg_expect *x, int world, int rank, int64_t numel,
-                         char *err, size_t errlen)
+                         cg_status *st)
 {
     const double *src = NULL;
     double *owned = NULL;
@@ -50,24 +50,23 @@ double *cg_expect_values(const cg_case *cs, const cg_expect *x, int world, int r
     if (x->nlists > 0) {
         int l = list_of(x, rank);
         if (l < 0) {
-            snprintf(err, errlen, "%s:%d:%d: expected a value list for rank %d, got none", x->pos.file,
-                     x->pos.line, x->pos.col, rank);
+            cg_error_at(st, x->pos, "expected a value list for rank %d, got none", rank);
             return NULL;
         }
         src = x->lists[l];
         n = x->list_len[l];
     } else if (x->expr) {
-        owned = cg_oracle_eval_expr(cs, world, rank, x->expr, &n, err, errlen);
+        owned = cg_oracle_eval_expr(cs, world, rank, x->expr, &n, st);
         if (!owned)
             return NULL;
         src = owned;
     }
     double *v = NULL;
     if (n != 1 && n != numel)
-        snprintf(err, errlen, "%s:%d:%d: expected 1 or %lld values for %s on rank %d, got %lld",
-                 x->pos.file, x->pos.line, x->pos.col, (long long)numel, x->tensor, rank, (long long)n);
+        cg_error_at(st, x->pos, "expected 1 or %lld values for %s on rank %d, got %lld", (long long)numel,
+                    x->tensor, rank, (long long)n);
     else if (!(v = malloc(((size_t)numel + 1) * sizeof *v)))
-        snprintf(err, errlen, "out of memory");
+        cg_error_infra(st, "out of memory");
     else
         for (int64_t i = 0; i < numel; i++)
             v[i] = src[n == 1 ? 0 : i];
@@ -129,9 +128,10 @@ static void check_values(const cg_case *cs, const cg_oracle *o, const cg_expect 
             cg_case_add_note(res, x->tensor, r, sem, NULL, CG_FAIL, err);
             continue;
         }
-        double *exp = cg_expect_values(cs, x, o->world, r, t->numel, err, sizeof err);
+        cg_status st = CG_STATUS_OK;
+        double *exp = cg_expect_values(cs, x, o->world, r, t->numel, &st);
         if (!exp) {
-            cg_case_add_note(res, x->tensor, r, sem, NULL, CG_FAIL, err);
+            cg_case_add_note(res, x->tensor, r, sem, NULL, CG_FAIL, st.msg);
             continue;
         }
         cg_case_add_check(res, x->tensor, r, sem, NULL, "case", exp, obs, t->numel, tol);
@@ -184,13 +184,14 @@ static void check_fd(const cg_oracle *o, cg_case_result *res)
 
 void cg_check_hazards(const cg_case *cs, const cg_oracle *plan, cg_case_result *res)
 {
-    char **w = NULL, err[CG_ERR_LEN];
+    char **w = NULL;
+    cg_status st = CG_STATUS_OK;
     int n = 0;
-    if (plan->status != 0)
+    if (plan->st.code != 0)
         return;
-    if (cg_find_hazards(cs, plan, &w, &n, err, sizeof err) != 0) {
+    if (cg_find_hazards(cs, plan, &w, &n, &st) != 0) {
         char text[CG_ERR_LEN + 64];
-        snprintf(text, sizeof text, "the hang-hazard analysis failed: %s", err);
+        snprintf(text, sizeof text, "the hang-hazard analysis failed: %s", st.msg);
         cg_case_add_warning(res, text);
     }
     for (int i = 0; i < n; i++) {
@@ -208,12 +209,12 @@ void cg_check_oracle(const cg_case *cs, const cg_oracle *o, cg_case_result *res)
     for (int i = 0; i < cs->nexpects; i++)
         if (cs->expects[i]->kind == CG_X_ERROR && !cs->expects[i]->rules)
             want_error = cs->expects[i];
-    if (o->status != 0) {
-        if (want_error && strstr(o->error, want_error->message)) {
-            cg_case_add_note(res, "", -1, "error", NULL, CG_PASS, o->error);
+    if (o->st.code != 0) {
+        if (want_error && strstr(o->st.msg, want_error->message)) {
+            cg_case_add_note(res, "", -1, "error", NULL, CG_PASS, o->st.msg);
         } else {
             res->status = CG_ERROR;
-            res->message = strdup(o->error);
+            res->message = strdup(o->st.msg);
         }
         return;
     }

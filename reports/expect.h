@@ -15,9 +15,9 @@
 bool cg_expect_applies(const cg_expect *x, int world);
 
 /* The expected values of x on `rank` for a tensor of numel elements, in a
- * malloc'd array; NULL with err on a count mismatch or evaluation error. */
+ * malloc'd array; NULL with st on a count mismatch or evaluation error. */
 double *cg_expect_values(const cg_case *cs, const cg_expect *x, int world, int rank, int64_t numel,
-                         char *err, size_t errlen);
+                         cg_status *st);
 
 /* The oracle's values of one semantics for a tensor (NULL: undefined). */
 const double *cg_oracle_values(const cg_otensor *t, cg_semantics sem, bool value);

@@ -44,7 +44,7 @@ START_TEST(same_loss_everywhere_is_replicated)
     cg_case *cs = allreduce_case("2", "");
     for (int w = 1; w <= 4; w++) {
         cg_oracle *o = cg_oracle_run(cs, w, false);
-        ck_assert_int_eq(o->status, 0);
+        ck_assert_int_eq(o->st.code, 0);
         ck_assert(o->replicated_defined);
         for (int r = 0; r < w; r++) {
             const cg_otensor *x = cg_oracle_find(o, "x", r);
@@ -63,7 +63,7 @@ START_TEST(different_losses_are_not_replicated)
     cg_case *cs = allreduce_case("rank + 1", "");
     for (int w = 2; w <= 4; w++) {
         cg_oracle *o = cg_oracle_run(cs, w, false);
-        ck_assert_int_eq(o->status, 0);
+        ck_assert_int_eq(o->st.code, 0);
         ck_assert_msg(!o->replicated_defined, "W=%d: %s", w, o->replicated_reason);
         ck_assert_ptr_nonnull(strstr(o->replicated_reason, "different functions"));
         for (int r = 0; r < w; r++)
@@ -81,7 +81,7 @@ START_TEST(cancelling_differences_are_seen)
 {
     cg_case *cs = allreduce_case("(rank - 1) * (rank - 1) * 3 - 2", "");
     cg_oracle *o = cg_oracle_run(cs, 3, false);
-    ck_assert_int_eq(o->status, 0);
+    ck_assert_int_eq(o->st.code, 0);
     ck_assert_msg(!o->replicated_defined, "%s", o->replicated_reason);
     check_grad(cg_oracle_find(o, "x", 1)->per_rank, 0.0, 3);
     cg_oracle_free(o);
@@ -94,7 +94,7 @@ START_TEST(own_loss_on_request)
 {
     cg_case *cs = allreduce_case("rank + 1", "");
     cg_oracle *o = cg_oracle_run(cs, 4, false);
-    ck_assert_int_eq(o->status, 0);
+    ck_assert_int_eq(o->st.code, 0);
     ck_assert(!o->per_root_ready);
     ck_assert_ptr_null(cg_oracle_find(o, "x", 0)->own_loss);
     ck_assert_int_eq(cg_oracle_add_per_root(cs, o), 0);
@@ -116,7 +116,7 @@ START_TEST(own_loss_expectation_fills_it)
 {
     cg_case *cs = allreduce_case("rank + 1", "expect grad(x) own_loss = rank + 1\n");
     cg_oracle *o = cg_oracle_run(cs, 2, false);
-    ck_assert_int_eq(o->status, 0);
+    ck_assert_int_eq(o->st.code, 0);
     ck_assert(o->per_root_ready);
     check_grad(cg_oracle_find(o, "x", 1)->own_loss, 2.0, 3);
     cg_oracle_free(o);
@@ -133,7 +133,7 @@ START_TEST(one_root_rank)
     cg_case *cs = cg_parse_case("t.case", text, strlen(text), err, sizeof err);
     ck_assert_msg(cs != NULL, "%s", err);
     cg_oracle *o = cg_oracle_run(cs, 3, false);
-    ck_assert_int_eq(o->status, 0);
+    ck_assert_int_eq(o->st.code, 0);
     ck_assert(o->replicated_defined);
     ck_assert_int_eq(o->nroot_ranks, 1);
     /* y = sum_r (r+1) x_r = 6 at x = 1; L_0 = sum(y^2): dL_0/dx_r = 2 y (r+1) = 12 (r+1) */
@@ -164,7 +164,7 @@ START_TEST(fd_tolerance_scales_with_the_objective)
 {
     cg_case *cs = fd_case(" + 100000000");
     cg_oracle *o = cg_oracle_run(cs, 2, true);
-    ck_assert_int_eq(o->status, 0);
+    ck_assert_int_eq(o->st.code, 0);
     ck_assert(o->fd_ran);
     /* dF/dx_r = sum_k 2 y * 2 x = 2 * 2 * 2 * 2 = 16 */
     check_grad(cg_oracle_find(o, "x", 0)->per_rank, 16.0, 3);
@@ -184,7 +184,7 @@ START_TEST(fd_catches_a_wrong_gradient)
     for (int i = 0; i < 2; i++) {
         cg_case *cs = fd_case(offsets[i]);
         cg_oracle *o = cg_oracle_run(cs, 2, false);
-        ck_assert_int_eq(o->status, 0);
+        ck_assert_int_eq(o->st.code, 0);
         cg_otensor *x = (cg_otensor *)cg_oracle_find(o, "x", 1);
         x->per_rank[1] *= wrong[i];
         ck_assert_int_eq(cg_oracle_fdcheck(cs, o), 0);

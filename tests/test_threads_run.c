@@ -43,7 +43,7 @@ static void run(const cg_case *cs, int world, const char *rules, cg_observed *ob
 {
     cg_oracle *plan = cg_oracle_run(cs, world, false);
     ck_assert_ptr_nonnull(plan);
-    ck_assert_msg(plan->status == 0, "%s", plan->error);
+    ck_assert_msg(plan->st.code == 0, "%s", plan->st.msg);
     char err[256];
     ck_assert_msg(cg_threads_run_rules(cs, plan, cg_rules_find(rules), obs, err, sizeof err) == 0, "%s", err);
     cg_oracle_free(plan);
@@ -61,7 +61,7 @@ START_TEST(reference_matches_the_oracle_on_every_builtin_case)
             int w = cs->worlds[k];
             cg_oracle *o = cg_oracle_run(cs, w, false);
             ck_assert_ptr_nonnull(o);
-            ck_assert_msg(o->status == 0, "%s", o->error);
+            ck_assert_msg(o->st.code == 0, "%s", o->st.msg);
             cg_observed obs;
             char err[256];
             ck_assert_msg(cg_threads_run_rules(cs, o, &cg_rules_reference, &obs, err, sizeof err) == 0, "%s",

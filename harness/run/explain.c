@@ -130,11 +130,11 @@ int cg_explain(const cg_options *o, const cg_case_set *set)
                cs->file);
         cg_case_print(stdout, cs);
         cg_oracle *truth = cg_oracle_run(cs, worlds[w], false);
-        if (truth && truth->status == 0)
+        if (truth && truth->st.code == 0)
             (void)cg_oracle_add_per_root(cs, truth); /* printed below; a failure says so */
-        if (!truth || truth->status != 0) {
-            fprintf(stderr, "collgrad-check: %s\n", truth ? truth->error : "out of memory");
-            rc = truth ? truth->status : CG_EXIT_INFRA;
+        if (!truth || truth->st.code != 0) {
+            fprintf(stderr, "collgrad-check: %s\n", truth ? truth->st.msg : "out of memory");
+            rc = truth ? truth->st.code : CG_EXIT_INFRA;
         } else {
             print_oracle(truth);
             rc = print_rule_sets(&eo, &one, cs, truth, worlds[w]);

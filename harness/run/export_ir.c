@@ -296,9 +296,9 @@ static int export_set(cJSON *doc, const cg_case_set *set, int world)
         if (world > 0 && !lists_world(cs, world))
             continue;
         cg_oracle *plan = world > 0 ? cg_oracle_run(cs, world, false) : NULL;
-        if (world > 0 && (!plan || plan->status != 0)) {
-            fprintf(stderr, "collgrad-check export-ir: %s\n", plan ? plan->error : "out of memory");
-            int rc = plan ? plan->status : CG_EXIT_INFRA;
+        if (world > 0 && (!plan || plan->st.code != 0)) {
+            fprintf(stderr, "collgrad-check export-ir: %s\n", plan ? plan->st.msg : "out of memory");
+            int rc = plan ? plan->st.code : CG_EXIT_INFRA;
             cg_oracle_free(plan);
             return rc;
         }

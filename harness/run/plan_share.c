@@ -44,9 +44,9 @@ cg_oracle *cg_plan_share(const cg_case *cs, int rank, int world)
     if (rank == 0) {
         h.ok = o != NULL;
         if (o) {
-            h.status = o->status;
+            h.status = o->st.code;
             h.nevents = o->nevents;
-            memcpy(h.error, o->error, sizeof h.error);
+            memcpy(h.error, o->st.msg, sizeof h.error);
         }
     }
     /* rank 0 broadcasts even when out of memory, so no rank waits forever */
@@ -57,8 +57,8 @@ cg_oracle *cg_plan_share(const cg_case *cs, int rank, int world)
     }
     if (rank != 0) {
         o->world = world;
-        o->status = h.status;
-        memcpy(o->error, h.error, sizeof o->error);
+        o->st.code = h.status;
+        memcpy(o->st.msg, h.error, sizeof o->st.msg);
         o->nevents = h.nevents;
         o->events = calloc((size_t)h.nevents + 1, sizeof *o->events);
     }

@@ -126,9 +126,9 @@ int cg_run_oracle_only(const cg_options *o, const cg_case_set *set, cg_report *r
             cg_check_hazards(cs, orc, res);
             cg_case_finish(res);
             if (res->status == CG_ERROR) {
-                res->error_class = orc->status;
-                if (orc->status > worst)
-                    worst = orc->status;
+                res->error_class = orc->st.code;
+                if (orc->st.code > worst)
+                    worst = orc->st.code;
             }
             res->duration_s = cg_now() - t0;
             cg_oracle_free(orc);

@@ -289,7 +289,7 @@ static int diagnose_job(const cg_case *cs, const cg_job *job, cg_tp *trusted, co
     if (trusted->rank == 0 && rc == 0) {
         cg_oracle *st = gradients ? cg_oracle_run_mode(cs, o->world, CG_SIM_STRAIGHT_THROUGH) : NULL;
         cg_oracle *ls = gradients ? cg_oracle_run_mode(cs, o->world, CG_SIM_LOCAL_SLOT) : NULL;
-        cg_diag_inputs in = {cs, o, st && !st->status ? st : NULL, ls && !ls->status ? ls : NULL, obs,
+        cg_diag_inputs in = {cs, o, st && !st->st.code ? st : NULL, ls && !ls->st.code ? ls : NULL, obs,
                              job->rules, runs, n, cg_case_tol(cs, cg_tol_for(cs->dtype))};
         cg_diagnose(&in, res);
         cg_oracle_free(st);
@@ -342,10 +342,10 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *truste
     cg_oracle *o = cg_plan_share(cs, tp->rank, tp->world);
     if (!o)
         return -1;
-    if (o->status != 0) { /* a bad program: identical on every rank, nothing to run */
+    if (o->st.code != 0) { /* a bad program: identical on every rank, nothing to run */
         if (root) {
             cg_check_oracle(cs, o, res);
-            *error_class = res->status == CG_ERROR ? o->status : 0;
+            *error_class = res->status == CG_ERROR ? o->st.code : 0;
             res->error_class = *error_class;
         }
         cg_oracle_free(o);

@@ -56,9 +56,9 @@ int cg_bench_oracle(const cg_bench_opts *o)
             cg_oracle *orc = cg_oracle_run(cs, w, false);
             double t = cg_now() - t0;
             int64_t grew = cg_rss_peak() - rss0;
-            if (!orc || orc->status != 0) {
+            if (!orc || orc->st.code != 0) {
                 fprintf(stderr, "collgrad-check bench: W=%d N=%lld: %s\n", w, (long long)n,
-                        orc ? orc->error : "out of memory");
+                        orc ? orc->st.msg : "out of memory");
                 rc = CG_EXIT_INFRA;
             }
             cg_oracle_free(orc);

@@ -175,11 +175,11 @@ static int plan_world(cg_pt_run *R, int w, cg_pt_job **out)
             free(jobs);
             return -1;
         }
-        if (plan->status != 0) {
+        if (plan->st.code != 0) {
             cg_case_result *c = add_result(R, cs, w);
             if (c) {
                 cg_check_oracle(cs, plan, c);
-                c->error_class = plan->status;
+                c->error_class = plan->st.code;
                 progress(R, c);
             }
             cg_oracle_free(plan);

@@ -141,7 +141,7 @@ static void diagnose(const cg_pt_context *ctx, const cg_case *cs, const cg_pt_jo
         (void)cg_oracle_add_per_root(cs, job->plan); /* own_loss is one explanation; failing drops it */
         cg_oracle *st = values_wrong ? NULL : cg_oracle_run_mode(cs, w, CG_SIM_STRAIGHT_THROUGH);
         cg_oracle *ls = values_wrong ? NULL : cg_oracle_run_mode(cs, w, CG_SIM_LOCAL_SLOT);
-        cg_diag_inputs in = {cs, job->plan, st && !st->status ? st : NULL, ls && !ls->status ? ls : NULL, obs,
+        cg_diag_inputs in = {cs, job->plan, st && !st->st.code ? st : NULL, ls && !ls->st.code ? ls : NULL, obs,
                              ctx->label, runs, n, cg_case_tol(cs, cg_tol_for(cs->dtype))};
         cg_diagnose(&in, res);
         cg_oracle_free(st);
