@@ -32,9 +32,9 @@ static bool close_to(double want, double have, cg_dtype dt)
 
 static cg_case *parse(const char *text)
 {
-    char err[512];
-    cg_case *cs = cg_parse_case("inline.case", text, strlen(text), err, sizeof err);
-    ck_assert_msg(cs != NULL, "%s", err);
+    cg_status st = CG_STATUS_OK;
+    cg_case *cs = cg_parse_case("inline.case", text, strlen(text), &st);
+    ck_assert_msg(cs != NULL, "%s", st.msg);
     return cs;
 }
 
@@ -44,8 +44,8 @@ static void run(const cg_case *cs, int world, const char *rules, cg_observed *ob
     cg_oracle *plan = cg_oracle_run(cs, world, false);
     ck_assert_ptr_nonnull(plan);
     ck_assert_msg(plan->st.code == 0, "%s", plan->st.msg);
-    char err[256];
-    ck_assert_msg(cg_threads_run_rules(cs, plan, cg_rules_find(rules), obs, err, sizeof err) == 0, "%s", err);
+    cg_status st = CG_STATUS_OK;
+    ck_assert_msg(cg_threads_run_rules(cs, plan, cg_rules_find(rules), obs, &st) == 0, "%s", st.msg);
     cg_oracle_free(plan);
 }
 
@@ -63,9 +63,8 @@ START_TEST(reference_matches_the_oracle_on_every_builtin_case)
             ck_assert_ptr_nonnull(o);
             ck_assert_msg(o->st.code == 0, "%s", o->st.msg);
             cg_observed obs;
-            char err[256];
-            ck_assert_msg(cg_threads_run_rules(cs, o, &cg_rules_reference, &obs, err, sizeof err) == 0, "%s",
-                          err);
+            cg_status st = CG_STATUS_OK;
+            ck_assert_msg(cg_threads_run_rules(cs, o, &cg_rules_reference, &obs, &st) == 0, "%s", st.msg);
             for (int t = 0; t < o->ntensors; t++) {
                 const cg_otensor *ot = &o->tensors[t];
                 ck_assert_msg(!obs.ranks[ot->rank].error, "%s W=%d rank %d: %s", cs->name, w, ot->rank,
@@ -177,8 +176,7 @@ START_TEST(ranks_waiting_for_a_failed_rank_are_released)
     cg_oracle *plan = cg_oracle_run(cs, 2, false);
     ck_assert_ptr_nonnull(plan);
     cg_observed obs;
-    char err[256];
-    ck_assert_int_eq(cg_threads_run_rules(cs, plan, &rank_1_fails, &obs, err, sizeof err), 0);
+    ck_assert_int_eq(cg_threads_run_rules(cs, plan, &rank_1_fails, &obs, NULL), 0);
     ck_assert_msg(obs.ranks[1].error && strstr(obs.ranks[1].error, "refused on rank 1"), "rank 1: %s",
                   obs.ranks[1].error ? obs.ranks[1].error : "(none)");
     ck_assert_msg(obs.ranks[0].error && strstr(obs.ranks[0].error, "rank 1 failed"), "rank 0: %s",

@@ -144,10 +144,9 @@ void cg_case_free(cg_case *c)
 
 /* ---- loading ------------------------------------------------------------- */
 
-static cg_case *cannot_read(const char *path, int errnum, char *err, size_t errlen)
+static cg_case *cannot_read(const char *path, int errnum, cg_status *st)
 {
-    if (err && errlen)
-        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errnum));
+    (errnum == ENOMEM ? cg_error_infra : cg_error)(st, "%s: cannot read: %s", path, strerror(errnum));
     return NULL;
 }
 
@@ -159,13 +158,10 @@ const char *cg_file_type_name(mode_t mode)
          : S_ISLNK(mode) ? "a symbolic link" : S_ISREG(mode) ? "a regular file" : "not a regular file";
 }
 
-static cg_case *too_big(const char *path, size_t max_bytes, char *err, size_t errlen)
+static cg_case *too_big(const char *path, size_t max_bytes, cg_status *st)
 {
-    if (err && errlen)
-        snprintf(err, errlen,
-                 "%s: expected a case file of at most %zu bytes (the limit; raise it with --max-case-bytes), "
-                 "got more",
-                 path, max_bytes);
+    cg_error(st, "%s: expected a case file of at most %zu bytes (the limit; raise it with --max-case-bytes), "
+             "got more", path, max_bytes);
     return NULL;
 }
 
@@ -214,43 +210,42 @@ cg_limits cg_limits_or_default(const cg_limits *lim)
     return l;
 }
 
-cg_case *cg_load_case(const char *path, const cg_limits *lim, char *err, size_t errlen)
+cg_case *cg_load_case(const char *path, const cg_limits *lim, cg_status *st)
 {
     cg_limits limits = cg_limits_or_default(lim);
     size_t max_bytes = limits.case_bytes;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
-        return cannot_read(path, errno, err, errlen);
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
+        return cannot_read(path, errno, st);
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
         int e = errno;
         close(fd);
-        return cannot_read(path, e, err, errlen);
+        return cannot_read(path, e, st);
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(sb.st_mode)) {
         close(fd);
-        if (err && errlen)
-            snprintf(err, errlen, "%s: expected a case file, got %s", path, cg_file_type_name(st.st_mode));
+        cg_error(st, "%s: expected a case file, got %s", path, cg_file_type_name(sb.st_mode));
         return NULL;
     }
-    if ((unsigned long long)st.st_size > max_bytes) {
+    if ((unsigned long long)sb.st_size > max_bytes) {
         close(fd);
-        return too_big(path, max_bytes, err, errlen);
+        return too_big(path, max_bytes, st);
     }
     char *buf = NULL;
     size_t len;
-    int rc = read_bounded(fd, max_bytes, (size_t)st.st_size, &buf, &len);
+    int rc = read_bounded(fd, max_bytes, (size_t)sb.st_size, &buf, &len);
     if (close(fd) != 0 && rc == 0)
         rc = errno;
     if (rc != 0) {
         free(buf);
-        return cannot_read(path, rc, err, errlen);
+        return cannot_read(path, rc, st);
     }
     if (len > max_bytes) {
         free(buf);
-        return too_big(path, max_bytes, err, errlen);
+        return too_big(path, max_bytes, st);
     }
-    cg_case *c = cg_parse_case(path, buf, len, err, errlen);
+    cg_case *c = cg_parse_case(path, buf, len, st);
     free(buf);
     if (c)
         c->limits = limits;

@@ -14,14 +14,9 @@
 #include <sys/types.h>
 
 #include "dtype.h"
+#include "status.h"
 
 #define CG_MAX_WORLD 64
-#define CG_ERR_LEN 512
-
-typedef struct cg_srcpos {
-    const char *file; /* owned by the case */
-    int line, col;    /* 1-based */
-} cg_srcpos;
 
 /* ---- expressions ---------------------------------------------------------
  * Expressions are untyped in the tree; the interpreter decides, per rank,
@@ -149,18 +144,18 @@ typedef struct cg_case {
 } cg_case;
 
 /* Parse the text of a case file. `file` is used in messages and stored.
- * Returns the case, or NULL with err holding "file:line:col: expected ..."
- * (never longer than errlen). Never crashes on any input bytes. */
-cg_case *cg_parse_case(const char *file, const char *text, size_t len, char *err, size_t errlen);
+ * Returns the case, or NULL with st holding "file:line:col: expected ...".
+ * Never crashes on any input bytes. */
+cg_case *cg_parse_case(const char *file, const char *text, size_t len, cg_status *st);
 
 
 /* Read and parse a regular file of at most lim->case_bytes bytes (lim NULL
  * or a zero field: the default), keeping lim in the case,
  * never blocking on a FIFO or device and never reading past the limit. NULL
- * with err "file: cannot read: <strerror>", "file: expected a case file, got
+ * with st "file: cannot read: <strerror>", "file: expected a case file, got
  * a FIFO", "file: expected a case file of at most N bytes ...", or a parse
  * error. */
-cg_case *cg_load_case(const char *path, const cg_limits *lim, char *err, size_t errlen);
+cg_case *cg_load_case(const char *path, const cg_limits *lim, cg_status *st);
 /* "a FIFO", "a directory", ...: what a path that is not a case file is. */
 const char *cg_file_type_name(mode_t mode);
 

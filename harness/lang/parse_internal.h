@@ -49,8 +49,7 @@ typedef struct cg_parser {
     cg_lexer lx;
     cg_token tok;          /* the current token, not yet consumed */
     cg_case *c;
-    char *err;
-    size_t errlen;
+    cg_status *st;         /* where the first error goes (may be NULL) */
     bool failed;           /* the first error stops everything */
     int depth;             /* expression nesting, capped at CG_MAX_NESTING */
     int nstmts_made;       /* for cg_stmt.index */

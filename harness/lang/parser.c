@@ -56,15 +56,12 @@ void cg_p_fail(cg_parser *p, int line, int col, const char *fmt, ...)
         return;
     p->failed = true;
     p->tok.kind = CG_TOK_EOF;
-    if (!p->err || p->errlen == 0)
-        return;
-    int n = snprintf(p->err, p->errlen, "%s:%d:%d: ", p->c->file, line, col);
-    if (n < 0 || (size_t)n >= p->errlen)
-        return;
+    char msg[CG_ERR_LEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    cg_error_at(p->st, (cg_srcpos){p->c->file, line, col}, "%s", msg);
 }
 
 void cg_p_expected(cg_parser *p, const char *what)
@@ -445,7 +442,7 @@ static unsigned long long fnv1a64(const char *s)
     return h;
 }
 
-static cg_case *new_case(const char *file, char *err, size_t errlen)
+static cg_case *new_case(const char *file, cg_status *st)
 {
     cg_case *c = calloc(1, sizeof *c);
     if (c && (c->file = strdup(file))) {
@@ -454,21 +451,17 @@ static cg_case *new_case(const char *file, char *err, size_t errlen)
         return c;
     }
     free(c);
-    if (err && errlen)
-        snprintf(err, errlen, "%s: expected memory, got out of memory", file);
+    cg_error_infra(st, "%s: expected memory, got out of memory", file);
     return NULL;
 }
 
-cg_case *cg_parse_case(const char *file, const char *text, size_t len, char *err, size_t errlen)
+cg_case *cg_parse_case(const char *file, const char *text, size_t len, cg_status *st)
 {
-    if (err && errlen)
-        err[0] = '\0';
     cg_parser p;
     memset(&p, 0, sizeof p);
-    if (!(p.c = new_case(file ? file : "<input>", err, errlen)))
+    if (!(p.c = new_case(file ? file : "<input>", st)))
         return NULL;
-    p.err = err;
-    p.errlen = errlen;
+    p.st = st;
     cg_lex_init(&p.lx, text, len);
     cg_p_advance(&p);
     parse_program(&p);

@@ -38,7 +38,7 @@ int cg_error_infra(cg_status *st, const char *fmt, ...)
 
 int cg_error_at(cg_status *st, cg_srcpos pos, const char *fmt, ...)
 {
-    char prefix[300];
+    char prefix[CG_ERR_LEN];
     snprintf(prefix, sizeof prefix, "%s:%d:%d: ", pos.file ? pos.file : "?", pos.line, pos.col);
     va_list ap;
     va_start(ap, fmt);

@@ -10,7 +10,13 @@
 #ifndef CG_STATUS_H
 #define CG_STATUS_H
 
-#include "ir.h"
+#define CG_ERR_LEN 512
+
+/* A place in a case file (an error's location). */
+typedef struct cg_srcpos {
+    const char *file; /* owned by the case */
+    int line, col;    /* 1-based */
+} cg_srcpos;
 
 typedef enum {
     CG_OK = 0,

@@ -274,19 +274,19 @@ int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths, const cg_
     if (rc == 0 && !(set->cases = calloc((size_t)l.n + 1, sizeof *set->cases)))
         rc = CG_EXIT_INFRA;
     for (int i = 0; rc != CG_EXIT_INFRA && set->cases && i < l.n; i++) {
-        char err[CG_ERR_LEN];
-        cg_case *c = cg_load_case(l.p[i], lim, err, sizeof err);
+        cg_status st = CG_STATUS_OK;
+        cg_case *c = cg_load_case(l.p[i], lim, &st);
         if (c) {
             set->cases[set->n++] = c;
             continue;
         }
-        fprintf(stderr, "%s\n", err);
+        fprintf(stderr, "%s\n", st.msg);
         rc = CG_EXIT_USAGE;
         cg_case_load_error *bad = set->bad ? NULL : calloc((size_t)l.n + 1, sizeof *bad);
         if (bad)
             set->bad = bad;
         if (!set->bad || !(set->bad[set->nbad].file = strdup(l.p[i])) ||
-            !(set->bad[set->nbad++].message = strdup(err)))
+            !(set->bad[set->nbad++].message = strdup(st.msg)))
             rc = CG_EXIT_INFRA;
     }
     for (int i = 0; i < l.n; i++)
@@ -308,12 +308,12 @@ int cg_case_set_load_list(cg_case_set *set, const char *list_file, const cg_limi
     size_t cap = 0;
     int rc = 0;
     while (rc == 0 && getdelim(&line, &cap, '\0', f) > 0) {
-        char err[CG_ERR_LEN];
-        cg_case *c = cg_load_case(line, lim, err, sizeof err);
+        cg_status st = CG_STATUS_OK;
+        cg_case *c = cg_load_case(line, lim, &st);
         cg_case **grown = c ? realloc(set->cases, (size_t)(set->n + 2) * sizeof *grown) : NULL;
         if (!c || !grown) {
             fprintf(stderr, "collgrad-check: %s no longer loads (changed during the run?): %s\n", line,
-                    c ? "out of memory" : err);
+                    c ? "out of memory" : st.msg);
             cg_case_free(c);
             rc = CG_EXIT_INFRA;
             break;
@@ -332,19 +332,20 @@ int cg_case_set_load_list(cg_case_set *set, const char *list_file, const cg_limi
 
 /* The rule-set name of x, when no registered rule set has it: one line
  * naming every name that would do. 0, or -1 when the name is known. */
-static int unknown_rules(const cg_case *cs, const cg_expect *x, const char *plugin_name, char *err, size_t len)
+static int unknown_rules(const cg_case *cs, const cg_expect *x, const char *plugin_name, cg_status *st)
 {
     if (!x->rules || cg_rules_find(x->rules) || (plugin_name && strcmp(x->rules, plugin_name) == 0))
         return -1;
-    int used = snprintf(err, len, "%s:%d:%d: expected a registered rule set (", cs->file, x->rules_pos.line,
-                        x->rules_pos.col);
+    char names[CG_ERR_LEN] = "";
+    size_t used = 0;
     const cg_rules *const *all = cg_rules_all();
-    for (int i = 0; all[i] && used > 0 && (size_t)used < len; i++)
-        used += snprintf(err + used, len - (size_t)used, "%s%s", i ? ", " : "", all[i]->name);
-    if (used > 0 && (size_t)used < len && plugin_name)
-        used += snprintf(err + used, len - (size_t)used, ", or %s of the --rules plugin", plugin_name);
-    if (used > 0 && (size_t)used < len)
-        snprintf(err + used, len - (size_t)used, "), got '%s'", x->rules);
+    for (int i = 0; all[i] && used < sizeof names; i++)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", all[i]->name);
+    char plugin[300] = "";
+    if (plugin_name)
+        snprintf(plugin, sizeof plugin, ", or %s of the --rules plugin", plugin_name);
+    cg_error_at(st, (cg_srcpos){cs->file, x->rules_pos.line, x->rules_pos.col},
+                "expected a registered rule set (%s%s), got '%s'", names, plugin, x->rules);
     return 0;
 }
 
@@ -370,16 +371,16 @@ int cg_case_set_check_rules(cg_case_set *set, const char *plugin_name)
     int rc = 0;
     for (int i = 0; i < set->n;) {
         const cg_case *cs = set->cases[i];
-        char err[CG_ERR_LEN];
+        cg_status st = CG_STATUS_OK;
         bool bad = false;
         for (int k = 0; k < cs->nexpects && !bad; k++)
-            bad = unknown_rules(cs, cs->expects[k], plugin_name, err, sizeof err) == 0;
+            bad = unknown_rules(cs, cs->expects[k], plugin_name, &st) == 0;
         if (!bad) {
             i++;
             continue;
         }
-        fprintf(stderr, "%s\n", err);
-        if (move_to_bad(set, i, err) != 0)
+        fprintf(stderr, "%s\n", st.msg);
+        if (move_to_bad(set, i, st.msg) != 0)
             return CG_EXIT_INFRA;
         rc = CG_EXIT_USAGE;
     }
@@ -402,26 +403,26 @@ static bool selected(const regex_t *inc, const regex_t *exc, const char *name)
     return (!inc || regexec(inc, name, 0, NULL, 0) == 0) && (!exc || regexec(exc, name, 0, NULL, 0) != 0);
 }
 
-static int compile(regex_t *re, const char *flag, const char *pattern, char *err, size_t errlen)
+static int compile(regex_t *re, const char *flag, const char *pattern, cg_status *st)
 {
     int rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
     if (rc == 0)
         return 0;
     char why[128];
     regerror(rc, re, why, sizeof why);
-    snprintf(err, errlen, "expected a POSIX extended regular expression after %s, got '%s' (%s)", flag, pattern,
+    cg_error(st, "expected a POSIX extended regular expression after %s, got '%s' (%s)", flag, pattern,
              why);
     return -1;
 }
 
-int cg_case_set_filter(cg_case_set *set, const char *include, const char *exclude, char *err, size_t errlen)
+int cg_case_set_filter(cg_case_set *set, const char *include, const char *exclude, cg_status *st)
 {
     if (!include && !exclude)
         return 0;
     regex_t inc, exc;
-    if (include && compile(&inc, "-R", include, err, errlen) != 0)
+    if (include && compile(&inc, "-R", include, st) != 0)
         return CG_EXIT_USAGE;
-    if (exclude && compile(&exc, "-E", exclude, err, errlen) != 0) {
+    if (exclude && compile(&exc, "-E", exclude, st) != 0) {
         if (include)
             regfree(&inc);
         return CG_EXIT_USAGE;
@@ -467,7 +468,7 @@ int cg_case_set_filter(cg_case_set *set, const char *include, const char *exclud
         snprintf(inc_part, sizeof inc_part, "-R '%s'%s", include, exclude ? " with " : "");
     if (exclude)
         snprintf(exc_part, sizeof exc_part, "-E '%s'", exclude);
-    snprintf(err, errlen, "%s%s matches no case; the %d cases are: %s", inc_part, exc_part, total, names);
+    cg_error(st, "%s%s matches no case; the %d cases are: %s", inc_part, exc_part, total, names);
     return CG_EXIT_USAGE;
 }
 

@@ -41,9 +41,9 @@ int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths, const cg_
 int cg_case_set_load_list(cg_case_set *set, const char *list_file, const cg_limits *lim);
 /* Keep only the cases (and bad files, by their base name less ".case")
  * whose name matches the POSIX extended regex include (NULL: all) and not
- * exclude (NULL: none), in order. 0; 2 with err for a bad expression, or
+ * exclude (NULL: none), in order. 0; 2 with st for a bad expression, or
  * when nothing is left ("-R 'x' matches no case; the N cases are: ..."). */
-int cg_case_set_filter(cg_case_set *set, const char *include, const char *exclude, char *err, size_t errlen);
+int cg_case_set_filter(cg_case_set *set, const char *include, const char *exclude, cg_status *st);
 /* Every case's rules=NAME must name a registered rule set: a built-in one,
  * or plugin_name, the table name of the --rules plugin (NULL: none). A case
  * naming another is moved to set->bad with "file:line:col: expected a

@@ -21,71 +21,61 @@ const char *cg_device_name(cg_device d)
 }
 
 /* The transport's capability flags without opening it (no MPI needed). */
-static int transport_caps(const char *name, unsigned *caps, char *err, size_t errlen)
+static int transport_caps(const char *name, unsigned *caps, cg_status *st)
 {
     const cg_transport_ops *ops = collgrad_builtin_transport(name);
-    cg_status st = CG_STATUS_OK;
     if (!ops && strcmp(name, "nccl") == 0)
-        cg_nccl_missing(&st);
-    else if (!ops && cg_is_plugin_path(name))
-        ops = cg_transport_load(name, &st);
+        return cg_nccl_missing(st);
+    if (!ops && cg_is_plugin_path(name))
+        ops = cg_transport_load(name, st);
     else if (!ops)
-        cg_error(&st, "unknown transport '%s'", name);
-    if (!ops) {
-        snprintf(err, errlen, "%s", st.msg);
+        return cg_error(st, "unknown transport '%s'", name);
+    if (!ops)
         return -1;
-    }
     *caps = ops->caps;
     return 0;
 }
 
 /* No device, or a build without CUDA: nothing can run. */
-static int device_available(char *err, size_t errlen)
+static int device_available(cg_status *st)
 {
 #ifndef HAVE_CUDA
-    snprintf(err, errlen, "--device cuda: this collgrad-check was built without CUDA");
+    cg_error(st, "--device cuda: this collgrad-check was built without CUDA");
     return -1;
 #else
     int n = 0;
     if (cg_cuda_device_count(&n) == 0 && n > 0)
         return 0;
-    snprintf(err, errlen, "--device cuda: no CUDA device is visible (%s)",
+    cg_error(st, "--device cuda: no CUDA device is visible (%s)",
              n == 0 && cg_cuda_last_error()[0] ? cg_cuda_last_error() : "0 devices");
     return -1;
 #endif
 }
 
-int cg_device_precheck(const cg_options *o, char *err, size_t errlen)
+int cg_device_precheck(const cg_options *o, cg_status *st)
 {
     if (cg_device_of(o) != CG_DEVICE_CUDA)
         return 0;
     unsigned caps = 0;
-    char why[512] = "";
-    if (transport_caps(o->transport, &caps, why, sizeof why) != 0) {
-        snprintf(err, errlen, "%s", why);
+    if (transport_caps(o->transport, &caps, st) != 0)
         return CG_EXIT_INFRA;
-    }
     if (!(caps & CGT_CAP_CUDA)) {
-        snprintf(err, errlen,
-                 "--device cuda: transport '%s' takes host buffers only; use --transport nccl "
-                 "(or a plugin with CGT_CAP_CUDA), or --device cpu",
-                 o->transport);
+        cg_error(st, "--device cuda: transport '%s' takes host buffers only; use --transport nccl (or a plugin "
+                 "with CGT_CAP_CUDA), or --device cpu", o->transport);
         return CG_EXIT_USAGE;
     }
     if (o->rules && cg_is_plugin_path(o->rules)) {
-        snprintf(err, errlen,
-                 "--device cuda: rule-set plugins receive host tensors (rules ABI %d); run %s "
-                 "with --device cpu",
+        cg_error(st, "--device cuda: rule-set plugins receive host tensors (rules ABI %d); run %s with --device cpu",
                  CG_RULES_ABI_VERSION, o->rules);
         return CG_EXIT_USAGE;
     }
     if (o->inject && strncmp(o->inject, "hang:", 5) != 0 && strncmp(o->inject, "exit:", 5) != 0) {
-        snprintf(err, errlen, "--device cuda: --inject %s rewrites host buffers; use --device cpu",
+        cg_error(st, "--device cuda: --inject %s rewrites host buffers; use --device cpu",
                  o->inject);
         return CG_EXIT_USAGE;
     }
     /* nccl's own pre-check (plugin_check.h) says this in its words */
-    if (strcmp(o->transport, "nccl") != 0 && device_available(err, errlen) != 0)
+    if (strcmp(o->transport, "nccl") != 0 && device_available(st) != 0)
         return CG_EXIT_INFRA;
     return 0;
 }

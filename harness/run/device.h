@@ -19,7 +19,7 @@ cg_device cg_device_of(const cg_options *o);
 const char *cg_device_name(cg_device d); /* "cpu", "cuda" */
 
 /* Checked once by the launching process (and by each rank started directly
- * under mpiexec) before anything runs. 0, or an exit status with err:
+ * under mpiexec) before anything runs. 0, or an exit status with st:
  * CG_EXIT_USAGE for a combination that cannot work on the device (checked
  * first, so it is said on any machine); CG_EXIT_INFRA when no CUDA device can
  * be used (a build without CUDA, none visible; for --transport nccl its own
@@ -27,6 +27,6 @@ const char *cg_device_name(cg_device d); /* "cpu", "cuda" */
  * a transport without CGT_CAP_CUDA (mpi takes host buffers), a rule-set
  * plugin (its ABI hands it host tensors), --inject's data faults (they
  * rewrite host buffers). */
-int cg_device_precheck(const cg_options *o, char *err, size_t errlen);
+int cg_device_precheck(const cg_options *o, cg_status *st);
 
 #endif

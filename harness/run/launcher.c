@@ -253,13 +253,16 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
 {
     int start = 0;
     while (start < n && !cg_stop_signal()) {
-        char err[1024], why[2048], log_line[512];
+        char why[2048], log_line[512];
+        cg_status st = CG_STATUS_OK;
         long offset = 0;
         int done = 0, status = 0;
         cg_board board = {0};
         if (write_jobs(L, jobs + start, n - start) != 0 ||
-            cg_board_create(&board, L->board, w, err, sizeof err) != 0)
+            cg_board_create(&board, L->board, w, &st) != 0) {
+            fprintf(stderr, "collgrad-check: %s\n", st.msg[0] ? st.msg : "cannot write the job list");
             return -1;
+        }
         unlink(L->results);
         pid_t pid = start_job(L, w);
         if (pid < 0) {
@@ -327,10 +330,10 @@ static int cleanup_dir(launch *L)
 int cg_run_launcher(const cg_options *o, const cg_case_set *set, cg_report *rep)
 {
     launch L = {.o = o, .set = set, .rep = rep};
-    char err[512];
+    cg_status st = CG_STATUS_OK;
     cg_tmpdir_reap_stale(); /* what a launcher killed by SIGKILL left behind */
-    if (cg_tmpdir_create(L.dir, sizeof L.dir, err, sizeof err) != 0) {
-        fprintf(stderr, "collgrad-check: %s\n", err);
+    if (cg_tmpdir_create(L.dir, sizeof L.dir, &st) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", st.msg);
         return CG_EXIT_INFRA;
     }
     snprintf(L.jobs, sizeof L.jobs, "%s/jobs", L.dir);

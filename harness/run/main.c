@@ -119,8 +119,8 @@ static int run_rounds(const cg_options *o, const cg_case_set *set)
 }
 
 /* Load, check and filter the selection. 0; 2 with the bad files kept in
- * set->bad (the run goes on and reports them) or *why set (refused); 3. */
-static int select_cases(const cg_options *o, cg_case_set *set, char *why, size_t len)
+ * set->bad (the run goes on and reports them) or st set (refused); 3. */
+static int select_cases(const cg_options *o, cg_case_set *set, cg_status *st)
 {
     int rc = o->case_list ? cg_case_set_load_list(set, o->case_list, &o->limits)
                           : cg_case_set_load(set, o->paths, o->npaths, &o->limits);
@@ -129,10 +129,10 @@ static int select_cases(const cg_options *o, cg_case_set *set, char *why, size_t
     int rules_rc = cg_case_set_check_rules(set, plugin_rules_name(o));
     if (rules_rc > rc)
         rc = rules_rc;
-    if (rc != CG_EXIT_INFRA && cg_case_set_filter(set, o->include, o->exclude, why, len) != 0)
+    if (rc != CG_EXIT_INFRA && cg_case_set_filter(set, o->include, o->exclude, st) != 0)
         return CG_EXIT_USAGE;
     if (rc == 0 && set->n == 0)
-        snprintf(why, len, "no case files found");
+        cg_error(st, "no case files found");
     return rc == 0 && set->n == 0 ? CG_EXIT_USAGE : rc;
 }
 
@@ -179,12 +179,14 @@ int main(int argc, char **argv)
     if (!o.worker && !cg_launched_by_mpi())
         cg_stop_install(); /* a signal ends the run between jobs, report written */
     cg_case_set set;
-    terr[0] = '\0';
-    rc = select_cases(&o, &set, terr, sizeof terr);
+    st = CG_STATUS_OK;
+    rc = select_cases(&o, &set, &st);
+    snprintf(terr, sizeof terr, "%s", st.msg);
     /* files that did not parse are errored tests of a run that goes on */
     bool run_anyway = rc == CG_EXIT_USAGE && set.nbad > 0 && !terr[0] && !o.list && !o.explain;
     if ((rc == 0 || run_anyway) && !o.list && !o.worker && !cg_launched_by_mpi() &&
-        cg_preflight_selection(&o, &set, 0, terr, sizeof terr) != 0) {
+        cg_preflight_selection(&o, &set, 0, &st) != 0) {
+        snprintf(terr, sizeof terr, "%s", st.msg);
         rc = CG_EXIT_USAGE;
         run_anyway = false;
     }
@@ -199,16 +201,13 @@ int main(int argc, char **argv)
     } else if (!o.oracle_only && !o.backend && (o.worker || cg_launched_by_mpi())) {
         rc = cg_worker_main(&o, &set); /* inside mpiexec: this process is one rank */
     } else {
-        char perr[1024];
-        int pre = o.oracle_only || o.backend ? 0 : cg_device_precheck(&o, perr, sizeof perr);
+        int pre = o.oracle_only || o.backend ? 0 : cg_device_precheck(&o, &st);
         if (pre == 0) /* the names the run needs, before anything launches */
-            pre = cg_preflight_names(&o, perr, sizeof perr);
-        if (pre == 0 && !o.oracle_only && !o.backend && cg_transport_precheck(o.transport, &st) != 0) {
-            snprintf(perr, sizeof perr, "%s", st.msg);
+            pre = cg_preflight_names(&o, &st);
+        if (pre == 0 && !o.oracle_only && !o.backend && cg_transport_precheck(o.transport, &st) != 0)
             pre = CG_EXIT_INFRA;
-        }
         /* said once, not once per job's ranks */
-        rc = pre != 0 ? refuse(&o, &set, perr, false, pre) : run_rounds(&o, &set);
+        rc = pre != 0 ? refuse(&o, &set, st.msg, false, pre) : run_rounds(&o, &set);
     }
     cg_case_set_free(&set);
     free(o.paths);

@@ -82,7 +82,7 @@ static void *rank_main(void *arg)
 }
 
 int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rules *rules,
-                         cg_observed *obs, char *err, size_t errlen)
+                         cg_observed *obs, cg_status *st)
 {
     int world = plan->world;
     memset(obs, 0, sizeof *obs);
@@ -93,7 +93,7 @@ int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rule
     if (!runs || !threads || cg_threads_init(&sh, world) != 0) {
         free(runs);
         free(threads);
-        snprintf(err, errlen, "out of memory for %d threads", world);
+        cg_error_infra(st, "out of memory for %d threads", world);
         return -1;
     }
     int started = 0, rc = 0;
@@ -101,7 +101,7 @@ int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rule
         runs[r] = (rank_run){cs, plan, rules, &sh, {&sh, r, ""}, &obs->ranks[r], false};
         if (pthread_create(&threads[r], NULL, rank_main, &runs[r]) != 0) {
             cg_threads_abort(&sh, "could not start the thread of rank %d", r);
-            snprintf(err, errlen, "could not start the thread of rank %d", r);
+            cg_error(st, "could not start the thread of rank %d", r);
             rc = -1;
             break;
         }
@@ -111,7 +111,7 @@ int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rule
         pthread_join(threads[r], NULL);
     for (int r = 0; r < started && rc == 0; r++)
         if (runs[r].oom) {
-            snprintf(err, errlen, "rank %d ran out of memory", r);
+            cg_error_infra(st, "rank %d ran out of memory", r);
             rc = -1;
         }
     cg_threads_destroy(&sh);

@@ -44,10 +44,10 @@ static unsigned long long start_time(long pid)
     return t;
 }
 
-int cg_tmpdir_create(char *dir, size_t len, char *err, size_t errlen)
+int cg_tmpdir_create(char *dir, size_t len, cg_status *st)
 {
     if ((size_t)snprintf(dir, len, "%s/collgrad-XXXXXX", cg_tmp_root()) >= len || !mkdtemp(dir)) {
-        snprintf(err, errlen, "cannot create a temporary directory under %s: %s", cg_tmp_root(),
+        cg_error_infra(st, "cannot create a temporary directory under %s: %s", cg_tmp_root(),
                  strerror(errno));
         return -1;
     }
@@ -56,7 +56,7 @@ int cg_tmpdir_create(char *dir, size_t len, char *err, size_t errlen)
     FILE *f = fopen(path, "wx");
     long pid = (long)getpid();
     if (!f || fprintf(f, "%ld %llu\n", pid, start_time(pid)) < 0 || fclose(f) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        cg_error(st, "%s: cannot write: %s", path, strerror(errno));
         return -1;
     }
     return 0;

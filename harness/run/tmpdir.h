@@ -12,11 +12,13 @@
 
 #include <stddef.h>
 
+#include "status.h"
+
 /* $TMPDIR when usable, else "/tmp". Never NULL. */
 const char *cg_tmp_root(void);
 /* Make the directory into dir (len bytes) and write its owner file. 0, or -1
- * with err. */
-int cg_tmpdir_create(char *dir, size_t len, char *err, size_t errlen);
+ * with st. */
+int cg_tmpdir_create(char *dir, size_t len, cg_status *st);
 /* Remove dir's files named in files[0..n) and the owner file, then dir. 0 or -1. */
 int cg_tmpdir_remove(const char *dir, const char *const *files, int n);
 /* Remove the stale directories described above under cg_tmp_root(). Best

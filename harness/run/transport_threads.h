@@ -29,9 +29,9 @@
 
 /* Run cs at plan->world under `rules`, one thread per rank, the tensors in
  * the case dtype (as a worker's). Fills obs with every rank's final bindings
- * (values and gradients) and its error, if any. Returns 0, or -1 with err
+ * (values and gradients) and its error, if any. Returns 0, or -1 with st
  * when threads or memory could not be had. */
 int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rules *rules,
-                         cg_observed *obs, char *err, size_t errlen);
+                         cg_observed *obs, cg_status *st);
 
 #endif

@@ -198,38 +198,37 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
     cg_board board = {0};
     cg_job *jobs = NULL;
     cg_report *rep = NULL;
-    char err[1024] = "";
-    int pre = cg_device_precheck(o, err, sizeof err);
+    cg_status st = CG_STATUS_OK;
+    int pre = cg_device_precheck(o, &st);
     if (pre != 0) { /* the launcher checked already; ranks started by hand check here */
         int rank = 0;
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank == 0)
-            fprintf(stderr, "collgrad-check: %s\n", err);
+            fprintf(stderr, "collgrad-check: %s\n", st.msg);
         MPI_Finalize();
         return pre;
     }
-    cg_status st = CG_STATUS_OK;
     if (cg_tp_open(&tp, o->transport, &st) != 0) {
         fprintf(stderr, "collgrad-check: %s\n", st.msg);
         MPI_Abort(MPI_COMM_WORLD, CG_EXIT_INFRA);
     }
-    if (o->board_file && cg_board_attach(&board, o->board_file, tp.world, err, sizeof err) == 0)
+    if (o->board_file && cg_board_attach(&board, o->board_file, tp.world, &st) == 0)
         cg_board_start_rank(&board, tp.rank);
     else if (o->board_file) { /* a board that is not ours is bad input, never a SIGBUS later */
-        fprintf(stderr, "collgrad-check: %s\n", err);
+        fprintf(stderr, "collgrad-check: %s\n", st.msg);
         rc = CG_EXIT_USAGE;
     }
-    if (!o->worker && cg_preflight_selection(o, set, tp.world, err, sizeof err) != 0) {
+    if (!o->worker && cg_preflight_selection(o, set, tp.world, &st) != 0) {
         if (tp.rank == 0) /* every rank finds the same; one says it */
-            fprintf(stderr, "collgrad-check: %s\n", err);
+            fprintf(stderr, "collgrad-check: %s\n", st.msg);
         rc = CG_EXIT_USAGE;
     }
     cg_fault fault;
-    int data_fault = o->inject ? cg_fault_parse(o->inject, &fault, err, sizeof err) : 1;
+    int data_fault = o->inject ? cg_fault_parse(o->inject, &fault, &st) : 1;
     if (data_fault == 0)
         cg_fault_install(&tp, &fault);
-    else if (data_fault < 0 || (o->inject && cg_board_inject(o->inject, err, sizeof err) != 0)) {
-        fprintf(stderr, "collgrad-check: %s\n", err);
+    else if (data_fault < 0 || (o->inject && cg_board_inject(o->inject, &st) != 0)) {
+        fprintf(stderr, "collgrad-check: %s\n", st.msg);
         rc = CG_EXIT_USAGE;
     }
     if (!o->worker)

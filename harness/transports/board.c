@@ -41,12 +41,12 @@ static size_t board_bytes(int world)
     return sizeof(board_header) + sizeof(cg_board_slot) * (size_t)world;
 }
 
-static int map_fd(cg_board *b, int fd, const char *path, char *err, size_t errlen)
+static int map_fd(cg_board *b, int fd, const char *path, cg_status *st)
 {
     void *p = mmap(NULL, b->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (p == MAP_FAILED) {
-        snprintf(err, errlen, "%s: cannot map the status board: %s", path, strerror(errno));
+        cg_error_infra(st, "%s: cannot map the status board: %s", path, strerror(errno));
         return -1;
     }
     b->base = p;
@@ -54,26 +54,26 @@ static int map_fd(cg_board *b, int fd, const char *path, char *err, size_t errle
     return 0;
 }
 
-int cg_board_create(cg_board *b, const char *path, int world, char *err, size_t errlen)
+int cg_board_create(cg_board *b, const char *path, int world, cg_status *st)
 {
     b->world = world;
     b->bytes = board_bytes(world);
     /* a fresh file of our own, never one that was there (O_EXCL), never through a link */
     if (unlink(path) != 0 && errno != ENOENT) {
-        snprintf(err, errlen, "%s: cannot replace the status board: %s", path, strerror(errno));
+        cg_error(st, "%s: cannot replace the status board: %s", path, strerror(errno));
         return -1;
     }
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create the status board: %s", path, strerror(errno));
+        cg_error_infra(st, "%s: cannot create the status board: %s", path, strerror(errno));
         return -1;
     }
     if (ftruncate(fd, (off_t)b->bytes) != 0) {
-        snprintf(err, errlen, "%s: cannot size the status board: %s", path, strerror(errno));
+        cg_error_infra(st, "%s: cannot size the status board: %s", path, strerror(errno));
         close(fd);
         return -1;
     }
-    if (map_fd(b, fd, path, err, errlen) != 0)
+    if (map_fd(b, fd, path, st) != 0)
         return -1;
     memset(b->base, 0, b->bytes);
     board_header *h = b->base;
@@ -83,29 +83,29 @@ int cg_board_create(cg_board *b, const char *path, int world, char *err, size_t 
     return 0;
 }
 
-int cg_board_attach(cg_board *b, const char *path, int world, char *err, size_t errlen)
+int cg_board_attach(cg_board *b, const char *path, int world, cg_status *st)
 {
     b->world = world;
     b->bytes = board_bytes(world);
     int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "%s: cannot open the status board: %s", path, strerror(errno));
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        cg_error(st, "%s: cannot open the status board: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
     }
     board_header h;
-    bool ours = S_ISREG(st.st_mode) && st.st_uid == geteuid() && (size_t)st.st_size == b->bytes &&
+    bool ours = S_ISREG(sb.st_mode) && sb.st_uid == geteuid() && (size_t)sb.st_size == b->bytes &&
                 pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h && memcmp(h.magic, board_magic, 8) == 0 &&
                 h.world == world && h.slot_size == (int32_t)sizeof(cg_board_slot);
     if (!ours) {
-        snprintf(err, errlen, "%s: not a status board of this tool for world %d (%lld bytes, expected %zu, "
-                 "with its header)", path, world, (long long)st.st_size, b->bytes);
+        cg_error(st, "%s: not a status board of this tool for world %d (%lld bytes, expected %zu, "
+                 "with its header)", path, world, (long long)sb.st_size, b->bytes);
         close(fd);
         return -1;
     }
-    return map_fd(b, fd, path, err, errlen);
+    return map_fd(b, fd, path, st);
 }
 
 void cg_board_close(cg_board *b)
@@ -196,14 +196,14 @@ void cg_board_done(void)
         my_slot->state = CG_RANK_DONE;
 }
 
-int cg_board_inject(const char *spec, char *err, size_t errlen)
+int cg_board_inject(const char *spec, cg_status *st)
 {
     char kind[16] = "";
     int rank = -1, n = 0;
     memset(&inject, 0, sizeof inject);
     if (sscanf(spec, "%15[a-z]:%d%n", kind, &rank, &n) < 2 || rank < 0 ||
         (strcmp(kind, "hang") != 0 && strcmp(kind, "exit") != 0)) {
-        snprintf(err, errlen, "expected --inject hang:RANK[:CASE] or exit:RANK[:CASE], got '%s'", spec);
+        cg_error(st, "expected --inject hang:RANK[:CASE] or exit:RANK[:CASE], got '%s'", spec);
         return -1;
     }
     inject.kind = kind[0] == 'h' ? 1 : 2;

@@ -35,9 +35,9 @@ typedef struct cg_board {
 } cg_board;
 
 /* Create (launcher: zeroed, sized for world) or attach (rank) to the board
- * file. 0, or -1 with err. */
-int cg_board_create(cg_board *b, const char *path, int world, char *err, size_t errlen);
-int cg_board_attach(cg_board *b, const char *path, int world, char *err, size_t errlen);
+ * file. 0, or -1 with st. */
+int cg_board_create(cg_board *b, const char *path, int world, cg_status *st);
+int cg_board_attach(cg_board *b, const char *path, int world, cg_status *st);
 void cg_board_close(cg_board *b);
 
 /* Rank side: publish into slot `rank`, hook the transport and install the
@@ -48,7 +48,7 @@ void cg_board_done(void);                           /* this rank finished its jo
 
 /* Fault injection for the tool's own tests: `hang` or `exit` on one rank at
  * its first communication call of a job whose case name contains `filter`. */
-int cg_board_inject(const char *spec, char *err, size_t errlen); /* "hang:1", "exit:0:name" */
+int cg_board_inject(const char *spec, cg_status *st); /* "hang:1", "exit:0:name" */
 
 /* Launcher side: describe every rank that did not finish, one sentence. */
 void cg_board_describe(const cg_board *b, char *buf, size_t len);

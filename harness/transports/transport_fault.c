@@ -30,7 +30,7 @@ void cg_fault_set_case(const char *name, double rtol, double atol)
     current_atol = atol;
 }
 
-int cg_fault_parse(const char *spec, cg_fault *f, char *err, size_t errlen)
+int cg_fault_parse(const char *spec, cg_fault *f, cg_status *st)
 {
     char kind[32] = "";
     int n = 0;
@@ -57,7 +57,7 @@ int cg_fault_parse(const char *spec, cg_fault *f, char *err, size_t errlen)
     }
     return 0;
 bad:
-    snprintf(err, errlen, "expected --inject KIND[:RANK[:CASE]] with KIND one of hang, exit, wrong_sum, "
+    cg_error(st, "expected --inject KIND[:RANK[:CASE]] with KIND one of hang, exit, wrong_sum, "
              "drop_rank, swap_slices, bit_flip, scale_world, wrong_root, wrong_dtype_size; got '%s'", spec);
     return -1;
 }

@@ -23,8 +23,8 @@ typedef struct cg_fault {
 } cg_fault;
 
 /* Parse "KIND[:RANK[:CASE]]". 0 for a data fault; 1 when KIND is not one
- * (hang and exit belong to the board); -1 with err when malformed. */
-int cg_fault_parse(const char *spec, cg_fault *f, char *err, size_t errlen);
+ * (hang and exit belong to the board); -1 with st when malformed. */
+int cg_fault_parse(const char *spec, cg_fault *f, cg_status *st);
 
 /* Wrap tp's transport with the fault (one per process); undo before close. */
 void cg_fault_install(cg_tp *tp, const cg_fault *f);

@@ -141,14 +141,15 @@ static int raw(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *
 /* Phase 3: the program as a case, checked like any other (worker.h). */
 static void check(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *row)
 {
-    char text[512], err[256];
+    char text[512];
     char call[64];
     cg_bench_call(o, call, sizeof call);
     snprintf(text, sizeof text, "case bench_%s\nworlds %d\ndtype %s\nx = param(ones(%lld) * (rank + 1))\n"
              "y = %s\nbackward(y)\n", cg_coll_name(o->coll), tp->world, cg_dtype_name(o->dtype),
              (long long)s->n_in, call);
     double t0 = cg_now();
-    cg_case *cs = cg_parse_case("bench.case", text, strlen(text), err, sizeof err);
+    cg_status st = CG_STATUS_OK;
+    cg_case *cs = cg_parse_case("bench.case", text, strlen(text), &st);
     cg_report *rep = cg_report_new("distributed", o->transport, o->rules, "cpu");
     cg_case_result *res = rep ? cg_report_add_case(rep, "bench", "bench.case", NULL, tp->world) : NULL;
     cg_job job = {0, "", false};
@@ -156,7 +157,7 @@ static void check(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_ro
     int ec = 0;
     row->check_ran = true;
     if (!cs || !res) {
-        snprintf(row->check_msg, sizeof row->check_msg, "%s", cs ? "out of memory" : err);
+        snprintf(row->check_msg, sizeof row->check_msg, "%s", cs ? "out of memory" : st.msg);
     } else if (cg_worker_job(cs, &job, tp, tp, CG_DEVICE_CPU, false, res, &ec) != 0) {
         snprintf(row->check_msg, sizeof row->check_msg, "the check failed to run");
     } else if (tp->rank == 0) {

@@ -53,9 +53,9 @@ typedef struct cg_pt_reader {
 /* Consume the complete new lines of rank `rank`'s file into hello and jobs
  * (njobs entries, indexed by the job number of the line). A "fatal" line
  * sets *fatal (malloc'd, first one kept). Returns the number of job lines
- * read, or -1 with err when a line is not what the ranks write. */
+ * read, or -1 with st when a line is not what the ranks write. */
 int cg_pt_read_rank(cg_pt_reader *rd, int rank, cg_pt_job *jobs, int njobs, cg_pt_hello *hello,
-                    char **fatal, char *err, size_t errlen);
+                    char **fatal, cg_status *st);
 
 /* Everything a judgment needs besides the job. */
 typedef struct cg_pt_context {

@@ -122,7 +122,8 @@ cg_pt_launch_end cg_pt_follow_launch(cg_pt_run *R, const cg_pt_launch *L, cg_pt_
         cg_pt_rank_file(L, "results", r, rd[r].path, sizeof rd[r].path);
         rd[r].offset = 0;
     }
-    char *fatal = NULL, err[512] = "";
+    char *fatal = NULL;
+    cg_status st = CG_STATUS_OK;
     pid_t pid = cg_pt_spawn(L);
     if (pid < 0) {
         snprintf(why, whylen, "cannot start the ranks: %s", strerror(errno));
@@ -135,7 +136,7 @@ cg_pt_launch_end cg_pt_follow_launch(cg_pt_run *R, const cg_pt_launch *L, cg_pt_
         sleep_ms(20);
         exited = exited || waitpid(pid, NULL, WNOHANG) == pid;
         for (int r = 0; r < W && !bad; r++)
-            bad = cg_pt_read_rank(&rd[r], r, jobs, n, &hello[r], &fatal, err, sizeof err) < 0;
+            bad = cg_pt_read_rank(&rd[r], r, jobs, n, &hello[r], &fatal, &st) < 0;
         if (!all_hello) {
             all_hello = true;
             for (int r = 0; r < W; r++)
@@ -166,7 +167,7 @@ cg_pt_launch_end cg_pt_follow_launch(cg_pt_run *R, const cg_pt_launch *L, cg_pt_
         }
         if (exited) { /* every rank is gone: read what they left, once more */
             for (int r = 0; r < W && !bad; r++)
-                bad = cg_pt_read_rank(&rd[r], r, jobs, n, &hello[r], &fatal, err, sizeof err) < 0;
+                bad = cg_pt_read_rank(&rd[r], r, jobs, n, &hello[r], &fatal, &st) < 0;
             for (; *next < n && jobs[*next].reported == W; ++*next)
                 cg_pt_judge_job(R, &jobs[*next], W);
             if (*next < n)
@@ -189,7 +190,7 @@ cg_pt_launch_end cg_pt_follow_launch(cg_pt_run *R, const cg_pt_launch *L, cg_pt_
             end = CG_PT_LAUNCH_FATAL;
         } else {
             char head[512];
-            snprintf(head, sizeof head, "%s", bad ? err : why);
+            snprintf(head, sizeof head, "%s", bad ? st.msg : why);
             snprintf(why, whylen, "%s: %s", head, ranks[0] ? ranks : "no rank said where it was");
             end = CG_PT_LAUNCH_LOST_JOB;
         }

@@ -139,18 +139,18 @@ static char *error_line(const cg_pt_rank *r)
     return s;
 }
 
-static int job_line(const cJSON *o, int rank, cg_pt_job *jobs, int njobs, char *err, size_t errlen)
+static int job_line(const cJSON *o, int rank, cg_pt_job *jobs, int njobs, cg_status *st)
 {
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "job");
     const char *outcome = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "outcome"));
     if (!cJSON_IsNumber(k) || k->valuedouble < 0 || k->valuedouble >= njobs || !outcome) {
-        snprintf(err, errlen, "rank %d wrote a job line without a known job number and outcome", rank);
+        cg_error(st, "rank %d wrote a job line without a known job number and outcome", rank);
         return -1;
     }
     cg_pt_job *job = &jobs[(int)k->valuedouble];
     cg_pt_rank *r = &job->ranks[rank];
     if (r->outcome != CG_PT_PENDING) {
-        snprintf(err, errlen, "rank %d reported job %d twice", rank, (int)k->valuedouble);
+        cg_error(st, "rank %d reported job %d twice", rank, (int)k->valuedouble);
         return -1;
     }
     static const char *const names[] = {"", "ok", "raised", "hang", "skipped"};
@@ -178,7 +178,7 @@ static int job_line(const cJSON *o, int rank, cg_pt_job *jobs, int njobs, char *
     if (ok && (r->outcome == CG_PT_RAISED || r->outcome == CG_PT_HANG))
         ok = (r->obs.error = error_line(r)) != NULL;
     if (!ok) {
-        snprintf(err, errlen, "rank %d's line for job %d is malformed (outcome '%s')", rank,
+        cg_error(st, "rank %d's line for job %d is malformed (outcome '%s')", rank,
                  (int)k->valuedouble, outcome);
         return -1;
     }
@@ -199,7 +199,7 @@ static void hello_line(const cJSON *h, cg_pt_hello *hello)
 }
 
 int cg_pt_read_rank(cg_pt_reader *rd, int rank, cg_pt_job *jobs, int njobs, cg_pt_hello *hello,
-                    char **fatal, char *err, size_t errlen)
+                    char **fatal, cg_status *st)
 {
     FILE *f = fopen(rd->path, "r");
     if (!f)
@@ -220,9 +220,9 @@ int cg_pt_read_rank(cg_pt_reader *rd, int rank, cg_pt_job *jobs, int njobs, cg_p
         } else if (why) {
             if (!*fatal)
                 *fatal = strdup(why);
-        } else if (!o || job_line(o, rank, jobs, njobs, err, errlen) != 0) {
+        } else if (!o || job_line(o, rank, jobs, njobs, st) != 0) {
             if (!o)
-                snprintf(err, errlen, "rank %d wrote a line that is not JSON", rank);
+                cg_error(st, "rank %d wrote a line that is not JSON", rank);
             n = -1;
         } else {
             n++;
