@@ -40,8 +40,8 @@ static cg_tensor *filled(cg_graph *g, cg_dtype dt, const double *v)
 }
 
 /* Every operation under test, in order, on one graph; out[] receives the
- * tensors to compare. 0, or -1 (the message in g's error or err). */
-static int run_side(cg_graph *g, cg_dtype dt, cg_tensor **out, char *err, size_t errlen)
+ * tensors to compare. 0, or -1 (the message in g's error or st). */
+static int run_side(cg_graph *g, cg_dtype dt, cg_tensor **out, cg_status *st)
 {
     int64_t n = N;
     cg_tensor *x = filled(g, dt, xs), *m = filled(g, dt, ms), *gy = filled(g, dt, gs);
@@ -51,7 +51,7 @@ static int run_side(cg_graph *g, cg_dtype dt, cg_tensor **out, char *err, size_t
     cg_tensor *ties = cg_tensor_new(g, CG_F64, 1, &n), *share = filled(g, dt, gs);
     if (!x || !m || !gy || !a || !p1 || !p2 || !xp || !xm || !z || !nz || !ties || !share)
         return -1;
-    cg_rule_call c = {.x = x, .y = m, .gy = gy, .gx = a, .err = err, .errlen = errlen, .world = 3};
+    cg_rule_call c = {.x = x, .y = m, .gy = gy, .gx = a, .st = st, .world = 3};
     /* tensor_math.c */
     if (cg_tensor_accumulate(g, a, x) || cg_tensor_add_scalar(g, a, 0.5) ||
         cg_tensor_mul_scalar(g, a, -3) || cg_tensor_div_scalar(g, a, 7) ||
@@ -84,13 +84,13 @@ static void run_dtype(cg_dtype dt)
 {
     cg_graph *host = cg_graph_new(), *dev = cg_graph_new();
     cg_tensor *want[NOUT], *got[NOUT];
-    char herr[256] = "", derr[256] = "";
-    int hrc = host ? run_side(host, dt, want, herr, sizeof herr) : -1;
-    int drc = dev && cg_graph_use_cuda(dev) == 0 ? run_side(dev, dt, got, derr, sizeof derr) : -1;
+    cg_status hst = CG_STATUS_OK, dst = CG_STATUS_OK;
+    int hrc = host ? run_side(host, dt, want, &hst) : -1;
+    int drc = dev && cg_graph_use_cuda(dev) == 0 ? run_side(dev, dt, got, &dst) : -1;
     if (hrc || drc) {
         printf("FAIL: %s: %s\n", cg_dtype_name(dt),
-               hrc ? (herr[0] ? herr : host ? cg_graph_error(host) : "out of memory")
-                   : (derr[0] ? derr : dev ? cg_graph_error(dev) : "out of memory"));
+               hrc ? (hst.msg[0] ? hst.msg : host ? cg_graph_error(host) : "out of memory")
+                   : (dst.msg[0] ? dst.msg : dev ? cg_graph_error(dev) : "out of memory"));
         g_fail++;
     }
     for (int k = 0; !hrc && !drc && k < NOUT; k++) {

@@ -44,7 +44,8 @@ static void run_case(const cg_rules *rules, bw_case *k, cg_coll c, const char *f
 
 static void run_case(const cg_rules *rules, bw_case *k, cg_coll c, const char *fmt, ...)
 {
-    char what[128], err[600] = "";
+    char what[128];
+    cg_status st = CG_STATUS_OK;
     int len = snprintf(what, sizeof what, "%s ", rules->name);
     va_list ap;
     va_start(ap, fmt);
@@ -53,9 +54,9 @@ static void run_case(const cg_rules *rules, bw_case *k, cg_coll c, const char *f
     cg_tensor *gx = cg_tensor_like(k->g, k->x);
     cg_rule_call call = {.tp = &tp, .coll = &c, .rank = my_rank, .world = world_size,
                          .counts = counts_of(&c, k), .x = k->x, .y = k->y, .gy = k->gy, .gx = gx,
-                         .err = err, .errlen = sizeof err};
+                         .st = &st};
     int rc = rules->backward(&call);
-    CHECK(rc == 0, "%s failed: %s", what, err);
+    CHECK(rc == 0, "%s failed: %s", what, st.msg);
     if (rc == 0)
         expect_grad(what, gx, k->want);
     cg_graph_free(k->g);
@@ -352,16 +353,16 @@ static void expect_failure(const cg_rules *rules, cg_tp *over, cg_coll_kind kind
                            const char *needle)
 {
     bw_case k = case_new(CG_F64, 2, 0, gy_len, 0);
-    char err[600] = "";
+    cg_status st = CG_STATUS_OK;
     cg_coll c = coll(kind, CG_RED_SUM, 0);
     cg_rule_call call = {.tp = over, .coll = &c, .rank = my_rank, .world = world_size,
                          .counts = counts_of(&c, &k), .x = k.x, .y = k.y, .gy = k.gy,
-                         .gx = cg_tensor_like(k.g, k.x), .err = err, .errlen = sizeof err};
+                         .gx = cg_tensor_like(k.g, k.x), .st = &st};
     uint64_t before[CG_TP_NENTRY];
     memcpy(before, tp.calls, sizeof before);
     int rc = rules->backward(&call);
-    CHECK(rc == -1 && strstr(err, needle) && strncmp(err, "backward of ", 12) == 0,
-          "%s %s: rc %d, err '%s', want '%s'", rules->name, cg_coll_name(kind), rc, err, needle);
+    CHECK(rc == -1 && strstr(st.msg, needle) && strncmp(st.msg, "backward of ", 12) == 0,
+          "%s %s: rc %d, err '%s', want '%s'", rules->name, cg_coll_name(kind), rc, st.msg, needle);
     CHECK(memcmp(before, tp.calls, sizeof before) == 0, "%s %s: a refused call communicated",
           rules->name, cg_coll_name(kind));
     cg_graph_free(k.g);

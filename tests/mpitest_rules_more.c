@@ -34,7 +34,8 @@ static void run_case(const cg_rules *rules, bw_case *k, cg_coll c, int calls, co
 
 static void run_case(const cg_rules *rules, bw_case *k, cg_coll c, int calls, const char *fmt, ...)
 {
-    char what[128], err[600] = "";
+    char what[128];
+    cg_status st = CG_STATUS_OK;
     int len = snprintf(what, sizeof what, "%s ", rules->name);
     va_list ap;
     va_start(ap, fmt);
@@ -43,11 +44,11 @@ static void run_case(const cg_rules *rules, bw_case *k, cg_coll c, int calls, co
     cg_tensor *gx = cg_tensor_like(k->g, k->x);
     cg_rule_call call = {.tp = &tp, .coll = &c, .rank = my_rank, .world = world_size,
                          .counts = counts_of(&c, k), .x = k->x, .y = k->y, .gy = k->gy, .gx = gx,
-                         .err = err, .errlen = sizeof err};
+                         .st = &st};
     uint64_t before = transport_calls();
     int rc = rules->backward(&call);
     uint64_t made = transport_calls() - before;
-    CHECK(rc == 0, "%s failed: %s", what, err);
+    CHECK(rc == 0, "%s failed: %s", what, st.msg);
     CHECK(made == (uint64_t)calls, "%s made %llu transport calls, want %d", what,
           (unsigned long long)made, calls);
     if (rc == 0)
@@ -150,15 +151,15 @@ static void expect_failure(const cg_rules *rules, cg_coll c, int64_t gy_len, con
                            const char *needle)
 {
     bw_case k = case_new(CG_F64, 2, 0, gy_len, 0);
-    char err[600] = "";
+    cg_status st = CG_STATUS_OK;
     cg_rule_call call = {.tp = &tp, .coll = &c, .rank = my_rank, .world = world_size,
                          .counts = counts_of(&c, &k), .x = k.x, .y = k.y, .gy = k.gy,
-                         .gx = cg_tensor_like(k.g, k.x), .err = err, .errlen = sizeof err};
+                         .gx = cg_tensor_like(k.g, k.x), .st = &st};
     uint64_t before = transport_calls();
     int rc = rules->backward(&call);
-    bool right = message ? strcmp(err, message) == 0 : strstr(err, needle) != NULL;
+    bool right = message ? strcmp(st.msg, message) == 0 : strstr(st.msg, needle) != NULL;
     CHECK(rc == -1 && right, "%s %s: rc %d, err '%s', want '%s'", rules->name,
-          cg_coll_name(c.kind), rc, err, message ? message : needle);
+          cg_coll_name(c.kind), rc, st.msg, message ? message : needle);
     CHECK(transport_calls() == before, "%s %s: a refused call communicated", rules->name,
           cg_coll_name(c.kind));
     cg_graph_free(k.g);

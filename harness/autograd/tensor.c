@@ -15,7 +15,6 @@
 #include "cuda_ops.h"
 
 #define ARENA_CHUNK_BYTES ((size_t)64 * 1024)
-#define ERR_LEN 512
 #define NONDIFF_LEN 128
 
 typedef struct arena_chunk {
@@ -30,8 +29,7 @@ struct cg_graph {
     int64_t ntensors, cap_tensors;
     int64_t next_id;
     cg_node *tape;        /* newest node first */
-    char err[ERR_LEN];
-    int err_class;             /* of err: 0 none, 2 the program's fault, 3 memory or a stop (cancel.h) */
+    cg_status st;              /* the last error: CG_E_CASE, or CG_E_INFRA (memory, a stop: cancel.h) */
     char nondiff[NONDIFF_LEN]; /* first non-differentiable point met; "" = none */
     cg_cuda_arena *device;     /* non-NULL: tensor data lives here (cg_graph_use_cuda) */
     int64_t max_tensor, max_total; /* element budget (cg_graph_set_limits); 0 = none */
@@ -175,27 +173,19 @@ char *cg_strdup(cg_graph *g, const char *s)
 
 const char *cg_graph_error(const cg_graph *g)
 {
-    return g->err;
+    return g->st.msg;
 }
 
-/* Formats through a local buffer: callers may pass cg_graph_error(g) as an
- * argument to prefix a source position, and vsnprintf must not overlap. */
-/* Formatted first, then copied: the old message may be an argument. */
-static void set_error(cg_graph *g, int cls, const char *fmt, va_list ap)
-{
-    char msg[ERR_LEN];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    memcpy(g->err, msg, sizeof msg);
-    g->err_class = cls;
-}
+cg_status *cg_graph_status(cg_graph *g) { return &g->st; }
 
-/* A message rewritten with more context keeps the class of its cause: an
- * op that wraps "out of memory" is still out of memory. */
+/* cg_error on the graph's status: a message rewritten with more context (the
+ * old one may be an argument) keeps the class of its cause, so an op that
+ * wraps "out of memory" is still out of memory. */
 void cg_fail(cg_graph *g, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    set_error(g, g->err_class == 3 ? 3 : 2, fmt, ap);
+    cg_verror(&g->st, CG_E_CASE, fmt, ap);
     va_end(ap);
 }
 
@@ -203,11 +193,11 @@ void cg_fail_infra(cg_graph *g, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    set_error(g, 3, fmt, ap);
+    cg_verror(&g->st, CG_E_INFRA, fmt, ap);
     va_end(ap);
 }
 
-int cg_graph_error_class(const cg_graph *g) { return g->err_class ? g->err_class : 2; }
+int cg_graph_error_class(const cg_graph *g) { return g->st.code ? g->st.code : CG_E_CASE; }
 
 int cg_check_cancel(cg_graph *g)
 {
@@ -220,8 +210,7 @@ int cg_check_cancel(cg_graph *g)
 
 void cg_clear_error(cg_graph *g)
 {
-    g->err[0] = '\0';
-    g->err_class = 0;
+    g->st = CG_STATUS_OK;
 }
 
 /* The first reason is kept: it names the earliest op that broke smoothness. */

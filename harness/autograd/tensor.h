@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "dtype.h" /* lang: cg_dtype and the half formats */
+#include "status.h"  /* lang: the error type */
 
 #define CG_MAX_DIMS 4
 
@@ -57,8 +58,11 @@ char *cg_strdup(cg_graph *g, const char *s);
  * 0 = no limit (the default of a new graph). */
 void cg_graph_set_limits(cg_graph *g, int64_t per_tensor, int64_t per_rank, int ranks);
 
-/* The last error message ("" if none). Ops set it with cg_fail(). */
+/* The last error message ("" if none). Ops set it with cg_fail(), which is
+ * cg_error (status.h) on the graph's own status; cg_graph_status hands that
+ * status to a function that reports in one. */
 const char *cg_graph_error(const cg_graph *g);
+cg_status *cg_graph_status(cg_graph *g);
 void cg_fail(cg_graph *g, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void cg_clear_error(cg_graph *g);

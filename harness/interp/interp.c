@@ -54,8 +54,8 @@ void cg_interp_set_perturb(cg_interp *I, const cg_perturb *p)
         I->perturb = *p;
 }
 
-const char *cg_interp_error(const cg_interp *I) { return I->err; }
-int cg_interp_error_class(const cg_interp *I) { return I->err_class == 3 ? 3 : 2; }
+const char *cg_interp_error(const cg_interp *I) { return I->st.msg; }
+int cg_interp_error_class(const cg_interp *I) { return I->st.code == CG_E_INFRA ? CG_E_INFRA : CG_E_CASE; }
 
 int cg_fail_at(cg_interp *I, cg_srcpos pos, int slot, const char *fmt, ...)
 {
@@ -65,17 +65,14 @@ int cg_fail_at(cg_interp *I, cg_srcpos pos, int slot, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (slot >= 0 && I->world > 1)
-        snprintf(I->err, sizeof I->err, "%s:%d:%d: %s (rank %d, world %d)", pos.file, pos.line,
-                 pos.col, msg, I->ranks[slot], I->world);
-    else
-        snprintf(I->err, sizeof I->err, "%s:%d:%d: %s", pos.file, pos.line, pos.col, msg);
-    return -1;
+        return cg_error_at(&I->st, pos, "%s (rank %d, world %d)", msg, I->ranks[slot], I->world);
+    return cg_error_at(&I->st, pos, "%s", msg);
 }
 
 int cg_fail_op(cg_interp *I, cg_srcpos pos, int slot)
 {
     cg_fail_at(I, pos, slot, "%s", cg_graph_error(I->g));
-    I->err_class = cg_graph_error_class(I->g);
+    I->st.code = cg_graph_error_class(I->g); /* the op's cause decides whose fault */
     return -1;
 }
 
@@ -298,8 +295,7 @@ int cg_interp_run(cg_interp *I)
     for (int s = 0; s < I->nslots; s++)
         I->active[s] = true;
     I->seq = 0;
-    I->err[0] = '\0';
-    I->err_class = 0;
+    I->st = CG_STATUS_OK;
     return run_stmts(I, I->cs->stmts, I->cs->nstmts);
 }
 

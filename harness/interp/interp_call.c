@@ -349,7 +349,7 @@ int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out)
         cg_tensor *t = ctor ? construct(&c, s)
                      : strcmp(e->name, "param") == 0 ? make_param(&c, s) : local_op(&c, s);
         if (!t) {
-            if (!I->err[0] || cg_graph_error(I->g)[0])
+            if (!I->st.msg[0] || cg_graph_error(I->g)[0])
                 cg_fail_op(I, e->pos, s);
             rc = -1;
         }

@@ -25,8 +25,8 @@ struct cg_interp {
     int seq;             /* communication calls so far */
     bool has_perturb;
     cg_perturb perturb;
-    char err[CG_ERR_LEN];
-    int err_class;       /* of err: 2 the program's fault, 3 memory or a stop (tensor.h) */
+    cg_status st;        /* the last error: "file:line:col: ... (rank R, world W)"; its code
+                            CG_E_CASE, or CG_E_INFRA (memory, a stop: tensor.h) */
 };
 
 /* A value in one slot: a number or a tensor. */

@@ -18,6 +18,11 @@ static int record(cg_status *st, int code, const char *prefix, const char *fmt, 
     return -1;
 }
 
+int cg_verror(cg_status *st, int code, const char *fmt, va_list ap)
+{
+    return record(st, code, "", fmt, ap);
+}
+
 int cg_error(cg_status *st, const char *fmt, ...)
 {
     va_list ap;

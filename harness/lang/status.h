@@ -10,6 +10,8 @@
 #ifndef CG_STATUS_H
 #define CG_STATUS_H
 
+#include <stdarg.h>
+
 #define CG_ERR_LEN 512
 
 /* A place in a case file (an error's location). */
@@ -38,6 +40,9 @@ typedef struct cg_status {
  * infra. */
 int cg_error(cg_status *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cg_error_infra(cg_status *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* cg_error's core, for wrappers that hold a status in their own context
+ * (a graph's, an interpreter's): code CG_E_CASE or CG_E_INFRA. -1. */
+int cg_verror(cg_status *st, int code, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 /* "file:line:col: <message>" (the case language's place of an error). */
 int cg_error_at(cg_status *st, cg_srcpos pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

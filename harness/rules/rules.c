@@ -101,16 +101,13 @@ static void describe_call(const cg_coll *c, char *buf, size_t len)
 
 int cg_rules_fail(cg_rule_call *call, const char *fmt, ...)
 {
-    if (!call->err || call->errlen == 0)
-        return -1;
-    char what[96], msg[512];
+    char what[96], msg[CG_ERR_LEN];
     describe_call(call->coll, what, sizeof what);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(call->err, call->errlen, "backward of %s: %s", what, msg);
-    return -1;
+    return cg_error(call->st, "backward of %s: %s", what, msg);
 }
 
 int cg_rules_tp_fail(cg_rule_call *call)
@@ -120,12 +117,9 @@ int cg_rules_tp_fail(cg_rule_call *call)
 
 int cg_rules_unsupported(cg_rule_call *call, const char *by)
 {
-    if (!call->err || call->errlen == 0)
-        return -1;
     char what[96];
     describe_call(call->coll, what, sizeof what);
-    snprintf(call->err, call->errlen, "backward of %s is not supported by %s", what, by);
-    return -1;
+    return cg_error(call->st, "backward of %s is not supported by %s", what, by);
 }
 
 /* The local backwards below issue no collective, so a size or dtype that

@@ -12,7 +12,7 @@ static bool on_device(const cg_rule_call *call)
     return call->gx->on_device;
 }
 
-/* call->err from the CUDA layer's message; returns -1. */
+/* call->st from the CUDA layer's message; returns -1. */
 static int device_fail(cg_rule_call *call)
 {
     return cg_rules_fail(call, "%s", cg_cuda_last_error());

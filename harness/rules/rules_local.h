@@ -7,7 +7,7 @@
  * and runs its host loop (the CPU reference) or its kernel twin
  * (cuda/rules_local.cu, cuda/ops_scalar.cu); the per-element formulas are
  * shared through rules_local_math.h. Every function returns 0, or -1 with
- * call->err set (a failing CUDA call is named). Not part of the plugin ABI:
+ * call->st set (a failing CUDA call is named). Not part of the plugin ABI:
  * rule-set plugins see host tensors only (rules.h). */
 #ifndef CG_RULES_LOCAL_H
 #define CG_RULES_LOCAL_H
@@ -17,9 +17,9 @@
 #include "rules.h"
 
 /* A scratch graph whose buffers live where call's tensors do; the caller
- * frees it with cg_graph_free. NULL with call->err when out of memory. */
+ * frees it with cg_graph_free. NULL with call->st when out of memory. */
 cg_graph *cg_local_scratch(cg_rule_call *call);
-/* Zeroed bytes owned by scratch; NULL with call->err. */
+/* Zeroed bytes owned by scratch; NULL with call->st. */
 void *cg_local_buffer(cg_rule_call *call, cg_graph *scratch, size_t bytes);
 /* memcpy where call's tensors live. */
 int cg_local_copy(cg_rule_call *call, void *dst, const void *src, size_t bytes);

@@ -37,16 +37,14 @@ static int coll_backward(cg_graph *g, cg_node *n)
     cg_tensor *gx = cg_tensor_like(g, x);
     if (!gx)
         return -1;
-    char err[512] = "";
+    /* a failing rule set reports in the graph's status, naming the call:
+     * "backward of all_reduce(prod): ..." */
     cg_rule_call call = {ctx->w->tp, &ctx->coll, ctx->w->rank, ctx->w->world, ctx->counts, x, n->out,
-                         n->out->pgrad, gx, err, sizeof err};
+                         n->out->pgrad, gx, cg_graph_status(g)};
     ctx->w->tp->backward = true;
     ctx->w->tp->seq = ctx->coll.seq;
-    int rc = ctx->rules->backward(&call);
-    if (rc != 0) {
-        cg_fail(g, "%s", err); /* rule sets name the call: "backward of all_reduce(prod): ..." */
+    if (ctx->rules->backward(&call) != 0)
         return -1;
-    }
     return cg_accum_grad(g, x, gx);
 }
 
