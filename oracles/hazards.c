@@ -120,7 +120,7 @@ static int rank_reach(const cg_case *cs, const cg_oracle *plan, int rank, int ev
     cg_tp tp;
     memset(&tp, 0, sizeof tp);
     tp.ops = &dry_ops;
-    tp.unhooked = true; /* no board updates, no injected faults, no sync */
+    /* no watchers: no board updates, no injected faults, no sync */
     tp.rank = rank;
     tp.world = plan->world;
     dry_rank dr = {0};

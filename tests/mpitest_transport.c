@@ -382,14 +382,18 @@ static void test_open_errors(void)
 
 static int hook_enters, hook_leaves, hook_uncounted;
 
-static void count_hook(const cg_tp *tp, cg_tp_entry e, int entering)
+static int count_before(void *self, cg_tp *tp, const cg_tp_fingerprint *call)
 {
-    if (entering) {
-        hook_enters++;
-        hook_uncounted += tp->calls[e] == 0;
-    } else {
-        hook_leaves++;
-    }
+    (void)self;
+    hook_enters++;
+    hook_uncounted += tp->calls[call->entry] == 0;
+    return 0;
+}
+
+static void count_after(void *self, cg_tp *tp, const cg_tp_fingerprint *call, int rc)
+{
+    (void)self, (void)tp, (void)call, (void)rc;
+    hook_leaves++;
 }
 
 static void run_known_sequence(cg_tp *tp, const size_t *ragged_counts, const size_t *twos)
@@ -422,9 +426,9 @@ static void test_counters(void)
     }
     size_t counts[4], twos[4] = {2, 2, 2, 2};
     uint64_t t = ragged(0, counts), me = counts[g_rank], w = (uint64_t)g_world;
-    cg_tp_set_hook(count_hook);
+    CHECK(cg_tp_watch(&tp, (cg_tp_watcher){count_before, count_after, NULL}) == 0, "watch: %s", tp.st.msg);
     run_known_sequence(&tp, counts, twos);
-    cg_tp_set_hook(NULL);
+    tp.nwatchers = 0;
     uint64_t p2p = g_world > 1 ? 2 : 0;
     const uint64_t want_calls[CG_TP_NENTRY] = {1, 1, 1, 1, 1, 1, 1, 1, p2p, p2p, 2};
     const uint64_t want_bytes[CG_TP_NENTRY] = {

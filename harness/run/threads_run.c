@@ -60,7 +60,7 @@ static void *rank_main(void *arg)
     tp.inst = &rr->inst;
     tp.rank = me;
     tp.world = world;
-    tp.unhooked = true; /* no status board, no sync check: a private re-run */
+    /* no watchers: no status board, no sync check on a private re-run */
     cg_graph *g = cg_graph_new();
     cg_wcomm w = {&tp, rr->rules, me, world, rr->cs->dtype, rr->plan->events, rr->plan->nevents, 0};
     cg_comm comm = cg_wcomm_comm(&w);

@@ -63,11 +63,16 @@ static int read_jobs(const char *path, int ncases, cg_job **jobs)
     return j ? n : -1;
 }
 
-/* --check-sync: every rank's fingerprint of the collective it is about to
- * issue, compared over plain MPI (not the transport under test). */
-static int check_sync(cg_tp *tp, const cg_tp_fingerprint *fp)
+/* --check-sync, a watcher stacked on the transport (transport.h): every
+ * rank's fingerprint of the collective it is about to issue, compared over
+ * plain MPI (not the transport under test). Sends and receives pair two
+ * ranks only, so there is nothing for all to agree on. */
+static int check_sync(void *self, cg_tp *tp, const cg_tp_fingerprint *fp)
 {
     enum { F = 6 };
+    (void)self;
+    if (fp->entry == CG_C_SEND || fp->entry == CG_C_RECV || fp->entry == CG_TP_BARRIER)
+        return 0;
     long long mine[F] = {fp->entry, fp->dtype, (long long)fp->count, fp->root, fp->backward, fp->seq};
     long long *all = malloc(sizeof(long long) * F * (size_t)tp->world);
     if (!all || MPI_Allgather(mine, F, MPI_LONG_LONG, all, F, MPI_LONG_LONG, MPI_COMM_WORLD) != MPI_SUCCESS) {
@@ -133,9 +138,9 @@ static int deliver(const cg_options *o, cg_report *rep, cg_case_result *res, int
 /* A data fault's count of visible changes in the job just run, every
  * rank's summed on rank 0 over plain MPI (the transport under test is the
  * faulty one). 0, or -1 when MPI fails. */
-static int sum_injected(long *total)
+static int sum_injected(cg_tp *tp, long *total)
 {
-    long mine = cg_fault_take_count();
+    long mine = cg_fault_take_count(tp);
     *total = 0;
     return MPI_Reduce(&mine, total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
 }
@@ -147,7 +152,7 @@ static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *j
         const cg_case *cs = set->cases[jobs[i].case_index];
         cg_board_job(i, cs->name);
         cg_tol tol = cg_case_tol(cs, cg_tol_for(cs->dtype));
-        cg_fault_set_case(cs->name, tol.rtol, tol.atol);
+        cg_fault_set_case(tp, cs->name, tol.rtol, tol.atol);
         tp->ncoll = 0;
         cg_case_result *res = NULL;
         if (tp->rank == 0) {
@@ -163,7 +168,7 @@ static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *j
             return -1;
         alarm(0);
         long injected = 0;
-        if (data_fault && sum_injected(&injected) != 0)
+        if (data_fault && sum_injected(tp, &injected) != 0)
             return -1;
         if (res && data_fault)
             res->injected = injected;
@@ -212,9 +217,13 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         fprintf(stderr, "collgrad-check: %s\n", st.msg);
         MPI_Abort(MPI_COMM_WORLD, CG_EXIT_INFRA);
     }
-    if (o->board_file && cg_board_attach(&board, o->board_file, tp.world, &st) == 0)
+    if (o->board_file && cg_board_attach(&board, o->board_file, tp.world, &st) == 0) {
         cg_board_start_rank(&board, tp.rank);
-    else if (o->board_file) { /* a board that is not ours is bad input, never a SIGBUS later */
+        if (cg_board_watch(&tp) != 0) {
+            fprintf(stderr, "collgrad-check: %s\n", tp.st.msg);
+            rc = CG_EXIT_INFRA;
+        }
+    } else if (o->board_file) { /* a board that is not ours is bad input, never a SIGBUS later */
         fprintf(stderr, "collgrad-check: %s\n", st.msg);
         rc = CG_EXIT_USAGE;
     }
@@ -225,16 +234,21 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
     }
     cg_fault fault;
     int data_fault = o->inject ? cg_fault_parse(o->inject, &fault, &st) : 1;
-    if (data_fault == 0)
-        cg_fault_install(&tp, &fault);
-    else if (data_fault < 0 || (o->inject && cg_board_inject(o->inject, &st) != 0)) {
+    if (data_fault == 0) {
+        if (cg_fault_install(&tp, &fault) != 0) {
+            fprintf(stderr, "collgrad-check: %s\n", tp.st.msg);
+            rc = CG_EXIT_INFRA;
+        }
+    } else if (data_fault < 0 || (o->inject && cg_board_inject(o->inject, &st) != 0)) {
         fprintf(stderr, "collgrad-check: %s\n", st.msg);
         rc = CG_EXIT_USAGE;
     }
     if (!o->worker)
         signal(SIGALRM, on_deadline);
-    if (o->check_sync)
-        tp.sync = check_sync;
+    if (o->check_sync && cg_tp_watch(&tp, (cg_tp_watcher){check_sync, NULL, NULL}) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", tp.st.msg);
+        rc = CG_EXIT_INFRA;
+    }
     njobs = o->jobs_file ? read_jobs(o->jobs_file, set->n, &jobs) : cg_jobs_for_world(o, set, tp.world, &jobs);
     if (rc == 0 && njobs < 0) {
         fprintf(stderr, "collgrad-check: cannot read the job list\n");
@@ -253,7 +267,11 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
             rc = CG_EXIT_INFRA;
             second = false;
         } else {
-            trusted = &own_mpi;
+            trusted = &own_mpi; /* its calls show on the board too */
+            if (o->board_file && cg_board_watch(&own_mpi) != 0) {
+                fprintf(stderr, "collgrad-check: %s\n", own_mpi.st.msg);
+                rc = CG_EXIT_INFRA;
+            }
         }
     }
     if (rc == 0 && run_jobs(o, set, jobs, njobs, &tp, trusted, data_fault == 0, rep, &worst) != 0) {

@@ -124,33 +124,43 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void on_transport_call(const cg_tp *tp, cg_tp_entry e, int entering)
+/* The call this rank is about to make (or stopped before), in its slot. */
+static void publish(const cg_tp_fingerprint *call)
 {
+    snprintf(my_slot->entry, sizeof my_slot->entry, "%s", cg_tp_entry_name(call->entry));
+    my_slot->ordinal = call->ordinal;
+    my_slot->seq = call->seq;
+    my_slot->backward = call->backward;
+    my_slot->since = now();
+}
+
+/* The board's watcher (transport.h): "in a call" from before it to after
+ * it; an injected hang or exit fires before the rank's first call. */
+static int before_call(void *self, cg_tp *tp, const cg_tp_fingerprint *call)
+{
+    (void)self;
     if (!my_slot)
-        return;
-    if (entering && inject.kind && inject.rank == tp->rank &&
-        (!inject.filter[0] || strstr(my_slot->case_name, inject.filter))) {
-        snprintf(my_slot->entry, sizeof my_slot->entry, "%s", cg_tp_entry_name(e));
+        return 0;
+    if (inject.kind && inject.rank == tp->rank && (!inject.filter[0] || strstr(my_slot->case_name, inject.filter))) {
+        publish(call);
         my_slot->in_call = 0; /* it stops before the call: its peers wait inside it */
         my_slot->before_call = 1;
-        my_slot->ordinal = tp->ncoll - 1;
-        my_slot->seq = tp->seq;
-        my_slot->backward = tp->backward;
-        my_slot->since = now();
         my_slot->injected = 1;
         if (inject.kind == 2)
             exit(7); /* recorded by the atexit handler below */
         for (;;)
             pause(); /* an injected hang: only a signal ends it */
     }
-    my_slot->in_call = entering;
-    if (entering) {
-        snprintf(my_slot->entry, sizeof my_slot->entry, "%s", cg_tp_entry_name(e));
-        my_slot->ordinal = tp->ncoll - 1;
-        my_slot->seq = tp->seq;
-        my_slot->backward = tp->backward;
-        my_slot->since = now();
-    }
+    publish(call);
+    my_slot->in_call = 1;
+    return 0;
+}
+
+static void after_call(void *self, cg_tp *tp, const cg_tp_fingerprint *call, int rc)
+{
+    (void)self, (void)tp, (void)call, (void)rc;
+    if (my_slot)
+        my_slot->in_call = 0;
 }
 
 static void on_exit_record(void)
@@ -169,12 +179,16 @@ static void on_fatal_signal(int sig)
     raise(sig);
 }
 
+int cg_board_watch(cg_tp *tp)
+{
+    return cg_tp_watch(tp, (cg_tp_watcher){before_call, after_call, NULL});
+}
+
 void cg_board_start_rank(cg_board *b, int rank)
 {
     my_slot = &b->slots[rank];
     my_slot->pid = (int32_t)getpid();
     my_slot->state = CG_RANK_RUNNING;
-    cg_tp_set_hook(on_transport_call);
     atexit(on_exit_record);
     int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGTERM, SIGINT};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)

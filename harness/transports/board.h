@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "ir.h"
+#include "transport.h"
 
 enum { CG_RANK_IDLE, CG_RANK_RUNNING, CG_RANK_DONE, CG_RANK_EXITED, CG_RANK_SIGNALED };
 
@@ -40,9 +41,12 @@ int cg_board_create(cg_board *b, const char *path, int world, cg_status *st);
 int cg_board_attach(cg_board *b, const char *path, int world, cg_status *st);
 void cg_board_close(cg_board *b);
 
-/* Rank side: publish into slot `rank`, hook the transport and install the
- * exit/signal recorders. */
+/* Rank side: publish into slot `rank` and install the exit/signal
+ * recorders; then cg_board_watch each transport handle whose calls the slot
+ * shows (a watcher stacked on it, transport.h: 0, or -1 with tp->st when tp
+ * takes no more watchers). Outside a started rank the watcher does nothing. */
 void cg_board_start_rank(cg_board *b, int rank);
+int cg_board_watch(cg_tp *tp);
 void cg_board_job(int job, const char *case_name); /* a new job starts on this rank */
 void cg_board_done(void);                           /* this rank finished its jobs */
 

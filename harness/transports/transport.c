@@ -28,18 +28,22 @@
 #include <stdio.h>
 #include <string.h>
 
-static cg_tp_hook status_hook;
-
-void cg_tp_set_hook(cg_tp_hook h) { status_hook = h; }
-
-
-/* Before a collective: count it and, under --check-sync, compare its
- * fingerprint with every rank's (a mismatch fails here instead of hanging). */
-static int sync_point(cg_tp *tp, cg_tp_entry e, cg_dtype dt, uint64_t count, int root)
+int cg_tp_watch(cg_tp *tp, cg_tp_watcher w)
 {
-    cg_tp_fingerprint fp = {e, dt, count, root, tp->ncoll++, tp->seq, tp->backward};
-    tp->last = fp;
-    return tp->sync && !tp->unhooked ? tp->sync(tp, &fp) : 0;
+    CG_CHECK(tp->nwatchers < CG_TP_MAX_WATCHERS, &tp->st, "at most %d watchers stack on a transport handle",
+             CG_TP_MAX_WATCHERS);
+    tp->watchers[tp->nwatchers++] = w;
+    return 0;
+}
+
+static bool is_collective(cg_tp_entry e) { return e != CG_C_SEND && e != CG_C_RECV && e != CG_TP_BARRIER; }
+
+/* The call as the watchers see it: `count` is the elements over every
+ * rank's blocks (ragged gathers: their sum), what every rank must agree on. */
+static cg_tp_fingerprint fingerprint(cg_tp *tp, cg_tp_entry e, cg_dtype dt, uint64_t count, int root)
+{
+    int ordinal = is_collective(e) ? tp->ncoll++ : tp->ncoll - 1;
+    return (cg_tp_fingerprint){e, dt, count, root, ordinal, tp->seq, tp->backward};
 }
 
 const char *cg_tp_entry_name(cg_tp_entry e)
@@ -174,143 +178,135 @@ static uint64_t sum_counts(const size_t *counts, int world)
 }
 
 /* Refuses a half dtype the transport does not carry; else counts the call
- * and calls the hook. Returns 0 when the transport may be called. */
-static int enter(cg_tp *tp, cg_tp_entry e, cg_dtype dt, uint64_t elems)
+ * and shows it to the watchers, any of which may refuse it (the ones that saw
+ * it already then see it end). 0 when the transport may be called. */
+static int enter(cg_tp *tp, const cg_tp_fingerprint *fp, uint64_t elems)
 {
-    if ((dt == CG_BF16 || dt == CG_F16) && !(tp->ops->caps & CGT_CAP_HALF)) {
-        cg_error(&tp->st, "%s #%d: transport '%s' does not support %s",
-            cg_tp_entry_name(e), tp->seq, tp->ops->name, cg_dtype_name(dt));
-        return -1;
-    }
+    cg_tp_entry e = fp->entry;
+    cg_dtype dt = (cg_dtype)fp->dtype;
+    if ((dt == CG_BF16 || dt == CG_F16) && !(tp->ops->caps & CGT_CAP_HALF))
+        return cg_error(&tp->st, "%s #%d: transport '%s' does not support %s", cg_tp_entry_name(e), tp->seq,
+                        tp->ops->name, cg_dtype_name(dt));
     tp->calls[e]++;
     tp->bytes[e] += elems * cg_dtype_size(dt);
-    if (status_hook && !tp->unhooked)
-        status_hook(tp, e, 1);
+    for (int i = 0; i < tp->nwatchers; i++) {
+        const cg_tp_watcher *w = &tp->watchers[i];
+        if (w->before && w->before(w->self, tp, fp) != 0) {
+            for (int k = i - 1; k >= 0; k--)
+                if (tp->watchers[k].after)
+                    tp->watchers[k].after(tp->watchers[k].self, tp, fp, -1);
+            return -1;
+        }
+    }
     return 0;
 }
 
-static int leave(cg_tp *tp, cg_tp_entry e, int rc)
+static int leave(cg_tp *tp, const cg_tp_fingerprint *fp, int rc)
 {
-    if (status_hook && !tp->unhooked)
-        status_hook(tp, e, 0);
+    for (int i = tp->nwatchers - 1; i >= 0; i--)
+        if (tp->watchers[i].after)
+            tp->watchers[i].after(tp->watchers[i].self, tp, fp, rc);
     if (rc == 0)
         return 0;
     const char *why = tp->ops->last_error(tp->inst);
-    cg_error(&tp->st, "%s #%d: %s", cg_tp_entry_name(e), tp->seq,
-        why && why[0] ? why : "failed (the transport gave no message)");
-    return -1;
+    return cg_error(&tp->st, "%s #%d: %s", cg_tp_entry_name(fp->entry), tp->seq,
+                    why && why[0] ? why : "failed (the transport gave no message)");
 }
 
 int cg_tp_all_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_dtype dt,
                      cgt_redop op)
 {
-    cg_tp_entry e = CG_C_ALL_REDUCE;
-    if (sync_point(tp, e, dt, count, -1))
+    cg_tp_fingerprint fp = fingerprint(tp, CG_C_ALL_REDUCE, dt, count, -1);
+    if (enter(tp, &fp, 2 * (uint64_t)count))
         return -1;
-    if (enter(tp, e, dt, 2 * (uint64_t)count))
-        return -1;
-    return leave(tp, e, tp->ops->all_reduce(tp->inst, send, recv, count, cg_tp_dtype(dt), op));
+    return leave(tp, &fp, tp->ops->all_reduce(tp->inst, send, recv, count, cg_tp_dtype(dt), op));
 }
 
 int cg_tp_all_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt)
 {
-    cg_tp_entry e = CG_C_ALL_GATHER;
-    if (sync_point(tp, e, dt, sum_counts(counts, tp->world), -1))
+    cg_tp_fingerprint fp = fingerprint(tp, CG_C_ALL_GATHER, dt, sum_counts(counts, tp->world), -1);
+    if (enter(tp, &fp, counts[tp->rank] + sum_counts(counts, tp->world)))
         return -1;
-    if (enter(tp, e, dt, counts[tp->rank] + sum_counts(counts, tp->world)))
-        return -1;
-    return leave(tp, e, tp->ops->all_gather(tp->inst, send, recv, counts, cg_tp_dtype(dt)));
+    return leave(tp, &fp, tp->ops->all_gather(tp->inst, send, recv, counts, cg_tp_dtype(dt)));
 }
 
 int cg_tp_reduce_scatter(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt,
                          cgt_redop op)
 {
-    cg_tp_entry e = CG_C_REDUCE_SCATTER;
-    if (sync_point(tp, e, dt, sum_counts(counts, tp->world), -1))
+    cg_tp_fingerprint fp = fingerprint(tp, CG_C_REDUCE_SCATTER, dt, sum_counts(counts, tp->world), -1);
+    if (enter(tp, &fp, sum_counts(counts, tp->world) + counts[tp->rank]))
         return -1;
-    if (enter(tp, e, dt, sum_counts(counts, tp->world) + counts[tp->rank]))
-        return -1;
-    return leave(tp, e,
+    return leave(tp, &fp,
                  tp->ops->reduce_scatter(tp->inst, send, recv, counts, cg_tp_dtype(dt), op));
 }
 
 int cg_tp_broadcast(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int root)
 {
-    cg_tp_entry e = CG_C_BROADCAST;
-    if (sync_point(tp, e, dt, count, root))
+    cg_tp_fingerprint fp = fingerprint(tp, CG_C_BROADCAST, dt, count, root);
+    if (enter(tp, &fp, count))
         return -1;
-    if (enter(tp, e, dt, count))
-        return -1;
-    return leave(tp, e, tp->ops->broadcast(tp->inst, buf, count, cg_tp_dtype(dt), root));
+    return leave(tp, &fp, tp->ops->broadcast(tp->inst, buf, count, cg_tp_dtype(dt), root));
 }
 
 int cg_tp_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_dtype dt, cgt_redop op,
                  int root)
 {
-    cg_tp_entry e = CG_C_REDUCE;
-    if (sync_point(tp, e, dt, count, root))
+    cg_tp_fingerprint fp = fingerprint(tp, CG_C_REDUCE, dt, count, root);
+    if (enter(tp, &fp, (uint64_t)count * (tp->rank == root ? 2 : 1)))
         return -1;
-    if (enter(tp, e, dt, (uint64_t)count * (tp->rank == root ? 2 : 1)))
-        return -1;
-    return leave(tp, e, tp->ops->reduce(tp->inst, send, recv, count, cg_tp_dtype(dt), op, root));
+    return leave(tp, &fp, tp->ops->reduce(tp->inst, send, recv, count, cg_tp_dtype(dt), op, root));
 }
 
 int cg_tp_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root)
 {
-    cg_tp_entry e = CG_C_GATHER;
     uint64_t at_root = tp->rank == root ? sum_counts(counts, tp->world) : 0;
-    if (sync_point(tp, e, dt, sum_counts(counts, tp->world), root))
+    cg_tp_fingerprint fp = fingerprint(tp, CG_C_GATHER, dt, sum_counts(counts, tp->world), root);
+    if (enter(tp, &fp, counts[tp->rank] + at_root))
         return -1;
-    if (enter(tp, e, dt, counts[tp->rank] + at_root))
-        return -1;
-    return leave(tp, e, tp->ops->gather(tp->inst, send, recv, counts, cg_tp_dtype(dt), root));
+    return leave(tp, &fp, tp->ops->gather(tp->inst, send, recv, counts, cg_tp_dtype(dt), root));
 }
 
 int cg_tp_scatter(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root)
 {
-    cg_tp_entry e = CG_C_SCATTER;
     uint64_t at_root = tp->rank == root ? sum_counts(counts, tp->world) : 0;
-    if (sync_point(tp, e, dt, sum_counts(counts, tp->world), root))
+    cg_tp_fingerprint fp = fingerprint(tp, CG_C_SCATTER, dt, sum_counts(counts, tp->world), root);
+    if (enter(tp, &fp, at_root + counts[tp->rank]))
         return -1;
-    if (enter(tp, e, dt, at_root + counts[tp->rank]))
-        return -1;
-    return leave(tp, e, tp->ops->scatter(tp->inst, send, recv, counts, cg_tp_dtype(dt), root));
+    return leave(tp, &fp, tp->ops->scatter(tp->inst, send, recv, counts, cg_tp_dtype(dt), root));
 }
 
 int cg_tp_all_to_all(cg_tp *tp, const void *send, const size_t *sendcounts, void *recv,
                      const size_t *recvcounts, cg_dtype dt)
 {
-    cg_tp_entry e = CG_C_ALL_TO_ALL;
-    if (sync_point(tp, e, dt, 0, -1)) /* sendcounts are local: ragged ranks differ */
+    cg_tp_fingerprint fp = fingerprint(tp, CG_C_ALL_TO_ALL, dt, 0, -1); /* sendcounts are local: ragged ranks differ */
+    if (enter(tp, &fp, sum_counts(sendcounts, tp->world) + sum_counts(recvcounts, tp->world)))
         return -1;
-    if (enter(tp, e, dt, sum_counts(sendcounts, tp->world) + sum_counts(recvcounts, tp->world)))
-        return -1;
-    return leave(tp, e, tp->ops->all_to_all(tp->inst, send, sendcounts, recv, recvcounts,
+    return leave(tp, &fp, tp->ops->all_to_all(tp->inst, send, sendcounts, recv, recvcounts,
                                             cg_tp_dtype(dt)));
 }
 
 int cg_tp_send(cg_tp *tp, const void *buf, size_t count, cg_dtype dt, int peer, int tag)
 {
-    cg_tp_entry e = CG_C_SEND;
-    if (enter(tp, e, dt, count))
+    cg_tp_fingerprint fp = fingerprint(tp, CG_C_SEND, dt, count, -1);
+    if (enter(tp, &fp, count))
         return -1;
-    return leave(tp, e, tp->ops->send(tp->inst, buf, count, cg_tp_dtype(dt), peer, tag));
+    return leave(tp, &fp, tp->ops->send(tp->inst, buf, count, cg_tp_dtype(dt), peer, tag));
 }
 
 int cg_tp_recv(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int peer, int tag)
 {
-    cg_tp_entry e = CG_C_RECV;
-    if (enter(tp, e, dt, count))
+    cg_tp_fingerprint fp = fingerprint(tp, CG_C_RECV, dt, count, -1);
+    if (enter(tp, &fp, count))
         return -1;
-    return leave(tp, e, tp->ops->recv(tp->inst, buf, count, cg_tp_dtype(dt), peer, tag));
+    return leave(tp, &fp, tp->ops->recv(tp->inst, buf, count, cg_tp_dtype(dt), peer, tag));
 }
 
 int cg_tp_barrier(cg_tp *tp)
 {
-    cg_tp_entry e = CG_TP_BARRIER;
-    if (enter(tp, e, CG_F32, 0))
+    cg_tp_fingerprint fp = fingerprint(tp, CG_TP_BARRIER, CG_F32, 0, -1);
+    if (enter(tp, &fp, 0))
         return -1;
-    return leave(tp, e, tp->ops->barrier(tp->inst));
+    return leave(tp, &fp, tp->ops->barrier(tp->inst));
 }
 
 int cg_tp_collective(cg_tp *tp, cg_coll_kind k, cgt_redop op, int root, const void *send, void *recv,

@@ -1,9 +1,11 @@
 /* transport.h — the tool's handle on a transport (collgrad_transport.h).
  *
  * Every call goes through these wrappers, which (1) count calls and bytes
- * per entry, (2) publish "rank R is in all_reduce #seq (backward)" to the
- * watchdog's status board before blocking, and (3) turn a failure into a
- * message naming the entry. Rule sets call only these.
+ * per entry, (2) show the call to the watchers stacked on the handle (the
+ * status board's "rank R is in all_reduce #seq (backward)", --check-sync's
+ * cross-rank comparison), and (3) turn a failure into a message naming the
+ * entry. Rule sets call only these. Data faults (transport_fault.h) wrap the
+ * transport table itself, so they stack under the watchers on any transport.
  *
  * Ownership: cg_tp_open returns a handle the caller closes with cg_tp_close. */
 #ifndef CG_TRANSPORT_H
@@ -36,9 +38,19 @@ typedef struct cg_tp_fingerprint {
 } cg_tp_fingerprint;
 
 typedef struct cg_tp cg_tp;
-/* Called before every collective with its fingerprint; returns 0, or -1
- * with tp->st.msg set when the ranks disagree (--check-sync). */
-typedef int (*cg_tp_sync_fn)(cg_tp *tp, const cg_tp_fingerprint *fp);
+
+/* A watcher stacked on a handle, a decorator of every call that reaches the
+ * transport (the status board, --check-sync's comparison): `before` sees the
+ * call's fingerprint once it is counted and may refuse it (-1 with tp->st),
+ * `after` sees it when it returned (rc 0 or -1). Watchers run in the order
+ * they were pushed, `after` in reverse; either may be NULL. The ordinal of
+ * a send, recv or barrier is the last collective's: they are not counted. */
+typedef struct cg_tp_watcher {
+    int (*before)(void *self, cg_tp *tp, const cg_tp_fingerprint *call);
+    void (*after)(void *self, cg_tp *tp, const cg_tp_fingerprint *call, int rc);
+    void *self;
+} cg_tp_watcher;
+#define CG_TP_MAX_WATCHERS 4
 
 struct cg_tp {
     const cg_transport_ops *ops;
@@ -50,9 +62,8 @@ struct cg_tp {
     bool backward;                  /* set by the worker: calls now belong to a backward pass */
     int seq;                        /* the program's communication call being served */
     int ncoll;                      /* collectives issued in this job (reset per job) */
-    cg_tp_fingerprint last;         /* the latest collective's fingerprint */
-    cg_tp_sync_fn sync;             /* NULL: no cross-rank comparison */
-    bool unhooked;                  /* a private replay (hazards.c): no status, no sync */
+    cg_tp_watcher watchers[CG_TP_MAX_WATCHERS]; /* cg_tp_watch; a private replay has none */
+    int nwatchers;
     cg_transport *holds_sends;      /* the built-in nccl instance: its sends wait for the
                                        next call or for cg_tp_settle (transport_nccl_p2p.c) */
     cg_status st;                   /* the last call's error: st.msg names the entry and seq */
@@ -111,12 +122,9 @@ int cg_tp_barrier(cg_tp *tp);
 int cg_tp_collective(cg_tp *tp, cg_coll_kind k, cgt_redop op, int root, const void *send, void *recv,
                      size_t n, const cg_coll_counts *counts, cg_dtype dt);
 
-/* A process-wide hook, called for every cg_tp_* call that reaches the
- * transport: with entering = 1 just before (calls[]/bytes[] already count the
- * call) and with entering = 0 once it has returned, failed or not. For the
- * watchdog's status board; NULL (the default) turns it off. */
-typedef void (*cg_tp_hook)(const cg_tp *tp, cg_tp_entry e, int entering);
-void cg_tp_set_hook(cg_tp_hook h);
+/* Stack w on tp (the handle keeps a copy; w.self stays the caller's). 0,
+ * or -1 with tp->st when CG_TP_MAX_WATCHERS are stacked already. */
+int cg_tp_watch(cg_tp *tp, cg_tp_watcher w);
 
 
 #endif

@@ -20,16 +20,6 @@ static const char *const kind_names[] = {
     [CG_FAULT_DTYPE_SIZE] = "wrong_dtype_size",
 };
 
-static char current_case[96];
-static double current_rtol, current_atol;
-
-void cg_fault_set_case(const char *name, double rtol, double atol)
-{
-    snprintf(current_case, sizeof current_case, "%s", name);
-    current_rtol = rtol;
-    current_atol = atol;
-}
-
 int cg_fault_parse(const char *spec, cg_fault *f, cg_status *st)
 {
     char kind[32] = "";
@@ -64,24 +54,27 @@ bad:
 
 /* ---- the wrapper instance ------------------------------------------------ */
 
+/* One installed wrapper, owned by the handle it wraps (cg_fault_install
+ * until cg_fault_uninstall). Wrapping a wrapped handle stacks them. */
 typedef struct fault_inst {
+    cg_transport_ops ops;  /* the wrapper's table, with the inner transport's version and caps */
     const cg_transport_ops *inner;
     cg_transport *in;
     cg_fault f;
     int rank, world;
+    char case_name[96];   /* the running case (the CASE filter) */
+    double rtol, atol;    /* its tolerance: what a visible change is */
     void *scratch;
     size_t scratch_bytes;
     long injected;        /* calls this rank's fault changed, since cg_fault_take_count */
 } fault_inst;
-
-static fault_inst the_fault; /* one wrapped transport per process */
 
 #define INST(t) ((fault_inst *)(void *)(t))
 
 static bool active(const fault_inst *fi, cg_fault_kind k, bool on_every_rank)
 {
     return fi->f.kind == k && (on_every_rank || fi->rank == fi->f.rank) &&
-           (!fi->f.filter[0] || strstr(current_case, fi->f.filter));
+           (!fi->f.filter[0] || strstr(fi->case_name, fi->f.filter));
 }
 
 static size_t esize(cgt_dtype dt) { return dt == CGT_F64 ? 8 : dt == CGT_F32 ? 4 : 2; }
@@ -96,11 +89,11 @@ static double get(const void *b, size_t i, cgt_dtype dt)
  * case's tolerance (a wrong_sum of 1 on 2e10 rounds away in f32 and hides
  * inside rtol in f64; a bit flipped in 0.0 makes a subnormal that atol
  * absorbs). Only such changes count as injected. */
-static bool material(double old, double new)
+static bool material(const fault_inst *fi, double old, double new)
 {
     if (isnan(old) != isnan(new))
         return true;
-    return fabs(new - old) > current_rtol * fabs(old) + current_atol;
+    return fabs(new - old) > fi->rtol * fabs(old) + fi->atol;
 }
 
 static void count_if(fault_inst *fi, bool changed)
@@ -119,7 +112,7 @@ static void flip(fault_inst *fi, void *buf, size_t count, cgt_dtype dt)
     unsigned char *p = buf;
     int bit = dt == CGT_F64 ? 51 : dt == CGT_F32 ? 22 : dt == CGT_BF16 ? 6 : 9;
     p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
-    count_if(fi, material(old, get(buf, 0, dt)));
+    count_if(fi, material(fi, old, get(buf, 0, dt)));
 }
 
 static bool all_zero_bytes(const void *buf, size_t bytes)
@@ -145,14 +138,14 @@ static void corrupt_reduction(fault_inst *fi, void *recv, size_t count, cgt_dtyp
     if (active(fi, CG_FAULT_WRONG_SUM, false)) {
         double old = get(recv, 0, dt);
         set(recv, 0, dt, old + 1.0);
-        count_if(fi, material(old, get(recv, 0, dt)));
+        count_if(fi, material(fi, old, get(recv, 0, dt)));
     }
     if (active(fi, CG_FAULT_SCALE_WORLD, false)) {
         bool changed = false;
         for (size_t i = 0; i < count; i++) {
             double old = get(recv, i, dt);
             set(recv, i, dt, old * fi->world);
-            changed |= material(old, get(recv, i, dt));
+            changed |= material(fi, old, get(recv, i, dt));
         }
         count_if(fi, changed);
     }
@@ -352,7 +345,7 @@ static int f_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int pe
 
 static int f_barrier(cg_transport *t) { return INST(t)->inner->barrier(INST(t)->in); }
 
-static cg_transport_ops fault_ops = {
+static const cg_transport_ops fault_ops = {
     .abi_version = CG_TRANSPORT_ABI_VERSION, .name = "fault", .create = f_create, .destroy = f_destroy,
     .rank = f_rank, .world = f_world, .last_error = f_last_error, .all_reduce = f_all_reduce,
     .all_gather = f_all_gather, .reduce_scatter = f_reduce_scatter, .broadcast = f_broadcast,
@@ -360,28 +353,52 @@ static cg_transport_ops fault_ops = {
     .send = f_send, .recv = f_recv, .barrier = f_barrier,
 };
 
-void cg_fault_install(cg_tp *tp, const cg_fault *f)
+/* The wrapper tp's calls go to first, or NULL when it is not one. */
+static fault_inst *outermost(const cg_tp *tp)
 {
-    the_fault = (fault_inst){tp->ops, tp->inst, *f, tp->rank, tp->world, NULL, 0, 0};
-    fault_ops.version = tp->ops->version;
-    fault_ops.caps = tp->ops->caps;
-    tp->ops = &fault_ops;
-    tp->inst = (cg_transport *)(void *)&the_fault;
+    return tp->ops && tp->ops->create == f_create ? INST(tp->inst) : NULL;
+}
+
+int cg_fault_install(cg_tp *tp, const cg_fault *f)
+{
+    fault_inst *fi = calloc(1, sizeof *fi);
+    if (!fi)
+        return cg_error_infra(&tp->st, "--inject: out of memory for the fault wrapper");
+    *fi = (fault_inst){.ops = fault_ops, .inner = tp->ops, .in = tp->inst, .f = *f, .rank = tp->rank,
+                       .world = tp->world};
+    fi->ops.version = tp->ops->version;
+    fi->ops.caps = tp->ops->caps;
+    tp->ops = &fi->ops;
+    tp->inst = (cg_transport *)(void *)fi;
+    return 0;
 }
 
 void cg_fault_uninstall(cg_tp *tp)
 {
-    if (tp->ops != &fault_ops)
+    fault_inst *fi = outermost(tp);
+    if (!fi)
         return;
-    tp->ops = the_fault.inner;
-    tp->inst = the_fault.in;
-    free(the_fault.scratch);
-    the_fault.scratch = NULL;
+    tp->ops = fi->inner;
+    tp->inst = fi->in;
+    free(fi->scratch);
+    free(fi);
 }
 
-long cg_fault_take_count(void)
+void cg_fault_set_case(cg_tp *tp, const char *name, double rtol, double atol)
 {
-    long n = the_fault.injected;
-    the_fault.injected = 0;
+    fault_inst *fi = outermost(tp);
+    if (!fi)
+        return;
+    snprintf(fi->case_name, sizeof fi->case_name, "%s", name);
+    fi->rtol = rtol;
+    fi->atol = atol;
+}
+
+long cg_fault_take_count(cg_tp *tp)
+{
+    fault_inst *fi = outermost(tp);
+    long n = fi ? fi->injected : 0;
+    if (fi)
+        fi->injected = 0;
     return n;
 }

@@ -26,18 +26,20 @@ typedef struct cg_fault {
  * (hang and exit belong to the board); -1 with st when malformed. */
 int cg_fault_parse(const char *spec, cg_fault *f, cg_status *st);
 
-/* Wrap tp's transport with the fault (one per process); undo before close. */
-void cg_fault_install(cg_tp *tp, const cg_fault *f);
+/* Wrap tp's transport (any: built-in, plugin, or a wrapper already) with
+ * the fault; the wrapper belongs to tp until cg_fault_uninstall, before
+ * close. 0, or -1 with tp->st when out of memory. */
+int cg_fault_install(cg_tp *tp, const cg_fault *f);
 void cg_fault_uninstall(cg_tp *tp);
 
 /* How many calls on this rank the fault changed visibly since the last
  * call (a value moved beyond the case's tolerance, blocks that differ, a
  * root that moved); a spec that changed nothing tested nothing
  * (injection.h). */
-long cg_fault_take_count(void);
+long cg_fault_take_count(cg_tp *tp);
 
-/* The case now running (for the CASE filter) and the tolerance its checks
- * use (what a visible change is). */
-void cg_fault_set_case(const char *name, double rtol, double atol);
+/* The case now running on tp (for the CASE filter) and the tolerance its
+ * checks use (what a visible change is). No-ops on an unwrapped tp. */
+void cg_fault_set_case(cg_tp *tp, const char *name, double rtol, double atol);
 
 #endif
