@@ -16,6 +16,9 @@
 #include "cuda_ops.h"
 #include "transport.h"
 
+/* The program call every transport call below serves (messages name it). */
+#define SITE ((cg_tp_site){0, false})
+
 #define MAXN 64
 #define SENTINEL -99.0
 
@@ -147,8 +150,8 @@ static void test_reductions(cg_tp *tp, cg_dtype dt)
                 }
                 double *out = in_place && has ? sendb : recvb;
                 void *s = buf(sendb), *r = in_place && has ? s : buf(recvb);
-                int rc = root < 0 ? cg_tp_all_reduce(tp, s, r, n, dt, op)
-                                  : cg_tp_reduce(tp, s, r, n, dt, op, root);
+                int rc = root < 0 ? cg_tp_all_reduce(tp, SITE, s, r, n, dt, op)
+                                  : cg_tp_reduce(tp, SITE, s, r, n, dt, op, root);
                 check(rc == 0, "%s op %d: %s", root < 0 ? "all_reduce" : "reduce", op, tp->st.msg);
                 pull(out);
                 if (has)
@@ -167,7 +170,7 @@ static void test_reduce_scatter(cg_tp *tp, cg_dtype dt)
             for (size_t i = 0; i < counts[g_rank]; i++)
                 want[i] = reduced(op, off + i);
             fill(dt, recvb, SENTINEL);
-            check(cg_tp_reduce_scatter(tp, buf(sendb), buf(recvb), counts, dt, op) == 0,
+            check(cg_tp_reduce_scatter(tp, SITE, buf(sendb), buf(recvb), counts, dt, op) == 0,
                   "reduce_scatter: %s", tp->st.msg);
             pull(recvb);
             expect(ragged ? "reduce_scatter ragged" : "reduce_scatter", dt, recvb,
@@ -191,9 +194,9 @@ static void test_movement(cg_tp *tp, cg_dtype dt)
                 put(dt, sendb, k, kind == 2 ? want[k] : block_value(g_rank, k));
             int root = kind == 1 ? g_world - 1 : 0;
             void *s = buf(sendb), *r = buf(recvb);
-            int rc = kind == 0 ? cg_tp_all_gather(tp, s, r, counts, dt)
-                     : kind == 1 ? cg_tp_gather(tp, s, r, counts, dt, root)
-                                 : cg_tp_scatter(tp, s, r, counts, dt, root);
+            int rc = kind == 0 ? cg_tp_all_gather(tp, SITE, s, r, counts, dt)
+                     : kind == 1 ? cg_tp_gather(tp, SITE, s, r, counts, dt, root)
+                                 : cg_tp_scatter(tp, SITE, s, r, counts, dt, root);
             check(rc == 0, "data movement %d: %s", kind, tp->st.msg);
             pull(recvb);
             if (kind == 0 || (kind == 1 && g_rank == root))
@@ -208,7 +211,7 @@ static void test_movement(cg_tp *tp, cg_dtype dt)
         want[k] = block_value(g_world - 1, k);
         put(dt, recvb, k, g_rank == g_world - 1 ? want[k] : SENTINEL);
     }
-    check(cg_tp_broadcast(tp, buf(recvb), 7, dt, g_world - 1) == 0, "broadcast: %s", tp->st.msg);
+    check(cg_tp_broadcast(tp, SITE, buf(recvb), 7, dt, g_world - 1) == 0, "broadcast: %s", tp->st.msg);
     pull(recvb);
     expect("broadcast", dt, recvb, 7, false);
 }
@@ -230,7 +233,7 @@ static void test_all_to_all_p2p(cg_tp *tp, cg_dtype dt)
             want[r++] = j * 32.0 + g_rank * 8.0 + (double)k + 1.0;
     }
     fill(dt, recvb, SENTINEL);
-    check(cg_tp_all_to_all(tp, buf(sendb), sc, buf(recvb), rcn, dt) == 0, "all_to_all: %s",
+    check(cg_tp_all_to_all(tp, SITE, buf(sendb), sc, buf(recvb), rcn, dt) == 0, "all_to_all: %s",
           tp->st.msg);
     pull(recvb);
     expect("all_to_all", dt, recvb, r, false);
@@ -241,27 +244,27 @@ static void test_all_to_all_p2p(cg_tp *tp, cg_dtype dt)
     }
     for (int pass = 0; pass < 2; pass++) /* rank 0 sends first, the others receive first */
         if ((pass == 0) == (g_rank == 0))
-            check(cg_tp_send(tp, buf(sendb), 5, dt, next, 7) == 0, "send: %s", tp->st.msg);
+            check(cg_tp_send(tp, SITE, buf(sendb), 5, dt, next, 7) == 0, "send: %s", tp->st.msg);
         else
-            check(cg_tp_recv(tp, buf(recvb), 5, dt, prev, 7) == 0, "recv: %s", tp->st.msg);
+            check(cg_tp_recv(tp, SITE, buf(recvb), 5, dt, prev, 7) == 0, "recv: %s", tp->st.msg);
     pull(recvb);
     expect("ring", dt, recvb, 5, false);
 
     /* every rank sends before it receives: a plain ring of ncclSend would wait
      * forever, the held sends go out in one group with the recv */
     fill(dt, recvb, SENTINEL);
-    check(cg_tp_send(tp, buf(sendb), 5, dt, next, 8) == 0, "send first: %s", tp->st.msg);
-    check(cg_tp_recv(tp, buf(recvb), 5, dt, prev, 8) == 0, "recv second: %s", tp->st.msg);
+    check(cg_tp_send(tp, SITE, buf(sendb), 5, dt, next, 8) == 0, "send first: %s", tp->st.msg);
+    check(cg_tp_recv(tp, SITE, buf(recvb), 5, dt, prev, 8) == 0, "recv second: %s", tp->st.msg);
     pull(recvb);
     expect("ring, every rank sending first", dt, recvb, 5, false);
 
     /* a send with no call after it goes out at cg_tp_settle */
     fill(dt, recvb, SENTINEL);
     if (g_rank == 0)
-        check(cg_tp_send(tp, buf(sendb), 5, dt, g_world - 1, 9) == 0 && cg_tp_settle(tp) == 0,
+        check(cg_tp_send(tp, SITE, buf(sendb), 5, dt, g_world - 1, 9) == 0 && cg_tp_settle(tp) == 0,
               "send, settle: %s", tp->st.msg);
     if (g_rank == g_world - 1) {
-        check(cg_tp_recv(tp, buf(recvb), 5, dt, 0, 9) == 0, "recv of a settled send: %s",
+        check(cg_tp_recv(tp, SITE, buf(recvb), 5, dt, 0, 9) == 0, "recv of a settled send: %s",
               tp->st.msg);
         pull(recvb);
         for (size_t k = 0; k < 5; k++)
@@ -304,7 +307,7 @@ int main(int argc, char **argv)
                 test_movement(&tp, dtypes[d]);
                 test_all_to_all_p2p(&tp, dtypes[d]);
             }
-        check(cg_tp_barrier(&tp) == 0, "barrier: %s", tp.st.msg);
+        check(cg_tp_barrier(&tp, SITE) == 0, "barrier: %s", tp.st.msg);
         cg_cuda_arena_free(A);
         cg_tp_close(&tp);
     }

@@ -15,6 +15,9 @@
 
 #include "transport.h"
 
+/* The program call every transport call below serves (messages name it). */
+#define SITE ((cg_tp_site){0, false})
+
 static int g_rank, g_world, g_pass, g_fail;
 
 /* Records one check; a failure prints where and why. */
@@ -163,13 +166,13 @@ static void test_reductions(cg_tp *tp)
                     snprintf(what, sizeof what, "%s %s %s root %d%s",
                              root < 0 ? "all_reduce" : "reduce", dt_names[d], op_names[op], root,
                              in_place ? " in place" : "");
-                    int rc = root < 0 ? cg_tp_all_reduce(tp, sendb, out, n, dt, op)
-                                      : cg_tp_reduce(tp, sendb, out, n, dt, op, root);
+                    int rc = root < 0 ? cg_tp_all_reduce(tp, SITE, sendb, out, n, dt, op)
+                                      : cg_tp_reduce(tp, SITE, sendb, out, n, dt, op, root);
                     CHECK(rc == 0, "%s: %s", what, tp->st.msg);
                     if (has_result)
                         expect(what, dt, out, n, op == CGT_AVG);
                 }
-    CHECK(cg_tp_all_reduce(tp, sendb, recvb, 0, CG_F32, CGT_SUM) == 0, "empty all_reduce: %s",
+    CHECK(cg_tp_all_reduce(tp, SITE, sendb, recvb, 0, CG_F32, CGT_SUM) == 0, "empty all_reduce: %s",
           tp->st.msg);
 }
 
@@ -189,7 +192,7 @@ static void test_reduce_scatter(cg_tp *tp)
                 fill(dt, recvb, MAXN, SENTINEL);
                 snprintf(what, sizeof what, "reduce_scatter %s %s counts %s", dt_names[d],
                          op_names[op], pattern ? "k" : "k+1");
-                CHECK(cg_tp_reduce_scatter(tp, sendb, recvb, counts, dt, op) == 0, "%s: %s", what,
+                CHECK(cg_tp_reduce_scatter(tp, SITE, sendb, recvb, counts, dt, op) == 0, "%s: %s", what,
                       tp->st.msg);
                 expect(what, dt, recvb, counts[g_rank], op == CGT_AVG);
             }
@@ -225,14 +228,14 @@ static void test_gathers(cg_tp *tp)
             fill_own_block(dt, counts[g_rank]);
             fill(dt, recvb, MAXN, SENTINEL);
             snprintf(what, sizeof what, "all_gather %s counts %s", dt_names[d], pattern ? "k" : "k+1");
-            CHECK(cg_tp_all_gather(tp, sendb, recvb, counts, dt) == 0, "%s: %s", what, tp->st.msg);
+            CHECK(cg_tp_all_gather(tp, SITE, sendb, recvb, counts, dt) == 0, "%s: %s", what, tp->st.msg);
             expect(what, dt, recvb, total, false);
             for (int j = 0; j < n_roots(); j++) {
                 int root = root_at(j);
                 fill(dt, recvb, MAXN, SENTINEL);
                 snprintf(what, sizeof what, "gather %s counts %s root %d", dt_names[d],
                          pattern ? "k" : "k+1", root);
-                CHECK(cg_tp_gather(tp, sendb, recvb, counts, dt, root) == 0, "%s: %s", what,
+                CHECK(cg_tp_gather(tp, SITE, sendb, recvb, counts, dt, root) == 0, "%s: %s", what,
                       tp->st.msg);
                 if (g_rank == root)
                     expect(what, dt, recvb, total, false);
@@ -257,7 +260,7 @@ static void test_scatter_broadcast(cg_tp *tp)
                 fill(dt, recvb, MAXN, SENTINEL);
                 snprintf(what, sizeof what, "scatter %s counts %s root %d", dt_names[d],
                          pattern ? "k" : "k+1", root);
-                CHECK(cg_tp_scatter(tp, sendb, recvb, counts, dt, root) == 0, "%s: %s", what,
+                CHECK(cg_tp_scatter(tp, SITE, sendb, recvb, counts, dt, root) == 0, "%s: %s", what,
                       tp->st.msg);
                 expect(what, dt, recvb, counts[g_rank], false);
             }
@@ -266,7 +269,7 @@ static void test_scatter_broadcast(cg_tp *tp)
                 put(dt, recvb, k, g_rank == root ? want[k] : SENTINEL);
             }
             snprintf(what, sizeof what, "broadcast %s root %d", dt_names[d], root);
-            CHECK(cg_tp_broadcast(tp, recvb, 7, dt, root) == 0, "%s: %s", what, tp->st.msg);
+            CHECK(cg_tp_broadcast(tp, SITE, recvb, 7, dt, root) == 0, "%s: %s", what, tp->st.msg);
             expect(what, dt, recvb, 7, false);
         }
 }
@@ -290,7 +293,7 @@ static void test_all_to_all(cg_tp *tp)
         }
         fill(dt, recvb, MAXN, SENTINEL);
         snprintf(what, sizeof what, "all_to_all %s", dt_names[d]);
-        CHECK(cg_tp_all_to_all(tp, sendb, sendcounts, recvb, recvcounts, dt) == 0, "%s: %s", what,
+        CHECK(cg_tp_all_to_all(tp, SITE, sendb, sendcounts, recvb, recvcounts, dt) == 0, "%s: %s", what,
               tp->st.msg);
         expect(what, dt, recvb, r, false);
     }
@@ -311,11 +314,11 @@ static void test_ring(cg_tp *tp, cg_dtype dt, const char *name)
         if ((pass == 0) == (g_rank == 0)) {
             for (size_t k = 0; k < 3; k++) put(dt, a, k, block_value(g_rank, k));
             for (size_t k = 0; k < 5; k++) put(dt, b, k, block_value(g_rank, k + 8));
-            CHECK(cg_tp_send(tp, a, 3, dt, next, 7) == 0, "send %s tag 7: %s", name, tp->st.msg);
-            CHECK(cg_tp_send(tp, b, 5, dt, next, 8) == 0, "send %s tag 8: %s", name, tp->st.msg);
+            CHECK(cg_tp_send(tp, SITE, a, 3, dt, next, 7) == 0, "send %s tag 7: %s", name, tp->st.msg);
+            CHECK(cg_tp_send(tp, SITE, b, 5, dt, next, 8) == 0, "send %s tag 8: %s", name, tp->st.msg);
         } else {
-            CHECK(cg_tp_recv(tp, b, 5, dt, prev, 8) == 0, "recv %s tag 8: %s", name, tp->st.msg);
-            CHECK(cg_tp_recv(tp, a, 3, dt, prev, 7) == 0, "recv %s tag 7: %s", name, tp->st.msg);
+            CHECK(cg_tp_recv(tp, SITE, b, 5, dt, prev, 8) == 0, "recv %s tag 8: %s", name, tp->st.msg);
+            CHECK(cg_tp_recv(tp, SITE, a, 3, dt, prev, 7) == 0, "recv %s tag 7: %s", name, tp->st.msg);
             for (size_t k = 0; k < 5; k++) want[k] = block_value(prev, k + 8);
             expect("ring tag 8", dt, b, 5, false);
             for (size_t k = 0; k < 3; k++) want[k] = block_value(prev, k);
@@ -327,20 +330,19 @@ static void test_ring(cg_tp *tp, cg_dtype dt, const char *name)
 static void test_p2p_errors(cg_tp *tp)
 {
     float buf[9] = {0};
-    tp->seq = 42;
+    const cg_tp_site at42 = {42, false}; /* the program call the messages name */
     if (g_rank == 1) {
-        CHECK(cg_tp_send(tp, buf, 4, CG_F32, 0, 7) == 0, "short send: %s", tp->st.msg);
-        CHECK(cg_tp_send(tp, buf, 9, CG_F32, 0, 9) == 0, "long send: %s", tp->st.msg);
+        CHECK(cg_tp_send(tp, at42, buf, 4, CG_F32, 0, 7) == 0, "short send: %s", tp->st.msg);
+        CHECK(cg_tp_send(tp, at42, buf, 9, CG_F32, 0, 9) == 0, "long send: %s", tp->st.msg);
     } else if (g_rank == 0) {
-        CHECK(cg_tp_recv(tp, buf, 9, CG_F32, 1, 7) == -1, "recv of a short message succeeded");
+        CHECK(cg_tp_recv(tp, at42, buf, 9, CG_F32, 1, 7) == -1, "recv of a short message succeeded");
         CHECK(strcmp(tp->st.msg, "recv #42: recv from rank 1 tag 7: expected 9 elements, got 4") == 0,
               "short recv message: '%s'", tp->st.msg);
-        CHECK(cg_tp_recv(tp, buf, 4, CG_F32, 1, 9) == -1, "recv of a long message succeeded");
+        CHECK(cg_tp_recv(tp, at42, buf, 4, CG_F32, 1, 9) == -1, "recv of a long message succeeded");
         CHECK(strstr(tp->st.msg, "recv #42: MPI_Recv failed: ") == tp->st.msg,
               "truncated recv message: '%s'", tp->st.msg);
     }
-    tp->seq = 0;
-    CHECK(cg_tp_barrier(tp) == 0, "barrier after p2p errors: %s", tp->st.msg);
+    CHECK(cg_tp_barrier(tp, SITE) == 0, "barrier after p2p errors: %s", tp->st.msg);
 }
 
 /* ---- errors found before any MPI call (so every rank fails alike) ----------- */
@@ -349,22 +351,22 @@ static void test_local_errors(cg_tp *tp)
 {
     size_t counts[4] = {0};
     counts[g_world - 1] = (size_t)INT_MAX + 1;
-    CHECK(cg_tp_all_reduce(tp, sendb, recvb, (size_t)INT_MAX + 1, CG_F32, CGT_SUM) == -1 &&
+    CHECK(cg_tp_all_reduce(tp, SITE, sendb, recvb, (size_t)INT_MAX + 1, CG_F32, CGT_SUM) == -1 &&
           strstr(tp->st.msg, "all_reduce #0: count 2147483648 exceeds INT_MAX") == tp->st.msg,
           "huge all_reduce: '%s'", tp->st.msg);
-    CHECK(cg_tp_all_gather(tp, sendb, recvb, counts, CG_F64) == -1 &&
+    CHECK(cg_tp_all_gather(tp, SITE, sendb, recvb, counts, CG_F64) == -1 &&
           strstr(tp->st.msg, "INT_MAX") != NULL, "huge all_gather: '%s'", tp->st.msg);
     for (int k = 0; k < g_world; k++)
         counts[k] = (size_t)INT_MAX / 2 + 1;
     if (g_world > 1) /* at W = 1 these counts are legal and would really move 4 GiB */
-        CHECK(cg_tp_all_to_all(tp, sendb, counts, recvb, counts, CG_F32) == -1 &&
+        CHECK(cg_tp_all_to_all(tp, SITE, sendb, counts, recvb, counts, CG_F32) == -1 &&
               strstr(tp->st.msg, "INT_MAX") != NULL, "all_to_all totalling past INT_MAX: '%s'",
               tp->st.msg);
-    CHECK(cg_tp_broadcast(tp, recvb, 1, CG_F32, g_world) == -1 &&
+    CHECK(cg_tp_broadcast(tp, SITE, recvb, 1, CG_F32, g_world) == -1 &&
           strstr(tp->st.msg, "out of range") != NULL, "broadcast root %d: '%s'", g_world, tp->st.msg);
-    CHECK(cg_tp_send(tp, sendb, 1, CG_F32, g_rank, 40000) == -1 &&
+    CHECK(cg_tp_send(tp, SITE, sendb, 1, CG_F32, g_rank, 40000) == -1 &&
           strstr(tp->st.msg, "send #0: tag 40000") == tp->st.msg, "send tag 40000: '%s'", tp->st.msg);
-    CHECK(cg_tp_recv(tp, recvb, 1, CG_F32, -1, 0) == -1 && strstr(tp->st.msg, "peer -1") != NULL,
+    CHECK(cg_tp_recv(tp, SITE, recvb, 1, CG_F32, -1, 0) == -1 && strstr(tp->st.msg, "peer -1") != NULL,
           "recv from peer -1: '%s'", tp->st.msg);
 }
 
@@ -401,16 +403,16 @@ static void run_known_sequence(cg_tp *tp, const size_t *ragged_counts, const siz
     double buf[MAXN];
     fill(CG_F64, buf, MAXN, 1.0);
     int ok = 0;
-    ok += cg_tp_all_reduce(tp, sendb, recvb, 5, CG_F32, CGT_SUM) == 0;
-    ok += cg_tp_all_gather(tp, sendb, recvb, ragged_counts, CG_F64) == 0;
-    ok += cg_tp_reduce_scatter(tp, buf, recvb, ragged_counts, CG_BF16, CGT_SUM) == 0;
-    ok += cg_tp_broadcast(tp, recvb, 3, CG_F16, 0) == 0;
-    ok += cg_tp_reduce(tp, sendb, recvb, 4, CG_F32, CGT_MAX, 0) == 0;
-    ok += cg_tp_gather(tp, sendb, recvb, ragged_counts, CG_F64, g_world - 1) == 0;
-    ok += cg_tp_scatter(tp, buf, recvb, ragged_counts, CG_F32, 0) == 0;
-    ok += cg_tp_all_to_all(tp, buf, twos, recvb, twos, CG_F32) == 0;
-    ok += cg_tp_barrier(tp) == 0;
-    ok += cg_tp_barrier(tp) == 0;
+    ok += cg_tp_all_reduce(tp, SITE, sendb, recvb, 5, CG_F32, CGT_SUM) == 0;
+    ok += cg_tp_all_gather(tp, SITE, sendb, recvb, ragged_counts, CG_F64) == 0;
+    ok += cg_tp_reduce_scatter(tp, SITE, buf, recvb, ragged_counts, CG_BF16, CGT_SUM) == 0;
+    ok += cg_tp_broadcast(tp, SITE, recvb, 3, CG_F16, 0) == 0;
+    ok += cg_tp_reduce(tp, SITE, sendb, recvb, 4, CG_F32, CGT_MAX, 0) == 0;
+    ok += cg_tp_gather(tp, SITE, sendb, recvb, ragged_counts, CG_F64, g_world - 1) == 0;
+    ok += cg_tp_scatter(tp, SITE, buf, recvb, ragged_counts, CG_F32, 0) == 0;
+    ok += cg_tp_all_to_all(tp, SITE, buf, twos, recvb, twos, CG_F32) == 0;
+    ok += cg_tp_barrier(tp, SITE) == 0;
+    ok += cg_tp_barrier(tp, SITE) == 0;
     CHECK(ok == 10, "known sequence: %d of 10 calls succeeded (%s)", ok, tp->st.msg);
     if (g_world > 1)
         test_ring(tp, CG_F64, "counted ring");
@@ -498,7 +500,7 @@ int main(int argc, char **argv)
         test_local_errors(&tp);
         test_open_errors();
         test_counters();
-        CHECK(cg_tp_barrier(&tp) == 0, "final barrier: %s", tp.st.msg);
+        CHECK(cg_tp_barrier(&tp, SITE) == 0, "final barrier: %s", tp.st.msg);
         cg_tp_close(&tp);
     }
     int mine[2] = {g_pass, g_fail}, all[2] = {0, 0};

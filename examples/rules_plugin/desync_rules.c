@@ -22,7 +22,7 @@ static int all_reduce_then_slice(cg_rule_call *call)
     cg_counts_offsets(call->counts->inputs, call->world, off);
     size_t start = off[call->rank], mine = call->counts->inputs[call->rank];
     free(off);
-    if (cg_tp_all_reduce(call->tp, gy->data, gy->data, (size_t)gy->numel, gy->dtype, CGT_SUM) != 0)
+    if (cg_tp_all_reduce(call->tp, call->site, gy->data, gy->data, (size_t)gy->numel, gy->dtype, CGT_SUM) != 0)
         return cg_rules_tp_fail(call);
     size_t esz = cg_dtype_size(gy->dtype);
     memcpy(call->gx->data, (const char *)gy->data + start * esz, mine * esz);

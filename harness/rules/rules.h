@@ -24,6 +24,7 @@ typedef enum {
 /* Everything a backward formula may need about one call. */
 typedef struct cg_rule_call {
     cg_tp *tp;
+    cg_tp_site site;          /* the program call it serves: pass it to every cg_tp_* call */
     const cg_coll *coll;      /* kind, op, root, peer */
     int rank, world;
     /* The forward's element counts on this rank, as its transport call took

@@ -35,7 +35,7 @@ static int issue_one_reduce_per_rank(cg_rule_call *call, const size_t *off, void
     for (int j = 0; j < call->world; j++) {
         const char *block = (const char *)call->gy->data + off[j] * esz;
         void *recv = j == call->rank ? call->gx->data : ignored;
-        if (cg_tp_reduce(call->tp, block, recv, call->counts->inputs[j], call->gx->dtype, CGT_SUM,
+        if (cg_tp_reduce(call->tp, call->site, block, recv, call->counts->inputs[j], call->gx->dtype, CGT_SUM,
                          j) < 0)
             return cg_rules_tp_fail(call);
     }
@@ -82,7 +82,7 @@ static int broadcast_keeping_gradient(cg_rule_call *call)
     if (call->coll->root < 0 || call->coll->root >= call->world)
         return cg_rules_fail(call, "root %d is not a rank of a world of %d", call->coll->root,
                              call->world);
-    if (cg_tp_reduce(call->tp, call->gy->data, call->gx->data, n, call->gx->dtype, CGT_SUM,
+    if (cg_tp_reduce(call->tp, call->site, call->gy->data, call->gx->data, n, call->gx->dtype, CGT_SUM,
                      call->coll->root) < 0)
         return cg_rules_tp_fail(call);
     if (call->rank != call->coll->root)

@@ -49,7 +49,7 @@ static int all_reduce_with_forward_op(cg_rule_call *call)
     if ((size_t)call->gy->numel != n || (unsigned)call->coll->op >= CG_RED_COUNT)
         return cg_rules_fail(call, "gy has %lld elements, expected %zu (op %d)",
                              (long long)call->gy->numel, n, (int)call->coll->op);
-    if (cg_tp_all_reduce(call->tp, call->gy->data, call->gx->data, n, call->gx->dtype,
+    if (cg_tp_all_reduce(call->tp, call->site, call->gy->data, call->gx->data, n, call->gx->dtype,
                          cg_rules_tp_op(call->coll->op)) < 0)
         return cg_rules_tp_fail(call);
     return 0;
@@ -74,7 +74,7 @@ static int all_gather_average(cg_rule_call *call)
     cg_graph *scratch = cg_local_scratch(call);
     char *avg = scratch ? cg_local_buffer(call, scratch, total * esz) : NULL;
     int rc = avg ? 0 : -1;
-    if (rc == 0 && cg_tp_all_reduce(call->tp, call->gy->data, avg, total, call->gx->dtype, CGT_AVG) < 0)
+    if (rc == 0 && cg_tp_all_reduce(call->tp, call->site, call->gy->data, avg, total, call->gx->dtype, CGT_AVG) < 0)
         rc = cg_rules_tp_fail(call);
     if (rc == 0)
         rc = cg_local_copy(call, call->gx->data, avg + start * esz, mine * esz);
@@ -117,7 +117,7 @@ static int broadcast_average(cg_rule_call *call)
                  : scratch ? cg_local_buffer(call, scratch, n * cg_dtype_size(call->gx->dtype))
                            : NULL;
     int rc = recv ? 0 : -1;
-    if (rc == 0 && cg_tp_all_reduce(call->tp, call->gy->data, recv, n, call->gx->dtype, CGT_AVG) < 0)
+    if (rc == 0 && cg_tp_all_reduce(call->tp, call->site, call->gy->data, recv, n, call->gx->dtype, CGT_AVG) < 0)
         rc = cg_rules_tp_fail(call);
     cg_graph_free(scratch);
     return rc;

@@ -56,8 +56,8 @@ static int scale_by_product_of_others(cg_rule_call *c, cg_graph *s)
         return cg_rules_fail(c, "out of memory");
     if (cg_local_prod_split(c, x, zeros, nonzero_prod) < 0)
         return -1;
-    if (cg_tp_all_reduce(c->tp, zeros->data, zeros->data, n, CG_F64, CGT_SUM) < 0 ||
-        cg_tp_all_reduce(c->tp, nonzero_prod->data, nonzero_prod->data, n, CG_F64, CGT_PROD) < 0)
+    if (cg_tp_all_reduce(c->tp, c->site, zeros->data, zeros->data, n, CG_F64, CGT_SUM) < 0 ||
+        cg_tp_all_reduce(c->tp, c->site, nonzero_prod->data, nonzero_prod->data, n, CG_F64, CGT_PROD) < 0)
         return cg_rules_tp_fail(c);
     return cg_local_prod_scale(c, x, zeros, nonzero_prod, c->gx);
 }
@@ -74,7 +74,7 @@ static int scale_by_tie_share(cg_rule_call *c, cg_graph *s, const cg_tensor *ext
         cg_tensor *m = cg_tensor_cast(s, x, x->dtype);
         if (!m)
             return cg_rules_fail(c, "out of memory");
-        if (cg_tp_all_reduce(c->tp, m->data, m->data, n, m->dtype, cg_rules_tp_op(c->coll->op)) < 0)
+        if (cg_tp_all_reduce(c->tp, c->site, m->data, m->data, n, m->dtype, cg_rules_tp_op(c->coll->op)) < 0)
             return cg_rules_tp_fail(c);
         extremum = m;
     }
@@ -83,7 +83,7 @@ static int scale_by_tie_share(cg_rule_call *c, cg_graph *s, const cg_tensor *ext
         return cg_rules_fail(c, "out of memory");
     if (cg_local_equal_mask(c, x, extremum, ties) < 0)
         return -1;
-    if (cg_tp_all_reduce(c->tp, ties->data, ties->data, n, CG_F64, CGT_SUM) < 0)
+    if (cg_tp_all_reduce(c->tp, c->site, ties->data, ties->data, n, CG_F64, CGT_SUM) < 0)
         return cg_rules_tp_fail(c);
     return cg_local_tie_scale(c, x, extremum, ties, c->gx);
 }
@@ -159,7 +159,7 @@ static int transpose_backward(cg_rule_call *c, cg_graph *s)
         if (!(recv = ignored_buffer(c, s, ignored)))
             return -1;
     }
-    if (cg_tp_collective(c->tp, t->kind, CGT_SUM, c->coll->root, c->gy->data, recv, n, tc, c->gx->dtype) < 0)
+    if (cg_tp_collective(c->tp, c->site, t->kind, CGT_SUM, c->coll->root, c->gy->data, recv, n, tc, c->gx->dtype) < 0)
         return cg_rules_tp_fail(c);
     if (!cg_coll_has_op(d->kind))
         return 0;

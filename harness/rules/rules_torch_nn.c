@@ -27,7 +27,7 @@ static int all_reduce_with_forward_op(cg_rule_call *call)
                              cg_dtype_name(call->gx->dtype));
     if ((unsigned)call->coll->op >= CG_RED_COUNT)
         return cg_rules_fail(call, "unknown reduction op %d", (int)call->coll->op);
-    if (cg_tp_all_reduce(call->tp, call->gy->data, call->gx->data, n, call->gx->dtype,
+    if (cg_tp_all_reduce(call->tp, call->site, call->gy->data, call->gx->data, n, call->gx->dtype,
                          cg_rules_tp_op(call->coll->op)) < 0)
         return cg_rules_tp_fail(call);
     return 0;

@@ -39,10 +39,8 @@ static int coll_backward(cg_graph *g, cg_node *n)
         return -1;
     /* a failing rule set reports in the graph's status, naming the call:
      * "backward of all_reduce(prod): ..." */
-    cg_rule_call call = {ctx->w->tp, &ctx->coll, ctx->w->rank, ctx->w->world, ctx->counts, x, n->out,
+    cg_rule_call call = {ctx->w->tp, (cg_tp_site){ctx->coll.seq, true}, &ctx->coll, ctx->w->rank, ctx->w->world, ctx->counts, x, n->out,
                          n->out->pgrad, gx, cg_graph_status(g)};
-    ctx->w->tp->backward = true;
-    ctx->w->tp->seq = ctx->coll.seq;
     if (ctx->rules->backward(&call) != 0)
         return -1;
     return cg_accum_grad(g, x, gx);
@@ -77,7 +75,7 @@ static int forward(cg_wcomm *w, cg_graph *g, const cg_coll *c, const cg_coll_cou
         return -1;
     }
     void *recv = d->root_only_output && w->rank != c->root ? NULL : y->data; /* the rest stay zeros */
-    return cg_tp_collective(w->tp, c->kind, tp_op(c->op), c->root, x->data, recv, (size_t)x->numel, counts,
+    return cg_tp_collective(w->tp, (cg_tp_site){c->seq, false}, c->kind, tp_op(c->op), c->root, x->data, recv, (size_t)x->numel, counts,
                             x->dtype);
 }
 
@@ -93,8 +91,6 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     if (!counts || !ctx || !y)
         return -1;
     cg_plan_counts(ev, w->world, w->rank, counts);
-    w->tp->backward = false;
-    w->tp->seq = c->seq;
     if (cg_check_placed(g, cg_coll_name(c->kind), y, &x, 1) < 0)
         return -1;
     if (forward(w, g, c, counts, x, y) != 0) {
@@ -137,9 +133,7 @@ static int send_backward(cg_graph *g, cg_node *n)
     cg_tensor *x = n->in[0], *gx = cg_tensor_like(g, x);
     if (!gx)
         return -1;
-    ctx->w->tp->backward = true;
-    ctx->w->tp->seq = ctx->seq;
-    if (cg_tp_recv(ctx->w->tp, gx->data, (size_t)gx->numel, gx->dtype, ctx->peer, ctx->tag) != 0) {
+    if (cg_tp_recv(ctx->w->tp, (cg_tp_site){ctx->seq, true}, gx->data, (size_t)gx->numel, gx->dtype, ctx->peer, ctx->tag) != 0) {
         cg_fail(g, "backward of send: %s", ctx->w->tp->st.msg);
         return -1;
     }
@@ -151,9 +145,7 @@ static int recv_backward(cg_graph *g, cg_node *n)
 {
     p2p_ctx *ctx = n->ctx;
     cg_tensor *gy = n->out->pgrad;
-    ctx->w->tp->backward = true;
-    ctx->w->tp->seq = ctx->seq;
-    if (cg_tp_send(ctx->w->tp, gy->data, (size_t)gy->numel, gy->dtype, ctx->peer, ctx->tag) != 0) {
+    if (cg_tp_send(ctx->w->tp, (cg_tp_site){ctx->seq, true}, gy->data, (size_t)gy->numel, gy->dtype, ctx->peer, ctx->tag) != 0) {
         cg_fail(g, "backward of recv: %s", ctx->w->tp->st.msg);
         return -1;
     }
@@ -180,9 +172,7 @@ static p2p_ctx *p2p_node(cg_wcomm *w, cg_graph *g, const char *op, cg_tensor *ou
 static int w_send(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tensor *t)
 {
     cg_wcomm *w = self;
-    w->tp->backward = false;
-    w->tp->seq = c->seq;
-    if (cg_tp_send(w->tp, t->data, (size_t)t->numel, t->dtype, c->peer, c->seq) != 0) {
+    if (cg_tp_send(w->tp, (cg_tp_site){c->seq, false}, t->data, (size_t)t->numel, t->dtype, c->peer, c->seq) != 0) {
         cg_fail(g, "%s", w->tp->st.msg);
         return -1;
     }
@@ -201,9 +191,7 @@ static cg_tensor *w_recv(void *self, cg_graph *g, const cg_coll *c, int slot)
     cg_tensor *y = ev ? cg_tensor_new(g, w->dtype, ev->ndim[c->peer], ev->shape[c->peer]) : NULL;
     if (!y)
         return NULL;
-    w->tp->backward = false;
-    w->tp->seq = c->seq;
-    if (cg_tp_recv(w->tp, y->data, (size_t)y->numel, y->dtype, c->peer, ev->tag) != 0) {
+    if (cg_tp_recv(w->tp, (cg_tp_site){c->seq, false}, y->data, (size_t)y->numel, y->dtype, c->peer, ev->tag) != 0) {
         cg_fail(g, "%s", w->tp->st.msg);
         return NULL;
     }

@@ -40,10 +40,10 @@ static bool is_collective(cg_tp_entry e) { return e != CG_C_SEND && e != CG_C_RE
 
 /* The call as the watchers see it: `count` is the elements over every
  * rank's blocks (ragged gathers: their sum), what every rank must agree on. */
-static cg_tp_fingerprint fingerprint(cg_tp *tp, cg_tp_entry e, cg_dtype dt, uint64_t count, int root)
+static cg_tp_fingerprint fingerprint(cg_tp *tp, cg_tp_site site, cg_tp_entry e, cg_dtype dt, uint64_t count, int root)
 {
     int ordinal = is_collective(e) ? tp->ncoll++ : tp->ncoll - 1;
-    return (cg_tp_fingerprint){e, dt, count, root, ordinal, tp->seq, tp->backward};
+    return (cg_tp_fingerprint){e, dt, count, root, ordinal, site.seq, site.backward};
 }
 
 const char *cg_tp_entry_name(cg_tp_entry e)
@@ -185,7 +185,7 @@ static int enter(cg_tp *tp, const cg_tp_fingerprint *fp, uint64_t elems)
     cg_tp_entry e = fp->entry;
     cg_dtype dt = (cg_dtype)fp->dtype;
     if ((dt == CG_BF16 || dt == CG_F16) && !(tp->ops->caps & CGT_CAP_HALF))
-        return cg_error(&tp->st, "%s #%d: transport '%s' does not support %s", cg_tp_entry_name(e), tp->seq,
+        return cg_error(&tp->st, "%s #%d: transport '%s' does not support %s", cg_tp_entry_name(e), fp->seq,
                         tp->ops->name, cg_dtype_name(dt));
     tp->calls[e]++;
     tp->bytes[e] += elems * cg_dtype_size(dt);
@@ -209,118 +209,118 @@ static int leave(cg_tp *tp, const cg_tp_fingerprint *fp, int rc)
     if (rc == 0)
         return 0;
     const char *why = tp->ops->last_error(tp->inst);
-    return cg_error(&tp->st, "%s #%d: %s", cg_tp_entry_name(fp->entry), tp->seq,
+    return cg_error(&tp->st, "%s #%d: %s", cg_tp_entry_name(fp->entry), fp->seq,
                     why && why[0] ? why : "failed (the transport gave no message)");
 }
 
-int cg_tp_all_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_dtype dt,
+int cg_tp_all_reduce(cg_tp *tp, cg_tp_site site, const void *send, void *recv, size_t count, cg_dtype dt,
                      cgt_redop op)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, CG_C_ALL_REDUCE, dt, count, -1);
+    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_ALL_REDUCE, dt, count, -1);
     if (enter(tp, &fp, 2 * (uint64_t)count))
         return -1;
     return leave(tp, &fp, tp->ops->all_reduce(tp->inst, send, recv, count, cg_tp_dtype(dt), op));
 }
 
-int cg_tp_all_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt)
+int cg_tp_all_gather(cg_tp *tp, cg_tp_site site, const void *send, void *recv, const size_t *counts, cg_dtype dt)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, CG_C_ALL_GATHER, dt, sum_counts(counts, tp->world), -1);
+    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_ALL_GATHER, dt, sum_counts(counts, tp->world), -1);
     if (enter(tp, &fp, counts[tp->rank] + sum_counts(counts, tp->world)))
         return -1;
     return leave(tp, &fp, tp->ops->all_gather(tp->inst, send, recv, counts, cg_tp_dtype(dt)));
 }
 
-int cg_tp_reduce_scatter(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt,
+int cg_tp_reduce_scatter(cg_tp *tp, cg_tp_site site, const void *send, void *recv, const size_t *counts, cg_dtype dt,
                          cgt_redop op)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, CG_C_REDUCE_SCATTER, dt, sum_counts(counts, tp->world), -1);
+    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_REDUCE_SCATTER, dt, sum_counts(counts, tp->world), -1);
     if (enter(tp, &fp, sum_counts(counts, tp->world) + counts[tp->rank]))
         return -1;
     return leave(tp, &fp,
                  tp->ops->reduce_scatter(tp->inst, send, recv, counts, cg_tp_dtype(dt), op));
 }
 
-int cg_tp_broadcast(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int root)
+int cg_tp_broadcast(cg_tp *tp, cg_tp_site site, void *buf, size_t count, cg_dtype dt, int root)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, CG_C_BROADCAST, dt, count, root);
+    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_BROADCAST, dt, count, root);
     if (enter(tp, &fp, count))
         return -1;
     return leave(tp, &fp, tp->ops->broadcast(tp->inst, buf, count, cg_tp_dtype(dt), root));
 }
 
-int cg_tp_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_dtype dt, cgt_redop op,
+int cg_tp_reduce(cg_tp *tp, cg_tp_site site, const void *send, void *recv, size_t count, cg_dtype dt, cgt_redop op,
                  int root)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, CG_C_REDUCE, dt, count, root);
+    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_REDUCE, dt, count, root);
     if (enter(tp, &fp, (uint64_t)count * (tp->rank == root ? 2 : 1)))
         return -1;
     return leave(tp, &fp, tp->ops->reduce(tp->inst, send, recv, count, cg_tp_dtype(dt), op, root));
 }
 
-int cg_tp_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root)
+int cg_tp_gather(cg_tp *tp, cg_tp_site site, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root)
 {
     uint64_t at_root = tp->rank == root ? sum_counts(counts, tp->world) : 0;
-    cg_tp_fingerprint fp = fingerprint(tp, CG_C_GATHER, dt, sum_counts(counts, tp->world), root);
+    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_GATHER, dt, sum_counts(counts, tp->world), root);
     if (enter(tp, &fp, counts[tp->rank] + at_root))
         return -1;
     return leave(tp, &fp, tp->ops->gather(tp->inst, send, recv, counts, cg_tp_dtype(dt), root));
 }
 
-int cg_tp_scatter(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root)
+int cg_tp_scatter(cg_tp *tp, cg_tp_site site, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root)
 {
     uint64_t at_root = tp->rank == root ? sum_counts(counts, tp->world) : 0;
-    cg_tp_fingerprint fp = fingerprint(tp, CG_C_SCATTER, dt, sum_counts(counts, tp->world), root);
+    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_SCATTER, dt, sum_counts(counts, tp->world), root);
     if (enter(tp, &fp, at_root + counts[tp->rank]))
         return -1;
     return leave(tp, &fp, tp->ops->scatter(tp->inst, send, recv, counts, cg_tp_dtype(dt), root));
 }
 
-int cg_tp_all_to_all(cg_tp *tp, const void *send, const size_t *sendcounts, void *recv,
+int cg_tp_all_to_all(cg_tp *tp, cg_tp_site site, const void *send, const size_t *sendcounts, void *recv,
                      const size_t *recvcounts, cg_dtype dt)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, CG_C_ALL_TO_ALL, dt, 0, -1); /* sendcounts are local: ragged ranks differ */
+    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_ALL_TO_ALL, dt, 0, -1); /* sendcounts are local: ragged ranks differ */
     if (enter(tp, &fp, sum_counts(sendcounts, tp->world) + sum_counts(recvcounts, tp->world)))
         return -1;
     return leave(tp, &fp, tp->ops->all_to_all(tp->inst, send, sendcounts, recv, recvcounts,
                                             cg_tp_dtype(dt)));
 }
 
-int cg_tp_send(cg_tp *tp, const void *buf, size_t count, cg_dtype dt, int peer, int tag)
+int cg_tp_send(cg_tp *tp, cg_tp_site site, const void *buf, size_t count, cg_dtype dt, int peer, int tag)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, CG_C_SEND, dt, count, -1);
+    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_SEND, dt, count, -1);
     if (enter(tp, &fp, count))
         return -1;
     return leave(tp, &fp, tp->ops->send(tp->inst, buf, count, cg_tp_dtype(dt), peer, tag));
 }
 
-int cg_tp_recv(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int peer, int tag)
+int cg_tp_recv(cg_tp *tp, cg_tp_site site, void *buf, size_t count, cg_dtype dt, int peer, int tag)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, CG_C_RECV, dt, count, -1);
+    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_RECV, dt, count, -1);
     if (enter(tp, &fp, count))
         return -1;
     return leave(tp, &fp, tp->ops->recv(tp->inst, buf, count, cg_tp_dtype(dt), peer, tag));
 }
 
-int cg_tp_barrier(cg_tp *tp)
+int cg_tp_barrier(cg_tp *tp, cg_tp_site site)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, CG_TP_BARRIER, CG_F32, 0, -1);
+    cg_tp_fingerprint fp = fingerprint(tp, site, CG_TP_BARRIER, CG_F32, 0, -1);
     if (enter(tp, &fp, 0))
         return -1;
     return leave(tp, &fp, tp->ops->barrier(tp->inst));
 }
 
-int cg_tp_collective(cg_tp *tp, cg_coll_kind k, cgt_redop op, int root, const void *send, void *recv,
+int cg_tp_collective(cg_tp *tp, cg_tp_site site, cg_coll_kind k, cgt_redop op, int root, const void *send, void *recv,
                      size_t n, const cg_coll_counts *c, cg_dtype dt)
 {
     switch (k) {
-    case CG_C_ALL_REDUCE: return cg_tp_all_reduce(tp, send, recv, n, dt, op);
-    case CG_C_ALL_GATHER: return cg_tp_all_gather(tp, send, recv, c->inputs, dt);
-    case CG_C_REDUCE_SCATTER: return cg_tp_reduce_scatter(tp, send, recv, c->blocks, dt, op);
-    case CG_C_BROADCAST: return cg_tp_broadcast(tp, recv, n, dt, root);
-    case CG_C_REDUCE: return cg_tp_reduce(tp, send, recv, n, dt, op, root);
-    case CG_C_GATHER: return cg_tp_gather(tp, send, recv, c->inputs, dt, root);
-    case CG_C_SCATTER: return cg_tp_scatter(tp, send, recv, c->blocks, dt, root);
-    case CG_C_ALL_TO_ALL: return cg_tp_all_to_all(tp, send, c->blocks, recv, c->recv, dt);
+    case CG_C_ALL_REDUCE: return cg_tp_all_reduce(tp, site, send, recv, n, dt, op);
+    case CG_C_ALL_GATHER: return cg_tp_all_gather(tp, site, send, recv, c->inputs, dt);
+    case CG_C_REDUCE_SCATTER: return cg_tp_reduce_scatter(tp, site, send, recv, c->blocks, dt, op);
+    case CG_C_BROADCAST: return cg_tp_broadcast(tp, site, recv, n, dt, root);
+    case CG_C_REDUCE: return cg_tp_reduce(tp, site, send, recv, n, dt, op, root);
+    case CG_C_GATHER: return cg_tp_gather(tp, site, send, recv, c->inputs, dt, root);
+    case CG_C_SCATTER: return cg_tp_scatter(tp, site, send, recv, c->blocks, dt, root);
+    case CG_C_ALL_TO_ALL: return cg_tp_all_to_all(tp, site, send, c->blocks, recv, c->recv, dt);
     default: break;
     }
     cg_error(&tp->st, "%s is not a collective the transport runs", cg_coll_name(k));

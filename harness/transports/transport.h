@@ -39,6 +39,13 @@ typedef struct cg_tp_fingerprint {
 
 typedef struct cg_tp cg_tp;
 
+/* Which program call a transport call serves (its messages, the watchers,
+ * --check-sync): an argument of every call, never state on the handle. */
+typedef struct cg_tp_site {
+    int seq;       /* the program's communication call (cg_coll.seq) */
+    bool backward; /* in its backward pass */
+} cg_tp_site;
+
 /* A watcher stacked on a handle, a decorator of every call that reaches the
  * transport (the status board, --check-sync's comparison): `before` sees the
  * call's fingerprint once it is counted and may refuse it (-1 with tp->st),
@@ -59,8 +66,6 @@ struct cg_tp {
     uint64_t calls[CG_TP_NENTRY];
     uint64_t bytes[CG_TP_NENTRY];   /* bytes this rank handed to or received from the entry
                                        (the rule per entry: transport.c) */
-    bool backward;                  /* set by the worker: calls now belong to a backward pass */
-    int seq;                        /* the program's communication call being served */
     int ncoll;                      /* collectives issued in this job (reset per job) */
     cg_tp_watcher watchers[CG_TP_MAX_WATCHERS]; /* cg_tp_watch; a private replay has none */
     int nwatchers;
@@ -99,27 +104,27 @@ int cg_nccl_missing(cg_status *st); /* -1 */
 
 cgt_dtype cg_tp_dtype(cg_dtype dt);
 
-int cg_tp_all_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_dtype dt, cgt_redop op);
-int cg_tp_all_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt);
-int cg_tp_reduce_scatter(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt,
+int cg_tp_all_reduce(cg_tp *tp, cg_tp_site site, const void *send, void *recv, size_t count, cg_dtype dt, cgt_redop op);
+int cg_tp_all_gather(cg_tp *tp, cg_tp_site site, const void *send, void *recv, const size_t *counts, cg_dtype dt);
+int cg_tp_reduce_scatter(cg_tp *tp, cg_tp_site site, const void *send, void *recv, const size_t *counts, cg_dtype dt,
                          cgt_redop op);
-int cg_tp_broadcast(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int root);
-int cg_tp_reduce(cg_tp *tp, const void *send, void *recv, size_t count, cg_dtype dt, cgt_redop op,
+int cg_tp_broadcast(cg_tp *tp, cg_tp_site site, void *buf, size_t count, cg_dtype dt, int root);
+int cg_tp_reduce(cg_tp *tp, cg_tp_site site, const void *send, void *recv, size_t count, cg_dtype dt, cgt_redop op,
                  int root);
-int cg_tp_gather(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root);
-int cg_tp_scatter(cg_tp *tp, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root);
-int cg_tp_all_to_all(cg_tp *tp, const void *send, const size_t *sendcounts, void *recv,
+int cg_tp_gather(cg_tp *tp, cg_tp_site site, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root);
+int cg_tp_scatter(cg_tp *tp, cg_tp_site site, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root);
+int cg_tp_all_to_all(cg_tp *tp, cg_tp_site site, const void *send, const size_t *sendcounts, void *recv,
                      const size_t *recvcounts, cg_dtype dt);
-int cg_tp_send(cg_tp *tp, const void *buf, size_t count, cg_dtype dt, int peer, int tag);
-int cg_tp_recv(cg_tp *tp, void *buf, size_t count, cg_dtype dt, int peer, int tag);
-int cg_tp_barrier(cg_tp *tp);
+int cg_tp_send(cg_tp *tp, cg_tp_site site, const void *buf, size_t count, cg_dtype dt, int peer, int tag);
+int cg_tp_recv(cg_tp *tp, cg_tp_site site, void *buf, size_t count, cg_dtype dt, int peer, int tag);
+int cg_tp_barrier(cg_tp *tp, cg_tp_site site);
 
 /* One collective of any kind: the transport entry kind k maps to, given the
  * counts that entry takes (counts as cg_plan_counts makes them; n, the
  * elements of same-shape kinds). send and recv as that entry says
  * (collgrad_transport.h); broadcast works in place on recv. 0, or -1 with
  * tp->st.msg. The one place a kind turns into a transport entry. */
-int cg_tp_collective(cg_tp *tp, cg_coll_kind k, cgt_redop op, int root, const void *send, void *recv,
+int cg_tp_collective(cg_tp *tp, cg_tp_site site, cg_coll_kind k, cgt_redop op, int root, const void *send, void *recv,
                      size_t n, const cg_coll_counts *counts, cg_dtype dt);
 
 /* Stack w on tp (the handle keeps a copy; w.self stays the caller's). 0,

@@ -98,11 +98,12 @@ static int raw_pair(const cg_bench_opts *o, cg_tp *tp, void *a, void *b, const s
 {
     const cg_collective *d = cg_collective_of(o->coll);
     size_t n = (size_t)s->count;
-    int rc = cg_tp_collective(tp, d->kind, cg_rules_tp_op(o->op), 0, a, d->in_place ? a : b, n, counts,
+    const cg_tp_site site = {0, false}; /* the bench program's one call */
+    int rc = cg_tp_collective(tp, site, d->kind, cg_rules_tp_op(o->op), 0, a, d->in_place ? a : b, n, counts,
                               o->dtype);
     uint64_t b0 = bytes_moved(tp);
     if (rc == 0)
-        rc = cg_tp_collective(tp, d->transpose, CGT_SUM, 0, b, a, n, counts, o->dtype);
+        rc = cg_tp_collective(tp, (cg_tp_site){0, true}, d->transpose, CGT_SUM, 0, b, a, n, counts, o->dtype);
     *transpose_bytes = bytes_moved(tp) - b0;
     return rc;
 }
