@@ -253,15 +253,55 @@ cJSON *cg_export_case(const cg_case *cs, const cg_oracle *plan)
     return o;
 }
 
+/* The positional index of a collective's keyword argument, or null. */
+static cJSON *keyword_at(cg_coll_kind k, const char *kw)
+{
+    int at = cg_coll_keyword_index(k, kw);
+    return at >= 0 ? cJSON_CreateNumber(at) : cJSON_CreateNull();
+}
+
+/* item into o under key; false (item freed) when either is out of memory. */
+static bool put(cJSON *o, const char *key, cJSON *item)
+{
+    if (item && cJSON_AddItemToObject(o, key, item))
+        return true;
+    cJSON_Delete(item);
+    return false;
+}
+
+/* The table of collectives as an interpreter outside the tool needs it:
+ * where each one's op and root are among its arguments, whether it pairs two
+ * ranks and whether only the root's output is meaningful. */
+static cJSON *collectives_json(void)
+{
+    cJSON *t = cJSON_CreateObject();
+    for (int k = 0; t && k < CG_C_COUNT; k++) {
+        const cg_collective *d = cg_collective_of((cg_coll_kind)k);
+        cJSON *c = cJSON_CreateObject();
+        if (!put(t, cg_coll_name(d->kind), c) || !put(c, "op", keyword_at(d->kind, "op")) ||
+            !put(c, "root", keyword_at(d->kind, "root")) || !put(c, "p2p", cJSON_CreateBool(d->p2p)) ||
+            !put(c, "root_only_output", cJSON_CreateBool(d->root_only_output))) {
+            cJSON_Delete(t);
+            return NULL;
+        }
+    }
+    return t;
+}
+
 cJSON *cg_export_document(int world)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON *tool = o ? cJSON_AddObjectToObject(o, "tool") : NULL;
-    if (!tool || !cJSON_AddStringToObject(o, "schema", CG_IR_SCHEMA) ||
+    cJSON *tool = o ? cJSON_AddObjectToObject(o, "tool") : NULL, *colls = collectives_json();
+    if (!tool || !colls || !cJSON_AddStringToObject(o, "schema", CG_IR_SCHEMA) ||
         !cJSON_AddStringToObject(tool, "name", "collgrad-check") ||
         !cJSON_AddStringToObject(tool, "version", CG_VERSION) ||
         !(world > 0 ? cJSON_AddNumberToObject(o, "world", world) : cJSON_AddNullToObject(o, "world")) ||
         !cJSON_AddArrayToObject(o, "cases")) {
+        cJSON_Delete(colls);
+        cJSON_Delete(o);
+        return NULL;
+    }
+    if (!put(o, "collectives", colls)) {
         cJSON_Delete(o);
         return NULL;
     }

@@ -42,10 +42,6 @@ class Call:
     peer: int = -1       # send: destination; recv: source
 
 
-COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "gather",
-               "scatter", "all_to_all")
-
-
 def chunk_lo(n: int, world: int, r: int) -> int:
     """First row of rank r's balanced block of n rows (harness/collectives/comm.h)."""
     return (n * r) // world

@@ -324,14 +324,13 @@ class Rank:
         if kind == "recv":
             call.peer = self.integer(args[0], nodes[0], "a source rank")
             return self.api.recv(call, self.dtype)
-        if kind in ("all_reduce", "reduce_scatter"):
-            call.op = word(1)
-        if kind == "reduce":
-            call.op = word(2)
-        if kind in ("broadcast", "reduce", "gather", "scatter"):
-            call.root = rank_arg(1)
+        row = self.case.collectives[kind]  # the tool's table says where op and root are
+        if row.op is not None:
+            call.op = word(row.op)
+        if row.root is not None:
+            call.root = rank_arg(row.root)
         y = getattr(self.api, kind)(call, self.tensor(args[0]))
-        if kind in ("reduce", "gather") and self.rank != call.root:
+        if row.root_only_output and self.rank != call.root:
             self.nonroot_outputs.add(id(y))
         return y
 

@@ -19,6 +19,19 @@ class IRError(Exception):
     """The document is not an IR this package can run."""
 
 
+@dataclass(frozen=True)
+class Collective:
+    """A row of the tool's table of collectives, as the document carries it:
+    where a call's op and root are among its arguments (None: it takes none),
+    whether it pairs two ranks, whether only the root's output counts."""
+
+    name: str
+    op: Optional[int]
+    root: Optional[int]
+    p2p: bool
+    root_only_output: bool
+
+
 @dataclass
 class PlanEvent:
     """One communication call at the plan's world: every rank's input shape
@@ -41,6 +54,7 @@ class Case:
     seed: int
     program: List[Node]
     plan: List[PlanEvent] = field(default_factory=list)
+    collectives: Dict[str, Collective] = field(default_factory=dict)  # the document's table
 
     def event(self, seq: int, rank: int) -> PlanEvent:
         """The plan's event for communication call `seq` as `rank` issues it."""
@@ -62,19 +76,37 @@ class Case:
 class Document:
     world: Optional[int]
     cases: List[Case]
+    collectives: Dict[str, Collective] = field(default_factory=dict)
 
 
-def _case(obj: Dict[str, Any]) -> Case:
+def _index(v: Any) -> Optional[int]:
+    return None if v is None else int(v)
+
+
+def _collectives(obj: Any) -> Dict[str, Collective]:
+    try:
+        return {str(name): Collective(str(name), _index(c["op"]), _index(c["root"]), bool(c["p2p"]),
+                                      bool(c["root_only_output"]))
+                for name, c in obj.items()}
+    except (AttributeError, KeyError, TypeError, ValueError) as e:
+        raise IRError(f"the IR's table of collectives is malformed: {type(e).__name__}: {e}") from None
+
+
+def _case(obj: Dict[str, Any], table: Dict[str, Collective]) -> Case:
     try:
         plan = [PlanEvent(int(e["seq"]), str(e["kind"]), int(e["rank"]), int(e["tag"]),
                           [tuple(int(d) for d in s) for s in e["shapes"]],
                           [[int(n) for n in row] for row in e["splits"]] if "splits" in e else None)
                 for e in obj.get("plan", [])]
-        return Case(name=str(obj["name"]), file=str(obj.get("file") or obj["name"]),
+        case = Case(name=str(obj["name"]), file=str(obj.get("file") or obj["name"]),
                     dtype=str(obj["dtype"]), seed=int(obj["seed"]), program=list(obj["program"]),
-                    plan=plan)
+                    plan=plan, collectives=table)
     except (KeyError, TypeError, ValueError) as e:
         raise IRError(f"a case in the IR is malformed: {type(e).__name__}: {e}") from None
+    unknown = [k for k in case.kinds() if k not in table]
+    if unknown:
+        raise IRError(f"{case.name}: the plan calls {unknown[0]}, which the IR's table of collectives lacks")
+    return case
 
 
 def parse(text: str) -> Document:
@@ -89,8 +121,9 @@ def parse(text: str) -> Document:
     if not isinstance(doc.get("cases"), list):
         raise IRError("expected a list of cases")
     world = doc.get("world")
+    table = _collectives(doc.get("collectives"))
     return Document(world=int(world) if world is not None else None,
-                    cases=[_case(c) for c in doc["cases"]])
+                    cases=[_case(c, table) for c in doc["cases"]], collectives=table)
 
 
 def load(path: str) -> Document:

@@ -134,6 +134,29 @@ class InterpTest(unittest.TestCase):
         with self.assertRaises(ir.IRError):
             ir.parse("not json")
 
+    def test_op_and_root_come_from_the_tools_table(self):
+        """reduce takes its root at 1 and its op at 2: the document's table says
+        so (the tool's coll_words.h), and a call read by it gets both right."""
+        text = "case r\nworld 1\nx = param([2, 3])\ny = reduce(x, 0, max)\nbackward(sum(y))\n"
+        case = export(text)
+        row = case.collectives["reduce"]
+        self.assertEqual((row.root, row.op, row.root_only_output, row.p2p), (1, 2, True, False))
+        self.assertEqual((case.collectives["all_reduce"].op, case.collectives["all_reduce"].root), (1, None))
+        self.assertTrue(case.collectives["send"].p2p)
+        r = interp.Rank(case, 0, 1, apis.make("nn", dist.group.WORLD, "gloo"))
+        r.run()
+        self.assertEqual(r.env["y"].tolist(), [2.0, 3.0])
+
+    def test_a_plan_calling_a_collective_the_table_lacks_is_refused(self):
+        doc = {"schema": ir.SCHEMA, "world": 1, "collectives": {},
+               "cases": [{"name": "c", "dtype": "f64", "seed": "1", "program": [],
+                          "plan": [{"seq": 0, "kind": "all_reduce", "rank": -1, "tag": -1, "shapes": [[2]]}]}]}
+        with self.assertRaisesRegex(ir.IRError, "the plan calls all_reduce, which the IR's table"):
+            ir.parse(json.dumps(doc))
+        doc["collectives"] = {"all_reduce": {"op": 1}}
+        with self.assertRaisesRegex(ir.IRError, "table of collectives is malformed"):
+            ir.parse(json.dumps(doc))
+
 
 if __name__ == "__main__":
     unittest.main()
