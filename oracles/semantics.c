@@ -54,8 +54,9 @@ static int pass(const cg_sim_run *R, cg_tensor *const *roots, const double *weig
 {
     cg_zero_grad(R->g);
     if (n > 0 && cg_backward_weighted(R->g, roots, weight, n) != 0) {
-        cg_error(st, "backward: %s", cg_graph_error(R->g));
-        return cg_graph_error_class(R->g);
+        const cg_status *gs = cg_graph_status(R->g);
+        cg_error(st, "backward: %s", gs->msg);
+        return gs->code ? gs->code : CG_E_CASE;
     }
     return 0;
 }

@@ -88,13 +88,13 @@ static int plan_add(cg_sim *s, cg_graph *g, const cg_coll *c, int rank, int tag,
                     cg_tensor *const *per_rank)
 {
     if (grow((void **)&s->plan, &s->capplan, s->nplan, sizeof *s->plan) != 0) {
-        cg_fail(g, "expected memory for the plan, got out of memory");
+        cg_error(cg_graph_status(g), "expected memory for the plan, got out of memory");
         return -1;
     }
     size_t nsplits = (size_t)s->world * (size_t)s->world;
     int64_t *splits = c->splits ? malloc(nsplits * sizeof *splits) : NULL;
     if (c->splits && !splits) {
-        cg_fail(g, "expected memory for the plan, got out of memory");
+        cg_error(cg_graph_status(g), "expected memory for the plan, got out of memory");
         return -1;
     }
     cg_plan_event *ev = &s->plan[s->nplan++];
@@ -119,7 +119,7 @@ static int same_shapes(cg_graph *g, const cg_coll *c, cg_tensor *const *xs, int 
     for (int r = 1; r < w; r++)
         if (!cg_same_shape(xs[0], xs[r])) {
             char a[64], b[64];
-            cg_fail(g, "expected the same shape on every rank for %s, got %s on rank 0 and %s on rank %d",
+            cg_error(cg_graph_status(g), "expected the same shape on every rank for %s, got %s on rank 0 and %s on rank %d",
                     cg_coll_name(c->kind), cg_shape_str(xs[0], a, sizeof a),
                     cg_shape_str(xs[r], b, sizeof b), r);
             return -1;
@@ -193,7 +193,7 @@ static int sim_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor *
     if (d->same_shape && same_shapes(g, c, in, w) != 0)
         return -1;
     if (!d->simulate) {
-        cg_fail(g, "expected a collective, got %s", cg_coll_name(c->kind));
+        cg_error(cg_graph_status(g), "expected a collective, got %s", cg_coll_name(c->kind));
         return -1;
     }
     if (d->simulate(g, c, w, in, out) != 0)
@@ -210,7 +210,7 @@ static int sim_send(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tens
     per_rank[slot] = t;
     if (grow((void **)&s->msgs, &s->capmsgs, s->nmsgs, sizeof *s->msgs) != 0 ||
         plan_add(s, g, c, slot, c->seq, per_rank) != 0) {
-        cg_fail(g, "expected memory for a message, got out of memory");
+        cg_error(cg_graph_status(g), "expected memory for a message, got out of memory");
         return -1;
     }
     s->msgs[s->nmsgs++] = (msg){slot, c->peer, c->seq, t, c->pos, false};
@@ -233,7 +233,7 @@ static cg_tensor *sim_recv(void *self, cg_graph *g, const cg_coll *c, int slot)
             return cg_clone(g, m->t);
         }
     }
-    cg_fail(g, "expected a send from rank %d to rank %d earlier in the program, got none", c->peer, slot);
+    cg_error(cg_graph_status(g), "expected a send from rank %d to rank %d earlier in the program, got none", c->peer, slot);
     return NULL;
 }
 
@@ -261,12 +261,12 @@ static int sim_backward(void *self, cg_graph *g, const cg_srcpos *pos, cg_tensor
         if (!roots[r])
             continue;
         if (!roots[r]->requires_grad) {
-            cg_fail(g, "element 0 of tensors does not require grad and does not have a grad_fn");
+            cg_error(cg_graph_status(g), "element 0 of tensors does not require grad and does not have a grad_fn");
             return -1;
         }
         root_list *l = &s->roots[r];
         if (grow((void **)&l->t, &l->cap, l->n, sizeof *l->t) != 0) {
-            cg_fail(g, "expected memory for a root, got out of memory");
+            cg_error(cg_graph_status(g), "expected memory for a root, got out of memory");
             return -1;
         }
         l->t[l->n++] = roots[r];

@@ -152,7 +152,7 @@ static void compare(cg_graph *g, const char *name, cg_dtype dt, const char *what
     }
     const cg_tensor *h = cg_tensor_host(g, got);
     if (!h || h->numel != want->numel) {
-        fail(name, dt, "%s: %s", what, h ? "element counts differ" : cg_graph_error(g));
+        fail(name, dt, "%s: %s", what, h ? "element counts differ" : cg_graph_status(g)->msg);
         return;
     }
     cg_tol tol = cg_tol_for(dt);
@@ -197,7 +197,7 @@ static void run_prog(const prog *p, cg_dtype dt)
 {
     cg_graph *host = cg_graph_new(), *dev = cg_graph_new();
     if (!host || !dev || cg_graph_use_cuda(dev) != 0) {
-        fail(p->name, dt, "setup: %s", dev ? cg_graph_error(dev) : "out of memory");
+        fail(p->name, dt, "setup: %s", dev ? cg_graph_status(dev)->msg : "out of memory");
         cg_graph_free(host);
         cg_graph_free(dev);
         return;
@@ -224,11 +224,11 @@ static void run_prog(const prog *p, cg_dtype dt)
     cg_tensor *hout = weight ? run_side(host, p, dt, vals, weight, hin) : NULL;
     cg_tensor *dout = hout ? run_side(dev, p, dt, vals, weight, din) : NULL;
     if (!shape_of)
-        fail(p->name, dt, "the program fails: %s", probe ? cg_graph_error(probe) : "out of memory");
+        fail(p->name, dt, "the program fails: %s", probe ? cg_graph_status(probe)->msg : "out of memory");
     else if (!hout)
-        fail(p->name, dt, "host side: %s", cg_graph_error(host));
+        fail(p->name, dt, "host side: %s", cg_graph_status(host)->msg);
     else if (!dout)
-        fail(p->name, dt, "device side: %s", cg_graph_error(dev));
+        fail(p->name, dt, "device side: %s", cg_graph_status(dev)->msg);
     else {
         compare(dev, p->name, dt, "forward", hout, dout);
         for (int k = 0; k < p->nin; k++) {

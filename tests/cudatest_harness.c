@@ -72,7 +72,7 @@ void run_test(cg_graph *g, op_test *t, cpu_fn cpu, dev_fn fwd, dev_fn bwd)
     cg_cuda_arena *A = cg_cuda_arena_new();
     t->out = cpu(g, t);
     if (!A || !t->out || !t->out->node) {
-        failure(t, "setup", t->out ? "no tape node or no arena" : cg_graph_error(g));
+        failure(t, "setup", t->out ? "no tape node or no arena" : cg_graph_status(g)->msg);
         cg_cuda_arena_free(A);
         return;
     }
@@ -95,7 +95,7 @@ void run_test(cg_graph *g, op_test *t, cpu_fn cpu, dev_fn fwd, dev_fn bwd)
     if (!ok)
         failure(t, "backward", cg_cuda_last_error()[0] ? cg_cuda_last_error() : "out of memory");
     else if (t->out->node->backward(g, t->out->node) != 0)
-        failure(t, "backward on the CPU", cg_graph_error(g));
+        failure(t, "backward on the CPU", cg_graph_status(g)->msg);
     else if (bwd(t) != 0)
         failure(t, "backward", cg_cuda_last_error());
     else

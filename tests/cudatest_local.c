@@ -89,8 +89,8 @@ static void run_dtype(cg_dtype dt)
     int drc = dev && cg_graph_use_cuda(dev) == 0 ? run_side(dev, dt, got, &dst) : -1;
     if (hrc || drc) {
         printf("FAIL: %s: %s\n", cg_dtype_name(dt),
-               hrc ? (hst.msg[0] ? hst.msg : host ? cg_graph_error(host) : "out of memory")
-                   : (dst.msg[0] ? dst.msg : dev ? cg_graph_error(dev) : "out of memory"));
+               hrc ? (hst.msg[0] ? hst.msg : host ? cg_graph_status(host)->msg : "out of memory")
+                   : (dst.msg[0] ? dst.msg : dev ? cg_graph_status(dev)->msg : "out of memory"));
         g_fail++;
     }
     for (int k = 0; !hrc && !drc && k < NOUT; k++) {
@@ -109,7 +109,7 @@ static void run_dtype(cg_dtype dt)
         g_fail++;
         if (!h)
             printf("FAIL: %s %s: not on the device, or not read back (%s)\n", cg_dtype_name(dt),
-                   out_names[k], cg_graph_error(dev));
+                   out_names[k], cg_graph_status(dev)->msg);
         else
             printf("FAIL: %s %s[%lld]: host %.17g, device %.17g\n", cg_dtype_name(dt),
                    out_names[k], (long long)bad, cg_get(want[k], bad), cg_get(h, bad));

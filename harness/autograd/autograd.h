@@ -26,7 +26,7 @@ struct cg_node {
     void *ctx;               /* op-private saved state, owned by the graph */
     bool always_run;         /* communication: run even with zero gradient */
     /* Read n->out->pgrad (never NULL when called), add into the inputs'
-     * gradients with cg_accum_grad(). Returns 0, or -1 with cg_fail(). */
+     * gradients with cg_accum_grad(). Returns 0, or -1 with the graph's status set. */
     int (*backward)(cg_graph *g, cg_node *n);
     cg_node *prev;           /* tape link, newest first */
 };

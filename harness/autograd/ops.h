@@ -4,7 +4,7 @@
  * Every op takes its graph first, returns a new tensor owned by that graph,
  * and records a tape node when an input requires grad. On bad arguments
  * (shape mismatch, axis out of range, OOM) it returns NULL with a message in
- * cg_graph_error(g) such as "shape mismatch: [2,2] vs [3]"; the caller adds
+ * cg_graph_status(g)->msg such as "shape mismatch: [2,2] vs [3]"; the caller adds
  * the source position. The output dtype is the dtype of the first tensor
  * input; mixing dtypes is an error.
  *

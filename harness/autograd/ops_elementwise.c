@@ -28,7 +28,7 @@ static const cg_tensor *output_shape_of(cg_graph *g, const char *op, const cg_te
                                         const cg_tensor *b)
 {
     if (a->dtype != b->dtype) {
-        cg_fail(g, "expected matching dtypes for %s, got %s and %s", op,
+        cg_error(cg_graph_status(g), "expected matching dtypes for %s, got %s and %s", op,
                 cg_dtype_name(a->dtype), cg_dtype_name(b->dtype));
         return NULL;
     }
@@ -41,7 +41,7 @@ static const cg_tensor *output_shape_of(cg_graph *g, const char *op, const cg_te
     if (a->numel == 1)
         return b;
     char sa[64], sb[64];
-    cg_fail(g, "expected matching shapes for %s, got %s and %s", op,
+    cg_error(cg_graph_status(g), "expected matching shapes for %s, got %s and %s", op,
             cg_shape_str(a, sa, sizeof sa), cg_shape_str(b, sb, sizeof sb));
     return NULL;
 }
@@ -62,7 +62,7 @@ static cg_tensor *binary_forward(cg_graph *g, const char *op, cg_tensor *a, cg_t
     if (out->on_device) {
         if (cg_cuda_binary(code, out->dtype, a->data, a->numel, b->data, b->numel, out->data,
                            out->numel) < 0)
-            return cg_fail_device(g), NULL;
+            return cg_error_cuda(cg_graph_status(g)), NULL;
     } else {
         for (int64_t i = 0; i < out->numel; i++)
             cg_set(out, i, f(cg_get(a, operand_index(a, i)), cg_get(b, operand_index(b, i))));
@@ -104,7 +104,7 @@ static int binary_backward_device(cg_graph *g, cg_node *n, cg_cuda_binary_op cod
     if (cg_cuda_binary_backward(code, gout->dtype, a->data, a->numel, b->data, b->numel,
                                 gout->data, gout->numel, ga ? ga->data : NULL,
                                 gb ? gb->data : NULL) < 0)
-        return cg_fail_device(g);
+        return cg_error_cuda(cg_graph_status(g));
     return 0;
 }
 
@@ -181,7 +181,7 @@ static cg_tensor *unary_forward(cg_graph *g, const char *op, cg_tensor *a, unary
         return NULL;
     if (out->on_device) {
         if (cg_cuda_unary(code, a->dtype, a->data, out->data, a->numel) < 0)
-            return cg_fail_device(g), NULL;
+            return cg_error_cuda(cg_graph_status(g)), NULL;
     } else {
         for (int64_t i = 0; i < a->numel; i++)
             cg_set(out, i, f(cg_get(a, i)));
@@ -206,7 +206,7 @@ static int unary_backward(cg_graph *g, cg_node *n, unary_fn dfdx)
             return -1;
         if (ga && cg_cuda_unary_backward((cg_cuda_unary_op)n->iarg[0], a->dtype, a->data,
                                          gout->data, ga->data, a->numel) < 0)
-            return cg_fail_device(g);
+            return cg_error_cuda(cg_graph_status(g));
         return 0;
     }
     for (int64_t i = 0; i < a->numel; i++)

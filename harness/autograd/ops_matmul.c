@@ -22,11 +22,11 @@ static int mm_view(cg_graph *g, const cg_tensor *a, const cg_tensor *b, mm_dims 
     cg_shape_str(a, sa, sizeof sa);
     cg_shape_str(b, sb, sizeof sb);
     if (a->ndim < 1 || a->ndim > 2 || b->ndim < 1 || b->ndim > 2) {
-        cg_fail(g, "expected 1-D or 2-D operands for matmul, got %s and %s", sa, sb);
+        cg_error(cg_graph_status(g), "expected 1-D or 2-D operands for matmul, got %s and %s", sa, sb);
         return -1;
     }
     if (a->dtype != b->dtype) {
-        cg_fail(g, "expected matching dtypes for matmul, got %s and %s", cg_dtype_name(a->dtype),
+        cg_error(cg_graph_status(g), "expected matching dtypes for matmul, got %s and %s", cg_dtype_name(a->dtype),
                 cg_dtype_name(b->dtype));
         return -1;
     }
@@ -34,7 +34,7 @@ static int mm_view(cg_graph *g, const cg_tensor *a, const cg_tensor *b, mm_dims 
     *d = (mm_dims){a->ndim == 2 ? a->shape[0] : 1, a->shape[a->ndim - 1],
                    b->ndim == 2 ? b->shape[1] : 1};
     if (d->k != kb) {
-        cg_fail(g, "expected inner dimensions to agree for matmul, got %s and %s", sa, sb);
+        cg_error(cg_graph_status(g), "expected inner dimensions to agree for matmul, got %s and %s", sa, sb);
         return -1;
     }
     return 0;
@@ -54,7 +54,7 @@ static int matmul_backward(cg_graph *g, cg_node *n)
             return -1;
         if (cg_cuda_matmul_backward(a->dtype, a->data, b->data, gc->data, ga ? ga->data : NULL,
                                     gb ? gb->data : NULL, d.m, d.k, d.n) < 0)
-            return cg_fail_device(g);
+            return cg_error_cuda(cg_graph_status(g));
         return 0;
     }
     for (int64_t i = 0; a->requires_grad && i < d.m; i++) {
@@ -100,7 +100,7 @@ cg_tensor *cg_matmul(cg_graph *g, cg_tensor *a, cg_tensor *b)
     if (!out || cg_check_placed(g, "matmul", out, in, 2) < 0)
         return NULL;
     if (out->on_device && cg_cuda_matmul(a->dtype, a->data, b->data, out->data, d.m, d.k, d.n) < 0)
-        return cg_fail_device(g), NULL;
+        return cg_error_cuda(cg_graph_status(g)), NULL;
     for (int64_t i = 0; !out->on_device && i < d.m; i++) {
         if (cg_check_cancel(g) < 0)
             return NULL;

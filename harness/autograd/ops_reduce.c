@@ -25,7 +25,7 @@ static int64_t at(const axis_view *v, int64_t o, int64_t k, int64_t j)
 static int view_axis(cg_graph *g, const cg_tensor *a, int axis, axis_view *v)
 {
     if (axis >= a->ndim) {
-        cg_fail(g, "expected axis in [0, %d), got %d", a->ndim, axis);
+        cg_error(cg_graph_status(g), "expected axis in [0, %d), got %d", a->ndim, axis);
         return -1;
     }
     if (axis < 0) {
@@ -89,7 +89,7 @@ static cg_tensor *sum_scaled(cg_graph *g, const char *op, cg_tensor *a, int axis
     if (out->on_device) {
         int rc = mean ? cg_cuda_mean(a->dtype, device_view(&v), a->data, out->data)
                       : cg_cuda_sum(a->dtype, device_view(&v), a->data, out->data);
-        return rc < 0 ? (cg_fail_device(g), NULL) : track_axis(g, op, out, a, axis, backward);
+        return rc < 0 ? (cg_error_cuda(cg_graph_status(g)), NULL) : track_axis(g, op, out, a, axis, backward);
     }
     for (int64_t o = 0; o < v.outer; o++)
         for (int64_t j = 0; j < v.inner; j++) {
@@ -115,7 +115,7 @@ static int sum_scaled_backward(cg_graph *g, cg_node *n, bool mean)
             return -1;
         axis_backward_fn kernel = mean ? cg_cuda_mean_backward : cg_cuda_sum_backward;
         return ga && kernel(a->dtype, device_view(&v), gout->data, ga->data) < 0
-                   ? cg_fail_device(g)
+                   ? cg_error_cuda(cg_graph_status(g))
                    : 0;
     }
     double scale = mean ? 1.0 / (double)v.len : 1.0;
@@ -174,7 +174,7 @@ cg_tensor *cg_logsumexp(cg_graph *g, cg_tensor *a, int axis)
         return NULL;
     if (out->on_device)
         return cg_cuda_logsumexp(a->dtype, device_view(&v), a->data, out->data) < 0
-                   ? (cg_fail_device(g), NULL)
+                   ? (cg_error_cuda(cg_graph_status(g)), NULL)
                    : track_axis(g, "logsumexp", out, a, axis, logsumexp_backward);
     for (int64_t o = 0; o < v.outer; o++)
         for (int64_t j = 0; j < v.inner; j++) {
@@ -192,7 +192,7 @@ static int softmax_family_backward_device(cg_graph *g, cg_node *n, const axis_vi
     if (cg_grad_slot(g, a, &ga) < 0)
         return -1;
     if (ga && kernel(a->dtype, device_view(v), a->data, n->out->pgrad->data, ga->data) < 0)
-        return cg_fail_device(g);
+        return cg_error_cuda(cg_graph_status(g));
     return 0;
 }
 
@@ -230,7 +230,7 @@ cg_tensor *cg_log_softmax(cg_graph *g, cg_tensor *a, int axis)
         return NULL;
     if (out->on_device)
         return cg_cuda_log_softmax(a->dtype, device_view(&v), a->data, out->data) < 0
-                   ? (cg_fail_device(g), NULL)
+                   ? (cg_error_cuda(cg_graph_status(g)), NULL)
                    : track_axis(g, "log_softmax", out, a, axis, log_softmax_backward);
     for (int64_t o = 0; o < v.outer; o++)
         for (int64_t j = 0; j < v.inner; j++) {
@@ -283,18 +283,18 @@ static cg_tensor *extremum_forward(cg_graph *g, const char *op, cg_tensor *const
                                    double sign, int (*backward)(cg_graph *, cg_node *))
 {
     if (n < 1) {
-        cg_fail(g, "expected at least one input for %s, got %d", op, n);
+        cg_error(cg_graph_status(g), "expected at least one input for %s, got %d", op, n);
         return NULL;
     }
     for (int j = 1; j < n; j++) {
         char s0[64], sj[64];
         if (xs[j]->dtype != xs[0]->dtype) {
-            cg_fail(g, "expected matching dtypes for %s, got %s and %s", op,
+            cg_error(cg_graph_status(g), "expected matching dtypes for %s, got %s and %s", op,
                     cg_dtype_name(xs[0]->dtype), cg_dtype_name(xs[j]->dtype));
             return NULL;
         }
         if (!cg_same_shape(xs[j], xs[0])) {
-            cg_fail(g, "expected matching shapes for %s, got %s and %s", op,
+            cg_error(cg_graph_status(g), "expected matching shapes for %s, got %s and %s", op,
                     cg_shape_str(xs[0], s0, sizeof s0), cg_shape_str(xs[j], sj, sizeof sj));
             return NULL;
         }
@@ -307,7 +307,7 @@ static cg_tensor *extremum_forward(cg_graph *g, const char *op, cg_tensor *const
         int found = 0;
         const void *data[CG_CUDA_MAX_INPUTS];
         if (n > CG_CUDA_MAX_INPUTS) {
-            cg_fail(g, "expected at most %d inputs for %s on the device, got %d",
+            cg_error(cg_graph_status(g), "expected at most %d inputs for %s on the device, got %d",
                     CG_CUDA_MAX_INPUTS, op, n);
             return NULL;
         }
@@ -316,7 +316,7 @@ static cg_tensor *extremum_forward(cg_graph *g, const char *op, cg_tensor *const
         int rc = sign > 0 ? cg_cuda_maxn(out->dtype, data, n, out->numel, out->data, &found)
                           : cg_cuda_minn(out->dtype, data, n, out->numel, out->data, &found);
         if (rc < 0)
-            return cg_fail_device(g), NULL;
+            return cg_error_cuda(cg_graph_status(g)), NULL;
         tie = found != 0;
     }
     for (int64_t i = 0; !out->on_device && i < out->numel; i++) {
@@ -357,7 +357,7 @@ static int extremum_backward_device(cg_graph *g, cg_node *n)
     }
     if (cg_cuda_extremum_backward(n->out->dtype, xs, n->nin, n->out->numel, n->out->data,
                                   n->out->pgrad->data, gxs) < 0)
-        return cg_fail_device(g);
+        return cg_error_cuda(cg_graph_status(g));
     return 0;
 }
 

@@ -22,7 +22,7 @@ static int check_axis(cg_graph *g, const cg_tensor *a, int axis)
 {
     if (axis >= 0 && axis < a->ndim)
         return 0;
-    cg_fail(g, "expected axis in [0, %d), got %d", a->ndim, axis);
+    cg_error(cg_graph_status(g), "expected axis in [0, %d), got %d", a->ndim, axis);
     return -1;
 }
 
@@ -85,7 +85,7 @@ static int transpose_into(cg_graph *g, cg_tensor *dst, const cg_tensor *src, mat
                                                   slot->data)
                      : cg_cuda_transpose(src->dtype, src->data, v.batch, v.rows, v.cols,
                                          dst->data);
-        return rc < 0 ? cg_fail_device(g) : 0;
+        return rc < 0 ? cg_error_cuda(cg_graph_status(g)) : 0;
     }
     for (int64_t b = 0; b < v.batch; b++)
         for (int64_t r = 0; r < v.rows; r++)
@@ -127,7 +127,7 @@ cg_tensor *cg_transpose(cg_graph *g, cg_tensor *a)
 static int reshape_mismatch(cg_graph *g, const cg_tensor *a, int ndim, const int64_t *shape)
 {
     char sa[64], ss[64];
-    cg_fail(g, "expected a shape with %lld elements to reshape %s, got %s", (long long)a->numel,
+    cg_error(cg_graph_status(g), "expected a shape with %lld elements to reshape %s, got %s", (long long)a->numel,
             cg_shape_str(a, sa, sizeof sa), dims_str(ndim, shape, ss, sizeof ss));
     return -1;
 }
@@ -139,7 +139,7 @@ static int resolve_shape(cg_graph *g, const cg_tensor *a, int ndim, const int64_
                          int64_t *out)
 {
     if (ndim < 0 || ndim > CG_MAX_DIMS) {
-        cg_fail(g, "expected 0 to %d dimensions for reshape, got %d", CG_MAX_DIMS, ndim);
+        cg_error(cg_graph_status(g), "expected 0 to %d dimensions for reshape, got %d", CG_MAX_DIMS, ndim);
         return -1;
     }
     int infer = -1;
@@ -150,7 +150,7 @@ static int resolve_shape(cg_graph *g, const cg_tensor *a, int ndim, const int64_
             infer = d;
         } else if (shape[d] < 0) {
             char ss[64];
-            cg_fail(g, "expected non-negative dimensions and at most one -1 for reshape, got %s",
+            cg_error(cg_graph_status(g), "expected non-negative dimensions and at most one -1 for reshape, got %s",
                     dims_str(ndim, shape, ss, sizeof ss));
             return -1;
         } else if (shape[d] > 0 && known > INT64_MAX / shape[d]) {
@@ -221,12 +221,12 @@ static int cat_shape(cg_graph *g, cg_tensor *const *xs, int n, int axis, int64_t
     for (int j = 0; j < n; j++) {
         char sr[64], sx[64];
         if (xs[j]->dtype != r->dtype) {
-            cg_fail(g, "expected matching dtypes for cat, got %s and %s", cg_dtype_name(r->dtype),
+            cg_error(cg_graph_status(g), "expected matching dtypes for cat, got %s and %s", cg_dtype_name(r->dtype),
                     cg_dtype_name(xs[j]->dtype));
             return -1;
         }
         if (!fits_cat(xs[j], r, axis)) {
-            cg_fail(g, "expected matching shapes except on axis %d for cat, got %s and %s", axis,
+            cg_error(cg_graph_status(g), "expected matching shapes except on axis %d for cat, got %s and %s", axis,
                     cg_shape_str(r, sr, sizeof sr), cg_shape_str(xs[j], sx, sizeof sx));
             return -1;
         }
@@ -251,7 +251,7 @@ static int cat_args(cg_graph *g, cg_tensor *const *xs, int n, int axis, const vo
                     int64_t *widths)
 {
     if (n > CG_CUDA_MAX_INPUTS) {
-        cg_fail(g, "expected at most %d inputs for cat on the device, got %d", CG_CUDA_MAX_INPUTS,
+        cg_error(cg_graph_status(g), "expected at most %d inputs for cat on the device, got %d", CG_CUDA_MAX_INPUTS,
                 n);
         return -1;
     }
@@ -277,7 +277,7 @@ static int cat_backward_device(cg_graph *g, cg_node *n, int64_t outer, int64_t i
     }
     if (cg_cuda_cat_backward(n->out->dtype, n->out->pgrad->data, widths, n->nin, outer, inner,
                              gxs) < 0)
-        return cg_fail_device(g);
+        return cg_error_cuda(cg_graph_status(g));
     return 0;
 }
 
@@ -308,7 +308,7 @@ static int cat_backward(cg_graph *g, cg_node *n)
 cg_tensor *cg_cat(cg_graph *g, cg_tensor *const *xs, int n, int axis)
 {
     if (n < 1) {
-        cg_fail(g, "expected at least one input for cat, got %d", n);
+        cg_error(cg_graph_status(g), "expected at least one input for cat, got %d", n);
         return NULL;
     }
     int64_t shape[CG_MAX_DIMS] = {0};
@@ -326,7 +326,7 @@ cg_tensor *cg_cat(cg_graph *g, cg_tensor *const *xs, int n, int axis)
         if (cat_args(g, xs, n, axis, data, widths) < 0)
             return NULL;
         if (cg_cuda_cat(out->dtype, data, widths, n, outer, inner, out->data) < 0)
-            return cg_fail_device(g), NULL;
+            return cg_error_cuda(cg_graph_status(g)), NULL;
         return track(g, "cat", out, xs, n, cat_backward, axis, 0);
     }
     for (int j = 0; j < n; j++) {
@@ -364,7 +364,7 @@ static int slice_backward(cg_graph *g, cg_node *n)
             return -1;
         if (ga && cg_cuda_slice_backward(gout->dtype, (cg_cuda_axis){outer, len, inner}, start,
                                          chunk, gout->data, ga->data) < 0)
-            return cg_fail_device(g);
+            return cg_error_cuda(cg_graph_status(g));
         return 0;
     }
     for (int64_t o = 0; o < outer; o++)
@@ -393,7 +393,7 @@ cg_tensor *cg_slice(cg_graph *g, cg_tensor *a, int axis, int64_t start, int64_t 
     if (out->on_device &&
         cg_cuda_slice(a->dtype, (cg_cuda_axis){outer, len, inner}, start, shape[axis], a->data,
                       out->data) < 0)
-        return cg_fail_device(g), NULL;
+        return cg_error_cuda(cg_graph_status(g)), NULL;
     for (int64_t o = 0; !out->on_device && o < outer; o++)
         for (int64_t e = 0; e < shape[axis] * inner; e++)
             cg_set(out, o * shape[axis] * inner + e, cg_get(a, (o * len + start) * inner + e));
@@ -410,7 +410,7 @@ static int index_backward(cg_graph *g, cg_node *n)
             return -1;
         if (ga && cg_cuda_index_backward(ga->dtype, n->out->pgrad->data, n->in[0]->shape[0],
                                          block, n->iarg[0], ga->data) < 0)
-            return cg_fail_device(g);
+            return cg_error_cuda(cg_graph_status(g));
         return 0;
     }
     for (int64_t e = 0; e < block; e++)
@@ -425,13 +425,13 @@ cg_tensor *cg_index(cg_graph *g, cg_tensor *a, int64_t i)
 {
     char sa[64];
     if (a->ndim == 0) {
-        cg_fail(g, "expected a tensor with at least 1 dimension to index, got %s",
+        cg_error(cg_graph_status(g), "expected a tensor with at least 1 dimension to index, got %s",
                 cg_shape_str(a, sa, sizeof sa));
         return NULL;
     }
     int64_t len = a->shape[0];
     if (i < -len || i >= len) {
-        cg_fail(g, "expected index in [%lld, %lld), got %lld", (long long)-len, (long long)len,
+        cg_error(cg_graph_status(g), "expected index in [%lld, %lld), got %lld", (long long)-len, (long long)len,
                 (long long)i);
         return NULL;
     }
@@ -440,7 +440,7 @@ cg_tensor *cg_index(cg_graph *g, cg_tensor *a, int64_t i)
     if (!out || cg_check_placed(g, "index", out, &a, 1) < 0)
         return NULL;
     if (out->on_device && cg_cuda_index(a->dtype, a->data, len, out->numel, i, out->data) < 0)
-        return cg_fail_device(g), NULL;
+        return cg_error_cuda(cg_graph_status(g)), NULL;
     for (int64_t e = 0; !out->on_device && e < out->numel; e++)
         cg_set(out, e, cg_get(a, i * out->numel + e));
     return track(g, "index", out, &a, 1, index_backward, i, 0);

@@ -11,8 +11,8 @@
  * correctly rounded f32 result, so this costs accuracy nowhere and keeps one
  * kernel per op instead of one per dtype.
  *
- * Failure: constructors and ops return NULL and leave a message in the graph
- * (cg_graph_error); they never abort. */
+ * Failure: constructors and ops return NULL and leave a message in the graph's
+ * status (cg_graph_status); they never abort. */
 #ifndef CG_TENSOR_H
 #define CG_TENSOR_H
 
@@ -58,20 +58,14 @@ char *cg_strdup(cg_graph *g, const char *s);
  * 0 = no limit (the default of a new graph). */
 void cg_graph_set_limits(cg_graph *g, int64_t per_tensor, int64_t per_rank, int ranks);
 
-/* The last error message ("" if none). Ops set it with cg_fail(), which is
- * cg_error (status.h) on the graph's own status; cg_graph_status hands that
- * status to a function that reports in one. */
-const char *cg_graph_error(const cg_graph *g);
+/* The graph's status (status.h): an op that fails records its message and
+ * class there with cg_error / cg_error_infra (out of memory, a signal, a
+ * deadline: not the program's fault) and returns NULL or -1; whoever reports
+ * reads ->msg and ->code, and a caller that recovers (the FD check, a test)
+ * resets it to CG_STATUS_OK. A message rewritten with more context (the old
+ * one an argument) keeps the class of its cause, so an op that wraps "out of
+ * memory" is still out of memory. */
 cg_status *cg_graph_status(cg_graph *g);
-void cg_fail(cg_graph *g, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-void cg_clear_error(cg_graph *g);
-/* An error that is not the program's fault: out of memory, a signal, a
- * deadline. cg_graph_error_class says which kind the last error was: 2 (the
- * program: a bad shape, a bad argument) or 3 (cg_fail_infra). */
-void cg_fail_infra(cg_graph *g, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-int cg_graph_error_class(const cg_graph *g);
 /* 0, or -1 with an infra error naming why when the run was asked to stop
  * (cancel.h): long loops call it between steps. */
 int cg_check_cancel(cg_graph *g);
@@ -99,8 +93,8 @@ int cg_graph_use_cuda(cg_graph *g);
 bool cg_graph_on_cuda(const cg_graph *g);
 /* Zeroed bytes where g's tensors live (a transport's scratch); NULL + error. */
 void *cg_alloc_data(cg_graph *g, size_t n);
-/* cg_fail(g, <the CUDA layer's last message>); returns -1. */
-int cg_fail_device(cg_graph *g);
+/* cg_error(st, <the CUDA layer's last message>): -1. */
+int cg_error_cuda(cg_status *st);
 
 /* ---- construction -------------------------------------------------------- */
 

@@ -19,7 +19,7 @@ static int same_side(cg_graph *g, const char *what, const cg_tensor *a, const cg
 {
     if (a->on_device == b->on_device)
         return 0;
-    cg_fail(g, "%s: one tensor is on the device and the other on the host", what);
+    cg_error(cg_graph_status(g), "%s: one tensor is on the device and the other on the host", what);
     return -1;
 }
 
@@ -40,7 +40,7 @@ cg_tensor *cg_tensor_place(cg_graph *g, cg_tensor *host)
     if (!d)
         return NULL;
     if (cg_cuda_upload(d->data, host->data, (size_t)host->numel * cg_dtype_size(host->dtype)) < 0) {
-        cg_fail_device(g);
+        cg_error_cuda(cg_graph_status(g));
         return NULL;
     }
     return d;
@@ -54,7 +54,7 @@ const cg_tensor *cg_tensor_host(cg_graph *g, const cg_tensor *t)
     if (!h)
         return NULL;
     if (cg_cuda_download(h->data, t->data, (size_t)t->numel * cg_dtype_size(t->dtype)) < 0) {
-        cg_fail_device(g);
+        cg_error_cuda(cg_graph_status(g));
         return NULL;
     }
     return h;
@@ -67,7 +67,7 @@ int cg_tensor_copy_elems(cg_graph *g, cg_tensor *dst, int64_t dst_at, const cg_t
         return -1;
     if (dst->dtype != src->dtype || dst_at < 0 || src_at < 0 || n < 0 ||
         dst_at + n > dst->numel || src_at + n > src->numel) {
-        cg_fail(g, "copy of %lld elements out of bounds (%lld of %lld into %lld of %lld)",
+        cg_error(cg_graph_status(g), "copy of %lld elements out of bounds (%lld of %lld into %lld of %lld)",
                 (long long)n, (long long)src_at, (long long)src->numel, (long long)dst_at,
                 (long long)dst->numel);
         return -1;
@@ -78,7 +78,7 @@ int cg_tensor_copy_elems(cg_graph *g, cg_tensor *dst, int64_t dst_at, const cg_t
     if (n == 0)
         return 0;
     if (dst->on_device)
-        return cg_cuda_copy(to, from, (size_t)n * es) < 0 ? cg_fail_device(g) : 0;
+        return cg_cuda_copy(to, from, (size_t)n * es) < 0 ? cg_error_cuda(cg_graph_status(g)) : 0;
     memcpy(to, from, (size_t)n * es);
     return 0;
 }
@@ -88,14 +88,14 @@ int cg_tensor_accumulate(cg_graph *g, cg_tensor *dst, const cg_tensor *src)
     if (same_side(g, "accumulate", dst, src) < 0)
         return -1;
     if (dst->numel != src->numel || dst->dtype != src->dtype) {
-        cg_fail(g, "expected a gradient of %lld elements (%s), got %lld (%s)",
+        cg_error(cg_graph_status(g), "expected a gradient of %lld elements (%s), got %lld (%s)",
                 (long long)dst->numel, cg_dtype_name(dst->dtype), (long long)src->numel,
                 cg_dtype_name(src->dtype));
         return -1;
     }
     if (dst->on_device)
         return cg_cuda_accumulate(dst->dtype, dst->data, src->data, dst->numel) < 0
-                   ? cg_fail_device(g)
+                   ? cg_error_cuda(cg_graph_status(g))
                    : 0;
     if (dst->dtype == CG_F32) { /* the common dtypes without cg_get's switch per element; a  */
         float *d = dst->data;  /* float sum equals the double sum rounded to float exactly */
@@ -117,7 +117,7 @@ int cg_tensor_accumulate(cg_graph *g, cg_tensor *dst, const cg_tensor *src)
 int cg_tensor_add_scalar(cg_graph *g, cg_tensor *t, double v)
 {
     if (t->on_device)
-        return cg_cuda_add_scalar(t->dtype, t->data, t->numel, v) < 0 ? cg_fail_device(g) : 0;
+        return cg_cuda_add_scalar(t->dtype, t->data, t->numel, v) < 0 ? cg_error_cuda(cg_graph_status(g)) : 0;
     if (t->dtype == CG_F32) { /* computed in double and rounded once, as cg_set would */
         float *d = t->data;
         for (int64_t i = 0; i < t->numel; i++)
@@ -145,10 +145,10 @@ int cg_tensor_scale_by(cg_tensor *t, double v, bool divide)
 
 int cg_tensor_mul_scalar(cg_graph *g, cg_tensor *t, double v)
 {
-    return cg_tensor_scale_by(t, v, false) < 0 ? cg_fail_device(g) : 0;
+    return cg_tensor_scale_by(t, v, false) < 0 ? cg_error_cuda(cg_graph_status(g)) : 0;
 }
 
 int cg_tensor_div_scalar(cg_graph *g, cg_tensor *t, double v)
 {
-    return cg_tensor_scale_by(t, v, true) < 0 ? cg_fail_device(g) : 0;
+    return cg_tensor_scale_by(t, v, true) < 0 ? cg_error_cuda(cg_graph_status(g)) : 0;
 }

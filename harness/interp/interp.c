@@ -71,8 +71,9 @@ int cg_fail_at(cg_interp *I, cg_srcpos pos, int slot, const char *fmt, ...)
 
 int cg_fail_op(cg_interp *I, cg_srcpos pos, int slot)
 {
-    cg_fail_at(I, pos, slot, "%s", cg_graph_error(I->g));
-    I->st.code = cg_graph_error_class(I->g); /* the op's cause decides whose fault */
+    cg_fail_at(I, pos, slot, "%s", cg_graph_status(I->g)->msg);
+    int code = cg_graph_status(I->g)->code;
+    I->st.code = code ? code : CG_E_CASE; /* the op's cause decides whose fault */
     return -1;
 }
 

@@ -345,11 +345,11 @@ int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out)
     for (int s = 0; rc == 0 && s < I->nslots; s++) {
         if (!I->active[s])
             continue;
-        cg_clear_error(I->g);
+        *cg_graph_status(I->g) = CG_STATUS_OK;
         cg_tensor *t = ctor ? construct(&c, s)
                      : strcmp(e->name, "param") == 0 ? make_param(&c, s) : local_op(&c, s);
         if (!t) {
-            if (!I->st.msg[0] || cg_graph_error(I->g)[0])
+            if (!I->st.msg[0] || cg_graph_status(I->g)->msg[0])
                 cg_fail_op(I, e->pos, s);
             rc = -1;
         }

@@ -26,7 +26,7 @@ cg_graph *cg_local_scratch(cg_rule_call *call)
         return NULL;
     }
     if (on_device(call) && cg_graph_use_cuda(s) < 0) {
-        cg_rules_fail(call, "%s", cg_graph_error(s));
+        cg_rules_fail(call, "%s", cg_graph_status(s)->msg);
         cg_graph_free(s);
         return NULL;
     }
@@ -37,7 +37,7 @@ void *cg_local_buffer(cg_rule_call *call, cg_graph *scratch, size_t bytes)
 {
     void *p = cg_alloc_data(scratch, bytes);
     if (!p)
-        cg_rules_fail(call, "%s", cg_graph_error(scratch));
+        cg_rules_fail(call, "%s", cg_graph_status(scratch)->msg);
     return p;
 }
 

@@ -17,7 +17,7 @@ static const cg_plan_event *plan_event(const cg_wcomm *w, cg_graph *g, const cg_
         if (ev->coll.seq == c->seq && (ev->rank < 0 || ev->rank == w->rank))
             return ev;
     }
-    cg_fail(g, "expected the oracle's plan to hold %s #%d, got nothing", cg_coll_name(c->kind), c->seq);
+    cg_error(cg_graph_status(g), "expected the oracle's plan to hold %s #%d, got nothing", cg_coll_name(c->kind), c->seq);
     return NULL;
 }
 
@@ -71,7 +71,7 @@ static int forward(cg_wcomm *w, cg_graph *g, const cg_coll *c, const cg_coll_cou
 {
     const cg_collective *d = cg_collective_of(c->kind);
     if (d->in_place && cg_tensor_copy_elems(g, y, 0, x, 0, x->numel) < 0) { /* x keeps its own value */
-        cg_error(&w->tp->st, "%s", cg_graph_error(g));
+        cg_error(&w->tp->st, "%s", cg_graph_status(g)->msg);
         return -1;
     }
     void *recv = d->root_only_output && w->rank != c->root ? NULL : y->data; /* the rest stay zeros */
@@ -94,7 +94,7 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     if (cg_check_placed(g, cg_coll_name(c->kind), y, &x, 1) < 0)
         return -1;
     if (forward(w, g, c, counts, x, y) != 0) {
-        cg_fail(g, "%s", w->tp->st.msg);
+        cg_error(cg_graph_status(g), "%s", w->tp->st.msg);
         return -1;
     }
     cg_wiring wiring = w->rules->wiring(c);
@@ -134,7 +134,7 @@ static int send_backward(cg_graph *g, cg_node *n)
     if (!gx)
         return -1;
     if (cg_tp_recv(ctx->w->tp, (cg_tp_site){ctx->seq, true}, gx->data, (size_t)gx->numel, gx->dtype, ctx->peer, ctx->tag) != 0) {
-        cg_fail(g, "backward of send: %s", ctx->w->tp->st.msg);
+        cg_error(cg_graph_status(g), "backward of send: %s", ctx->w->tp->st.msg);
         return -1;
     }
     return cg_accum_grad(g, x, gx);
@@ -146,7 +146,7 @@ static int recv_backward(cg_graph *g, cg_node *n)
     p2p_ctx *ctx = n->ctx;
     cg_tensor *gy = n->out->pgrad;
     if (cg_tp_send(ctx->w->tp, (cg_tp_site){ctx->seq, true}, gy->data, (size_t)gy->numel, gy->dtype, ctx->peer, ctx->tag) != 0) {
-        cg_fail(g, "backward of recv: %s", ctx->w->tp->st.msg);
+        cg_error(cg_graph_status(g), "backward of recv: %s", ctx->w->tp->st.msg);
         return -1;
     }
     return 0;
@@ -173,7 +173,7 @@ static int w_send(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tensor
 {
     cg_wcomm *w = self;
     if (cg_tp_send(w->tp, (cg_tp_site){c->seq, false}, t->data, (size_t)t->numel, t->dtype, c->peer, c->seq) != 0) {
-        cg_fail(g, "%s", w->tp->st.msg);
+        cg_error(cg_graph_status(g), "%s", w->tp->st.msg);
         return -1;
     }
     if (w->rules->wiring(c) == CG_WIRE_DETACHED)
@@ -192,7 +192,7 @@ static cg_tensor *w_recv(void *self, cg_graph *g, const cg_coll *c, int slot)
     if (!y)
         return NULL;
     if (cg_tp_recv(w->tp, (cg_tp_site){c->seq, false}, y->data, (size_t)y->numel, y->dtype, c->peer, ev->tag) != 0) {
-        cg_fail(g, "%s", w->tp->st.msg);
+        cg_error(cg_graph_status(g), "%s", w->tp->st.msg);
         return NULL;
     }
     if (w->rules->wiring(c) == CG_WIRE_DETACHED)

@@ -87,7 +87,7 @@ static void pack_rank(buf *b, cg_graph *g, const cg_interp *I, const char *error
     int n = I ? cg_interp_bindings(I, 0, &bind) : 0;
     const cg_tensor **host = n > 0 ? host_views(g, bind, n) : NULL;
     if (n > 0 && !host) {
-        put_str(b, cg_graph_error(g)); /* reading the results back failed: say why */
+        put_str(b, cg_graph_status(g)->msg); /* reading the results back failed: say why */
         put_i64(b, 3);
         put_i64(b, 0);
         return;
@@ -196,7 +196,7 @@ static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const 
     cg_comm comm = cg_wcomm_comm(&w);
     int me = tp->rank;
     if (g && dev == CG_DEVICE_CUDA && cg_graph_use_cuda(g) < 0) {
-        pack_rank(b, g, NULL, cg_graph_error(g), 3);
+        pack_rank(b, g, NULL, cg_graph_status(g)->msg, 3);
         cg_graph_free(g);
         return;
     }
