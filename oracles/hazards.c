@@ -131,7 +131,7 @@ static int rank_reach(const cg_case *cs, const cg_oracle *plan, int rank, int ev
     cg_interp *I = g ? cg_interp_new(cs, plan->world, &rank, 1, cs->dtype, g, &comm) : NULL;
     int rc = (I && cg_interp_run(I) == 0) ? 0 : -1;
     if (rc != 0)
-        cg_error_infra(st, "%s", I ? cg_interp_error(I) : "out of memory");
+        cg_error_infra(st, "%s", I ? cg_interp_status(I)->msg : "out of memory");
     enum { CAP = 65536 };
     cg_node **seen = rc == 0 ? malloc(CAP * sizeof *seen) : NULL;
     int nseen = 0;

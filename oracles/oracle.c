@@ -40,8 +40,8 @@ int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_pertur
     }
     cg_interp_set_perturb(R->I, p);
     if (cg_interp_run(R->I) != 0) {
-        cg_error(st, "%s", cg_interp_error(R->I));
-        return cg_interp_error_class(R->I);
+        cg_error(st, "%s", cg_interp_status(R->I)->msg);
+        return cg_interp_status(R->I)->code;
     }
     if (cg_sim_check_mailbox(R->sim, st) != 0)
         return 2;
@@ -233,7 +233,7 @@ double *cg_oracle_eval_expr(const cg_case *cs, int world, int rank, const cg_exp
     if (cg_sim_run_open(&R, cs, world, NULL, CG_SIM_TRUTH, st) == 0) {
         cg_tensor *t = cg_interp_eval_expect(R.I, e, rank);
         if (!t)
-            cg_error(st, "%s", cg_interp_error(R.I));
+            cg_error(st, "%s", cg_interp_status(R.I)->msg);
         else if ((v = copy_values(t)))
             *n = t->numel;
         else

@@ -54,28 +54,7 @@ void cg_interp_set_perturb(cg_interp *I, const cg_perturb *p)
         I->perturb = *p;
 }
 
-const char *cg_interp_error(const cg_interp *I) { return I->st.msg; }
-int cg_interp_error_class(const cg_interp *I) { return I->st.code == CG_E_INFRA ? CG_E_INFRA : CG_E_CASE; }
-
-int cg_fail_at(cg_interp *I, cg_srcpos pos, int slot, const char *fmt, ...)
-{
-    char msg[CG_ERR_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (slot >= 0 && I->world > 1)
-        return cg_error_at(&I->st, pos, "%s (rank %d, world %d)", msg, I->ranks[slot], I->world);
-    return cg_error_at(&I->st, pos, "%s", msg);
-}
-
-int cg_fail_op(cg_interp *I, cg_srcpos pos, int slot)
-{
-    cg_fail_at(I, pos, slot, "%s", cg_graph_status(I->g)->msg);
-    int code = cg_graph_status(I->g)->code;
-    I->st.code = code ? code : CG_E_CASE; /* the op's cause decides whose fault */
-    return -1;
-}
+const cg_status *cg_interp_status(const cg_interp *I) { return &I->st; }
 
 /* ---- bindings ------------------------------------------------------------ */
 
@@ -114,7 +93,7 @@ static int bind(cg_interp *I, int slot, const char *name, cg_tensor *t, cg_srcpo
         strcmp(I->perturb.name, name) == 0) {
         t = perturbed(I, t);
         if (!t)
-            return cg_fail_op(I, pos, slot);
+            return cg_error_wrap(&I->st, cg_graph_status(I->g), pos, cg_slot_rank(I, slot), I->world);
     }
     t->retain = true; /* named tensors report their gradient, like retain_grad() */
     cg_env *env = &I->env[slot];
@@ -128,7 +107,7 @@ static int bind(cg_interp *I, int slot, const char *name, cg_tensor *t, cg_srcpo
         int cap = env->cap ? 2 * env->cap : 16;
         cg_binding *b = realloc(env->b, (size_t)cap * sizeof *b);
         if (!b)
-            return cg_fail_at(I, pos, slot, "expected memory for a binding, got out of memory");
+            return cg_error_at_rank(&I->st, pos, cg_slot_rank(I, slot), I->world, "expected memory for a binding, got out of memory");
         env->b = b;
         env->cap = cap;
     }
@@ -143,14 +122,14 @@ static int run_assign(cg_interp *I, const cg_stmt *st)
 {
     cg_val *v = calloc((size_t)I->nslots, sizeof *v);
     if (!v)
-        return cg_fail_at(I, st->pos, -1, "expected memory, got out of memory");
+        return cg_error_at(&I->st, st->pos, "expected memory, got out of memory");
     int rc = cg_eval(I, st->expr, v);
     for (int s = 0; rc == 0 && s < I->nslots; s++) {
         if (!I->active[s])
             continue;
         cg_tensor *t = cg_val_tensor(I, &v[s]);
         if (!t) {
-            rc = cg_fail_op(I, st->pos, s);
+            rc = cg_error_wrap(&I->st, cg_graph_status(I->g), st->pos, cg_slot_rank(I, s), I->world);
             break;
         }
         if (st->nnames == 1) {
@@ -160,14 +139,14 @@ static int run_assign(cg_interp *I, const cg_stmt *st)
         int64_t rows = t->ndim > 0 ? t->shape[0] : 0;
         if (t->ndim == 0 || rows % st->nnames != 0) {
             char sh[64];
-            rc = cg_fail_at(I, st->pos, s, "expected a tensor whose first dimension splits into %d "
+            rc = cg_error_at_rank(&I->st, st->pos, cg_slot_rank(I, s), I->world, "expected a tensor whose first dimension splits into %d "
                             "equal parts, got shape %s", st->nnames, cg_shape_str(t, sh, sizeof sh));
             break;
         }
         int64_t part = rows / st->nnames;
         for (int k = 0; rc == 0 && k < st->nnames; k++) {
             cg_tensor *p = cg_slice(I->g, t, 0, k * part, (k + 1) * part);
-            rc = p ? bind(I, s, st->names[k], p, st->pos) : cg_fail_op(I, st->pos, s);
+            rc = p ? bind(I, s, st->names[k], p, st->pos) : cg_error_wrap(&I->st, cg_graph_status(I->g), st->pos, cg_slot_rank(I, s), I->world);
         }
     }
     free(v);
@@ -178,17 +157,17 @@ static int run_backward(cg_interp *I, const cg_stmt *st, const cg_val *v)
 {
     cg_tensor **roots = calloc((size_t)I->nslots, sizeof *roots);
     if (!roots)
-        return cg_fail_at(I, st->pos, -1, "expected memory, got out of memory");
+        return cg_error_at(&I->st, st->pos, "expected memory, got out of memory");
     int rc = 0;
     for (int s = 0; s < I->nslots && rc == 0; s++) {
         if (!I->active[s])
             continue;
         if (!v[s].is_tensor)
-            rc = cg_fail_at(I, st->expr->pos, s, "expected a tensor to call backward on, got a number");
+            rc = cg_error_at_rank(&I->st, st->expr->pos, cg_slot_rank(I, s), I->world, "expected a tensor to call backward on, got a number");
         roots[s] = v[s].t;
     }
     if (rc == 0 && I->comm->backward(I->comm->self, I->g, &st->pos, roots) != 0)
-        rc = cg_fail_op(I, st->pos, -1);
+        rc = cg_error_wrap(&I->st, cg_graph_status(I->g), st->pos, -1, 0);
     free(roots);
     return rc;
 }
@@ -203,13 +182,12 @@ static int run_send(cg_interp *I, const cg_stmt *st, const cg_val *t, const cg_v
         if (cg_val_int(I, &dst[s], st->expr->args[1]->pos, s, "destination rank", &peer) != 0)
             return -1;
         if (peer < 0 || peer >= I->world || peer == I->ranks[s])
-            return cg_fail_at(I, st->expr->args[1]->pos, s,
-                              "expected a destination rank in 0..%d other than %d, got %lld",
+            return cg_error_at_rank(&I->st, st->expr->args[1]->pos, cg_slot_rank(I, s), I->world, "expected a destination rank in 0..%d other than %d, got %lld",
                               I->world - 1, I->ranks[s], (long long)peer);
         cg_tensor *x = cg_val_tensor(I, &t[s]);
         c.peer = (int)peer;
         if (!x || I->comm->send(I->comm->self, I->g, &c, s, x) != 0)
-            return cg_fail_op(I, st->expr->pos, s);
+            return cg_error_wrap(&I->st, cg_graph_status(I->g), st->expr->pos, cg_slot_rank(I, s), I->world);
     }
     return 0;
 }
@@ -218,11 +196,11 @@ static int run_call(cg_interp *I, const cg_stmt *st)
 {
     const cg_expr *e = st->expr;
     if (strcmp(e->name, "zero_grad") == 0)
-        return I->comm->zero_grad(I->comm->self, I->g) == 0 ? 0 : cg_fail_op(I, e->pos, -1);
+        return I->comm->zero_grad(I->comm->self, I->g) == 0 ? 0 : cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, -1, 0);
     int n = e->nargs;
     cg_val *v = calloc((size_t)(I->nslots * n), sizeof *v);
     if (!v)
-        return cg_fail_at(I, e->pos, -1, "expected memory, got out of memory");
+        return cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
     int rc = 0;
     for (int a = 0; a < n && rc == 0; a++)
         rc = cg_eval(I, e->args[a], v + (size_t)a * I->nslots);
@@ -231,7 +209,7 @@ static int run_call(cg_interp *I, const cg_stmt *st)
     else if (rc == 0 && strcmp(e->name, "send") == 0)
         rc = run_send(I, st, v, v + I->nslots);
     else if (rc == 0)
-        rc = cg_fail_at(I, e->pos, -1, "expected backward, zero_grad or send, got '%s'", e->name);
+        rc = cg_error_at(&I->st, e->pos, "expected backward, zero_grad or send, got '%s'", e->name);
     free(v);
     return rc;
 }
@@ -243,12 +221,12 @@ static int run_on(cg_interp *I, const cg_stmt *st)
 {
     bool *saved = malloc((size_t)I->nslots * sizeof *saved);
     cg_val *v = calloc((size_t)I->nslots, sizeof *v);
-    int rc = (saved && v) ? 0 : cg_fail_at(I, st->pos, -1, "expected memory, got out of memory");
+    int rc = (saved && v) ? 0 : cg_error_at(&I->st, st->pos, "expected memory, got out of memory");
     if (rc == 0)
         memcpy(saved, I->active, (size_t)I->nslots * sizeof *saved);
     bool *member = calloc((size_t)I->nslots, sizeof *member);
     if (rc == 0 && !member)
-        rc = cg_fail_at(I, st->pos, -1, "expected memory, got out of memory");
+        rc = cg_error_at(&I->st, st->pos, "expected memory, got out of memory");
     for (int k = 0; rc == 0 && k < st->nranks; k++) {
         rc = cg_eval(I, st->ranks[k], v);
         for (int s = 0; rc == 0 && s < I->nslots; s++) {
@@ -257,7 +235,7 @@ static int run_on(cg_interp *I, const cg_stmt *st)
                 continue;
             rc = cg_val_int(I, &v[s], st->ranks[k]->pos, s, "a rank", &r);
             if (rc == 0 && (r < 0 || r >= I->world))
-                rc = cg_fail_at(I, st->ranks[k]->pos, s, "expected a rank in 0..%d, got %lld",
+                rc = cg_error_at_rank(&I->st, st->ranks[k]->pos, cg_slot_rank(I, s), I->world, "expected a rank in 0..%d, got %lld",
                                 I->world - 1, (long long)r);
             if (rc == 0 && r == I->ranks[s])
                 member[s] = true;
@@ -297,7 +275,11 @@ int cg_interp_run(cg_interp *I)
         I->active[s] = true;
     I->seq = 0;
     I->st = CG_STATUS_OK;
-    return run_stmts(I, I->cs->stmts, I->cs->nstmts);
+    if (run_stmts(I, I->cs->stmts, I->cs->nstmts) == 0)
+        return 0;
+    if (I->st.code == CG_OK) /* every failure names itself; a silent one is still a failure */
+        cg_error(&I->st, "%s: the program failed without a message", I->cs->file ? I->cs->file : "?");
+    return -1;
 }
 
 cg_tensor *cg_interp_eval_expect(cg_interp *I, const cg_expr *e, int slot)
@@ -310,7 +292,7 @@ cg_tensor *cg_interp_eval_expect(cg_interp *I, const cg_expr *e, int slot)
     I->bind_name = "";
     cg_tensor *t = NULL;
     if (cg_eval(I, e, v) == 0 && !(t = cg_val_tensor(I, &v[slot])))
-        cg_fail_op(I, e->pos, slot);
+        cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, slot), I->world);
     free(v);
     return t;
 }

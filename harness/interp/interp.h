@@ -7,8 +7,8 @@
  * Ownership: the caller owns the graph and the comm; the interpreter owns its
  * environments and frees them in cg_interp_free. Tensors live in the graph.
  *
- * Failure: cg_interp_run returns 0, or -1 with cg_interp_error() set to
- * "file:line:col: expected ..., got ... (rank R, world W)". */
+ * Failure: cg_interp_run returns 0, or -1 with cg_interp_status() holding
+ * "file:line:col: expected ..., got ... (rank R, world W)" and its class. */
 #ifndef CG_INTERP_H
 #define CG_INTERP_H
 
@@ -42,10 +42,9 @@ void cg_interp_free(cg_interp *I);
 void cg_interp_set_perturb(cg_interp *I, const cg_perturb *p); /* NULL clears */
 
 int cg_interp_run(cg_interp *I);
-const char *cg_interp_error(const cg_interp *I);
-/* What kind of failure it was: 2 the program's fault, 3 out of memory or a
- * stop (a signal, the deadline: cancel.h). */
-int cg_interp_error_class(const cg_interp *I);
+/* The run's status: its code says whose fault a failure was, CG_E_CASE
+ * (the program's) or CG_E_INFRA (out of memory, a stop: cancel.h). */
+const cg_status *cg_interp_status(const cg_interp *I);
 
 /* The final binding of name in slot s, or NULL. */
 const cg_binding *cg_interp_lookup(const cg_interp *I, int slot, const char *name);

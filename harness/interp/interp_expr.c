@@ -21,15 +21,15 @@ int cg_val_int(cg_interp *I, const cg_val *v, cg_srcpos pos, int slot, const cha
     /* a one-element constant (rows = 16 / world) counts as its number */
     bool constant = v->is_tensor && v->t->numel == 1 && !v->t->requires_grad;
     if (v->is_tensor && !constant)
-        return cg_fail_at(I, pos, slot, "expected %s (an integer), got a tensor", what);
+        return cg_error_at_rank(&I->st, pos, cg_slot_rank(I, slot), I->world, "expected %s (an integer), got a tensor", what);
     /* on a CUDA graph this reads one element back: an integer argument,
      * never a value the gradients depend on */
     const cg_tensor *h = constant ? cg_tensor_host(I->g, v->t) : NULL;
     if (constant && !h)
-        return cg_fail_op(I, pos, slot);
+        return cg_error_wrap(&I->st, cg_graph_status(I->g), pos, cg_slot_rank(I, slot), I->world);
     double x = constant ? cg_get(h, 0) : v->s;
     if (!isfinite(x) || x != floor(x) || fabs(x) > 1e15)
-        return cg_fail_at(I, pos, slot, "expected %s (an integer), got %g", what, x);
+        return cg_error_at_rank(&I->st, pos, cg_slot_rank(I, slot), I->world, "expected %s (an integer), got %g", what, x);
     *out = (int64_t)x;
     return 0;
 }
@@ -55,19 +55,19 @@ static int list_shape(cg_interp *I, const cg_expr *e, int depth, int *ndim, int6
 {
     if (e->kind != CG_E_LIST) {
         if (depth != *ndim)
-            return cg_fail_at(I, e->pos, -1, "expected a rectangular list, got a ragged one");
+            return cg_error_at(&I->st, e->pos, "expected a rectangular list, got a ragged one");
         if (leaves)
             leaves[*n] = e;
         (*n)++;
         return 0;
     }
     if (depth >= CG_MAX_DIMS)
-        return cg_fail_at(I, e->pos, -1, "expected at most %d nested lists, got more", CG_MAX_DIMS);
+        return cg_error_at(&I->st, e->pos, "expected at most %d nested lists, got more", CG_MAX_DIMS);
     if (depth == *ndim && !leaves) {
         *ndim = depth + 1;
         shape[depth] = e->nargs;
     } else if (depth >= *ndim || shape[depth] != e->nargs) {
-        return cg_fail_at(I, e->pos, -1, "expected a rectangular list, got a ragged one");
+        return cg_error_at(&I->st, e->pos, "expected a rectangular list, got a ragged one");
     }
     for (int i = 0; i < e->nargs; i++)
         if (list_shape(I, e->args[i], depth + 1, ndim, shape, leaves, n) != 0)
@@ -86,7 +86,7 @@ static int eval_list(cg_interp *I, const cg_expr *e, cg_val *out)
     cg_val *vals = calloc(((size_t)n + 1) * ns, sizeof *vals);
     int64_t m = 0;
     int rc = (leaves && vals) ? list_shape(I, e, 0, &ndim, shape, leaves, &m)
-                              : cg_fail_at(I, e->pos, -1, "expected memory, got out of memory");
+                              : cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
     for (int64_t i = 0; rc == 0 && i < n; i++)
         rc = cg_eval(I, leaves[i], vals + i * ns);
     for (int s = 0; rc == 0 && s < I->nslots; s++) {
@@ -94,17 +94,17 @@ static int eval_list(cg_interp *I, const cg_expr *e, cg_val *out)
             continue;
         cg_tensor *t = cg_tensor_new_host(I->g, I->dtype, ndim, shape);
         if (!t) {
-            rc = cg_fail_op(I, e->pos, s);
+            rc = cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, s), I->world);
             break;
         }
         for (int64_t i = 0; rc == 0 && i < n; i++) {
             if (vals[i * ns + s].is_tensor)
-                rc = cg_fail_at(I, leaves[i]->pos, s, "expected a number in a list literal, got a tensor");
+                rc = cg_error_at_rank(&I->st, leaves[i]->pos, cg_slot_rank(I, s), I->world, "expected a number in a list literal, got a tensor");
             else
                 cg_set(t, i, cg_round_to(I->cs->dtype, vals[i * ns + s].s));
         }
         if (rc == 0 && !(t = cg_tensor_place(I->g, t))) {
-            rc = cg_fail_op(I, e->pos, s);
+            rc = cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, s), I->world);
             break;
         }
         out[s] = (cg_val){.is_tensor = true, .t = t};
@@ -154,7 +154,7 @@ static int eval_binary(cg_interp *I, const cg_expr *e, cg_val *out)
 {
     cg_val *l = calloc((size_t)I->nslots * 2, sizeof *l);
     if (!l)
-        return cg_fail_at(I, e->pos, -1, "expected memory, got out of memory");
+        return cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
     cg_val *r = l + I->nslots;
     int rc = cg_eval(I, e->args[0], l);
     if (rc == 0)
@@ -168,14 +168,14 @@ static int eval_binary(cg_interp *I, const cg_expr *e, cg_val *out)
             continue;
         }
         if (e->op >= CG_OP_EQ && e->op != CG_OP_MATMUL) {
-            rc = cg_fail_at(I, e->pos, s, "expected numbers on both sides of '%s', got a tensor",
+            rc = cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world, "expected numbers on both sides of '%s', got a tensor",
                             op_text(e->op));
             break;
         }
         cg_tensor *a = cg_val_tensor(I, &l[s]), *b = cg_val_tensor(I, &r[s]);
         cg_tensor *t = (a && b) ? tensor_binary(I->g, e->op, a, b) : NULL;
         if (!t) {
-            rc = cg_fail_op(I, e->pos, s);
+            rc = cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, s), I->world);
             break;
         }
         out[s] = (cg_val){.is_tensor = true, .t = t};
@@ -196,9 +196,9 @@ static int eval_unary(cg_interp *I, const cg_expr *e, cg_val *out)
             continue;
         }
         if (e->op == CG_OP_NOT)
-            return cg_fail_at(I, e->pos, s, "expected a number after '!', got a tensor");
+            return cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world, "expected a number after '!', got a tensor");
         if (!(out[s].t = cg_neg(I->g, out[s].t)))
-            return cg_fail_op(I, e->pos, s);
+            return cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, s), I->world);
     }
     return 0;
 }
@@ -211,13 +211,13 @@ static int eval_ternary(cg_interp *I, const cg_expr *e, cg_val *out)
     cg_val *c = calloc(n, sizeof *c);
     bool *saved = malloc(n * sizeof *saved);
     int rc = (c && saved) ? cg_eval(I, e->args[0], c)
-                          : cg_fail_at(I, e->pos, -1, "expected memory, got out of memory");
+                          : cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
     if (rc == 0)
         memcpy(saved, I->active, n * sizeof *saved);
     for (int branch = 1; rc == 0 && branch <= 2; branch++) {
         for (size_t s = 0; s < n; s++) {
             if (saved[s] && c[s].is_tensor) {
-                rc = cg_fail_at(I, e->args[0]->pos, (int)s, "expected a number as condition, got a tensor");
+                rc = cg_error_at_rank(&I->st, e->args[0]->pos, cg_slot_rank(I, (int)s), I->world, "expected a number as condition, got a tensor");
                 break;
             }
             I->active[s] = saved[s] && ((c[s].s != 0) == (branch == 1));
@@ -238,7 +238,7 @@ static int eval_index(cg_interp *I, const cg_expr *e, cg_val *out)
     size_t n = (size_t)I->nslots;
     cg_val *v = calloc(3 * n, sizeof *v);
     if (!v)
-        return cg_fail_at(I, e->pos, -1, "expected memory, got out of memory");
+        return cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
     int rc = cg_eval(I, e->args[0], v);
     for (int k = 1; rc == 0 && k <= 2; k++)
         if (k < e->nargs && e->args[k])
@@ -247,7 +247,7 @@ static int eval_index(cg_interp *I, const cg_expr *e, cg_val *out)
         if (!I->active[s])
             continue;
         if (!v[s].is_tensor || v[s].t->ndim == 0) {
-            rc = cg_fail_at(I, e->pos, s, "expected a tensor with at least one dimension to index, got %s",
+            rc = cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world, "expected a tensor with at least one dimension to index, got %s",
                             v[s].is_tensor ? "a 0-d tensor" : "a number");
             break;
         }
@@ -260,7 +260,7 @@ static int eval_index(cg_interp *I, const cg_expr *e, cg_val *out)
             break;
         cg_tensor *t = e->is_slice ? cg_slice(I->g, v[s].t, 0, lo, hi) : cg_index(I->g, v[s].t, lo);
         if (!t) {
-            rc = cg_fail_op(I, e->pos, s);
+            rc = cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, s), I->world);
             break;
         }
         out[s] = (cg_val){.is_tensor = true, .t = t};
@@ -286,7 +286,7 @@ int cg_eval(cg_interp *I, const cg_expr *e, cg_val *out)
                 continue;
             const cg_binding *b = cg_interp_lookup(I, s, e->name);
             if (!b)
-                return cg_fail_at(I, e->pos, s, "expected '%s' to be defined on this rank, got "
+                return cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world, "expected '%s' to be defined on this rank, got "
                                   "no assignment to it here", e->name);
             out[s] = (cg_val){.is_tensor = true, .t = b->t};
         }
@@ -298,7 +298,7 @@ int cg_eval(cg_interp *I, const cg_expr *e, cg_val *out)
     case CG_E_INDEX: return eval_index(I, e, out);
     case CG_E_CALL: return cg_eval_call(I, e, out);
     case CG_E_WORD:
-        return cg_fail_at(I, e->pos, -1, "expected a tensor or a number, got reduction op '%s'", e->name);
+        return cg_error_at(&I->st, e->pos, "expected a tensor or a number, got reduction op '%s'", e->name);
     }
-    return cg_fail_at(I, e->pos, -1, "expected an expression, got an unknown node");
+    return cg_error_at(&I->st, e->pos, "expected an expression, got an unknown node");
 }

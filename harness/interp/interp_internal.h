@@ -41,12 +41,10 @@ int cg_eval(cg_interp *I, const cg_expr *e, cg_val *out);
 /* Evaluate a call (tensor function, collective, recv). */
 int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out);
 
-/* Set the error "file:line:col: <message> (rank R, world W)"; slot < 0 omits
- * the rank. Always returns -1 so callers can `return cg_fail_at(...)`. */
-int cg_fail_at(cg_interp *I, cg_srcpos pos, int slot, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* The graph's last op error, placed at pos. Returns -1. */
-int cg_fail_op(cg_interp *I, cg_srcpos pos, int slot);
+/* The rank slot simulates, for an error's place (cg_error_at_rank in
+ * status.h): a program error names the rank that met it; an op's error is
+ * cg_error_wrap of the graph's status, which keeps its class. */
+static inline int cg_slot_rank(const cg_interp *I, int slot) { return slot >= 0 ? I->ranks[slot] : -1; }
 
 /* The explicit row splits of collective call e (cg_coll.splits, one row of
  * world counts per slot) from its send_splits argument, when its kind takes

@@ -51,3 +51,24 @@ int cg_error_at(cg_status *st, cg_srcpos pos, const char *fmt, ...)
     va_end(ap);
     return -1;
 }
+
+int cg_error_at_rank(cg_status *st, cg_srcpos pos, int rank, int world, const char *fmt, ...)
+{
+    char msg[CG_ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (rank >= 0 && world > 1)
+        return cg_error_at(st, pos, "%s (rank %d, world %d)", msg, rank, world);
+    return cg_error_at(st, pos, "%s", msg);
+}
+
+int cg_error_wrap(cg_status *st, const cg_status *cause, cg_srcpos pos, int rank, int world)
+{
+    int code = cause->code == CG_E_INFRA ? CG_E_INFRA : CG_E_CASE;
+    cg_error_at_rank(st, pos, rank, world, "%s", cause->msg);
+    if (st)
+        st->code = code;
+    return -1;
+}

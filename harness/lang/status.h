@@ -45,6 +45,15 @@ int cg_error_infra(cg_status *st, const char *fmt, ...) __attribute__((format(pr
 int cg_verror(cg_status *st, int code, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 /* "file:line:col: <message>" (the case language's place of an error). */
 int cg_error_at(cg_status *st, cg_srcpos pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same, for an error one simulated rank met running the case:
+ * "file:line:col: <message> (rank R, world W)"; rank < 0 or world <= 1 leaves
+ * the rank out. */
+int cg_error_at_rank(cg_status *st, cg_srcpos pos, int rank, int world, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* cause's message placed at pos on rank (as cg_error_at_rank), keeping the
+ * cause's class: how a layer above reports what a layer below said. A cause
+ * without a message or class reads as the case's fault. */
+int cg_error_wrap(cg_status *st, const cg_status *cause, cg_srcpos pos, int rank, int world);
 
 /* return -1 (st set) unless cond holds */
 #define CG_CHECK(cond, st, ...)                                                                   \

@@ -69,9 +69,9 @@ static void *rank_main(void *arg)
         rr->oom = true;
         cg_threads_abort(rr->sh, "rank %d: out of memory", me);
     } else if (cg_interp_run(I) != 0) {
-        rr->out->error = strdup(cg_interp_error(I));
+        rr->out->error = strdup(cg_interp_status(I)->msg);
         rr->oom = !rr->out->error;
-        cg_threads_abort(rr->sh, "rank %d failed: %s", me, cg_interp_error(I));
+        cg_threads_abort(rr->sh, "rank %d failed: %s", me, cg_interp_status(I)->msg);
     }
     cg_threads_finished(rr->sh, me);
     if (I && !keep_bindings(I, rr->out))

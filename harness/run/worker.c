@@ -207,7 +207,7 @@ static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const 
     if (!I)
         pack_rank(b, g, NULL, "out of memory", 3);
     else if (failed)
-        pack_rank(b, g, I, cg_interp_error(I), cg_interp_error_class(I));
+        pack_rank(b, g, I, cg_interp_status(I)->msg, cg_interp_status(I)->code);
     else if (settled != 0)
         pack_rank(b, g, I, tp->st.msg, 3);
     else
