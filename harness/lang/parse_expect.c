@@ -30,8 +30,8 @@ bool cg_is_header_word(const cg_token *t) { return header_index(t) >= 0; }
 static bool world_size(cg_parser *p, int *out)
 {
     unsigned long long v;
-    if (!cg_p_tok_uint(&p->tok, CG_MAX_WORLD, &v) || v < 1) {
-        cg_p_expected(p, "a world size in 1..64");
+    if (!cg_p_tok_uint(cg_p_tok(p), CG_MAX_WORLD, &v) || v < 1) {
+        cg_error_at(&p->st, cg_p_here(p), "expected a world size in 1..64, got %s", cg_p_got(p));
         return false;
     }
     *out = (int)v;
@@ -55,7 +55,7 @@ static bool parse_world_spec(cg_parser *p, bool several)
                 return false;
             cg_p_advance(p);
             if (b < a) {
-                cg_p_fail(p, first.line, first.col, "expected a world range A..B with A <= B, got %d..%d", a, b);
+                cg_error_at(&p->st, cg_p_pos(p, first.line, first.col), "expected a world range A..B with A <= B, got %d..%d", a, b);
                 return false;
             }
         }
@@ -65,45 +65,45 @@ static bool parse_world_spec(cg_parser *p, bool several)
     for (int w = 1; w <= CG_MAX_WORLD; w++)
         if (in[w])
             p->c->worlds[p->c->nworlds++] = w;
-    return !p->failed;
+    return !cg_p_failed(p);
 }
 
 static bool parse_case_name(cg_parser *p)
 {
     cg_p_advance_mode(p, CG_LEX_CASE_NAME);
-    if (p->tok.kind != CG_TOK_WORD) {
-        cg_p_expected(p, "a case name");
+    if (cg_p_tok(p)->kind != CG_TOK_WORD) {
+        cg_error_at(&p->st, cg_p_here(p), "expected a case name, got %s", cg_p_got(p));
         return false;
     }
-    p->c->name = cg_p_strndup(p, p->tok.text, p->tok.len);
+    p->c->name = cg_p_strndup(p, cg_p_tok(p)->text, cg_p_tok(p)->len);
     cg_p_advance(p);
-    return !p->failed;
+    return !cg_p_failed(p);
 }
 
 static bool parse_source(cg_parser *p)
 {
     cg_p_advance_mode(p, CG_LEX_REST_OF_LINE);
-    if (p->tok.kind != CG_TOK_TEXT) {
-        cg_p_expected(p, "source text");
+    if (cg_p_tok(p)->kind != CG_TOK_TEXT) {
+        cg_error_at(&p->st, cg_p_here(p), "expected source text, got %s", cg_p_got(p));
         return false;
     }
-    p->c->source = cg_p_strndup(p, p->tok.text, p->tok.len);
+    p->c->source = cg_p_strndup(p, cg_p_tok(p)->text, cg_p_tok(p)->len);
     cg_p_advance(p);
-    return !p->failed;
+    return !cg_p_failed(p);
 }
 
 static bool parse_dtype(cg_parser *p)
 {
     cg_p_advance(p);
     char name[8] = "";
-    if (p->tok.kind == CG_TOK_NAME && p->tok.len < sizeof name)
-        memcpy(name, p->tok.text, p->tok.len);
+    if (cg_p_tok(p)->kind == CG_TOK_NAME && cg_p_tok(p)->len < sizeof name)
+        memcpy(name, cg_p_tok(p)->text, cg_p_tok(p)->len);
     if (cg_dtype_parse(name, &p->c->dtype) != 0) {
-        cg_p_expected(p, "a dtype (f32, f64, bf16 or f16)");
+        cg_error_at(&p->st, cg_p_here(p), "expected a dtype (f32, f64, bf16 or f16), got %s", cg_p_got(p));
         return false;
     }
     cg_p_advance(p);
-    return !p->failed;
+    return !cg_p_failed(p);
 }
 
 static bool tolerance_number(cg_parser *p, double *out)
@@ -111,34 +111,34 @@ static bool tolerance_number(cg_parser *p, double *out)
     if (!cg_p_number(p, "a tolerance number", out))
         return false;
     cg_p_advance(p);
-    return !p->failed;
+    return !cg_p_failed(p);
 }
 
 static bool parse_tolerance(cg_parser *p)
 {
     cg_case *c = p->c;
     cg_p_advance(p);
-    if (p->tok.kind == CG_TOK_NUM) {
+    if (cg_p_tok(p)->kind == CG_TOK_NUM) {
         if (!tolerance_number(p, &c->rtol))
             return false;
         c->atol = c->rtol;
         return true;
     }
     if (!cg_p_is_name(p, "rtol") && !cg_p_is_name(p, "atol")) {
-        cg_p_expected(p, "a tolerance (NUM, or rtol=NUM and/or atol=NUM)");
+        cg_error_at(&p->st, cg_p_here(p), "expected a tolerance (NUM, or rtol=NUM and/or atol=NUM), got %s", cg_p_got(p));
         return false;
     }
     bool seen[2] = {false, false};
     while (cg_p_is_name(p, "rtol") || cg_p_is_name(p, "atol")) {
         int which = cg_p_is_name(p, "atol");
         if (seen[which]) {
-            cg_p_fail(p, p->tok.line, p->tok.col, "expected '%s' once, got it twice", which ? "atol" : "rtol");
+            cg_error_at(&p->st, cg_p_here(p), "expected '%s' once, got it twice", which ? "atol" : "rtol");
             return false;
         }
         seen[which] = true;
         cg_p_advance(p);
         if (!cg_p_is(p, "=")) {
-            cg_p_expected(p, "'='");
+            cg_error_at(&p->st, cg_p_here(p), "expected '=', got %s", cg_p_got(p));
             return false;
         }
         cg_p_advance(p);
@@ -151,26 +151,26 @@ static bool parse_tolerance(cg_parser *p)
 static bool parse_seed(cg_parser *p)
 {
     cg_p_advance(p);
-    if (!cg_p_tok_uint(&p->tok, ~0ULL, &p->c->seed)) {
-        cg_p_expected(p, "a seed in 0..18446744073709551615");
+    if (!cg_p_tok_uint(cg_p_tok(p), ~0ULL, &p->c->seed)) {
+        cg_error_at(&p->st, cg_p_here(p), "expected a seed in 0..18446744073709551615, got %s", cg_p_got(p));
         return false;
     }
     p->c->has_seed = true;
     cg_p_advance(p);
-    return !p->failed;
+    return !cg_p_failed(p);
 }
 
 bool cg_parse_header(cg_parser *p)
 {
-    int i = header_index(&p->tok), slot = header_slots[i];
+    int i = header_index(cg_p_tok(p)), slot = header_slots[i];
     if (p->hdr_line[slot]) {
-        cg_p_fail(p, p->tok.line, p->tok.col, "expected a single '%s' line, got a second one (first at %d:%d)",
+        cg_error_at(&p->st, cg_p_here(p), "expected a single '%s' line, got a second one (first at %d:%d)",
                   slot == CG_HDR_WORLD ? "world' or 'worlds" : header_words[i], p->hdr_line[slot],
                   p->hdr_col[slot]);
         return false;
     }
-    p->hdr_line[slot] = p->tok.line;
-    p->hdr_col[slot] = p->tok.col;
+    p->hdr_line[slot] = cg_p_tok(p)->line;
+    p->hdr_col[slot] = cg_p_tok(p)->col;
     switch (slot) {
     case CG_HDR_CASE: return parse_case_name(p);
     case CG_HDR_SOURCE: return parse_source(p);
@@ -189,17 +189,17 @@ static bool parse_expect_ranks(cg_parser *p, cg_expect *x)
     do {
         cg_p_advance(p); /* 'on' or ',' */
         unsigned long long r;
-        if (!cg_p_tok_uint(&p->tok, 1u << 20, &r)) {
-            cg_p_expected(p, "a rank number");
+        if (!cg_p_tok_uint(cg_p_tok(p), 1u << 20, &r)) {
+            cg_error_at(&p->st, cg_p_here(p), "expected a rank number, got %s", cg_p_got(p));
             return false;
         }
-        cg_check check = {CG_CHECK_RANK, p->tok.line, p->tok.col, NULL, (int)r};
+        cg_check check = {CG_CHECK_RANK, cg_p_tok(p)->line, cg_p_tok(p)->col, NULL, (int)r};
         if (!cg_p_defer(p, check) || !cg_p_grow(p, &x->ranks, x->nranks, &cap, sizeof *x->ranks))
             return false;
         x->ranks[x->nranks++] = (int)r;
         cg_p_advance(p);
     } while (cg_p_is(p, ","));
-    return !p->failed;
+    return !cg_p_failed(p);
 }
 
 static bool parse_semantics(cg_parser *p, cg_expect *x)
@@ -209,9 +209,9 @@ static bool parse_semantics(cg_parser *p, cg_expect *x)
         if (cg_p_is_name(p, words[i])) {
             x->semantics = (cg_semantics)i;
             cg_p_advance(p);
-            return !p->failed;
+            return !cg_p_failed(p);
         }
-    cg_p_expected(p, "a semantics word (per_rank, replicated or own_loss)");
+    cg_error_at(&p->st, cg_p_here(p), "expected a semantics word (per_rank, replicated or own_loss), got %s", cg_p_got(p));
     return false;
 }
 
@@ -219,31 +219,33 @@ static bool parse_rules(cg_parser *p, cg_expect *x)
 {
     cg_p_advance(p); /* 'rules' */
     if (!cg_p_is(p, "=")) {
-        cg_p_expected(p, "'=' after 'rules'");
+        cg_error_at(&p->st, cg_p_here(p), "expected '=' after 'rules', got %s", cg_p_got(p));
         return false;
     }
     cg_p_advance_mode(p, CG_LEX_RULES_WORD);
-    if (p->tok.kind != CG_TOK_WORD) {
-        cg_p_expected(p, "a rule-set name");
+    if (cg_p_tok(p)->kind != CG_TOK_WORD) {
+        cg_error_at(&p->st, cg_p_here(p), "expected a rule-set name, got %s", cg_p_got(p));
         return false;
     }
     /* A case file names a rule set; it never loads code: a path (or a
      * library name dlopen would search for) is refused here, so no run of
      * this case can reach dlopen with it. Plugins come from --rules only. */
-    for (size_t i = 0; i < p->tok.len; i++) {
-        char c = p->tok.text[i];
+    for (size_t i = 0; i < cg_p_tok(p)->len; i++) {
+        char c = cg_p_tok(p)->text[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
               c == '_')) {
-            cg_p_expected(p, "a rule-set name (letters, digits, '-', '_'); a case file cannot load a "
-                             "plugin, pass it with --rules FILE.so");
+            cg_error_at(&p->st, cg_p_here(p),
+                        "expected a rule-set name (letters, digits, '-', '_'); a case file cannot load a "
+                        "plugin, pass it with --rules FILE.so, got %s",
+                        cg_p_got(p));
             return false;
         }
     }
-    if (!(x->rules = cg_p_strndup(p, p->tok.text, p->tok.len)))
+    if (!(x->rules = cg_p_strndup(p, cg_p_tok(p)->text, cg_p_tok(p)->len)))
         return false;
-    x->rules_pos = (cg_srcpos){x->pos.file, p->tok.line, p->tok.col};
+    x->rules_pos = (cg_srcpos){x->pos.file, cg_p_tok(p)->line, cg_p_tok(p)->col};
     cg_p_advance(p);
-    return !p->failed;
+    return !cg_p_failed(p);
 }
 
 typedef struct number_list {
@@ -262,14 +264,14 @@ static bool parse_list_number(cg_parser *p, number_list *out)
         return false;
     out->v[out->n++] = neg ? -v : v;
     cg_p_advance(p);
-    return !p->failed;
+    return !cg_p_failed(p);
 }
 
 /* '[' ... ']' with nested lists flattened into *out. An empty list is the
  * values of an empty tensor (a rank that receives nothing). */
 static bool parse_number_list(cg_parser *p, number_list *out)
 {
-    int line = p->tok.line, col = p->tok.col;
+    int line = cg_p_tok(p)->line, col = cg_p_tok(p)->col;
     if (!cg_p_enter(p))
         return false;
     cg_p_advance(p); /* '[' */
@@ -280,7 +282,7 @@ static bool parse_number_list(cg_parser *p, number_list *out)
             break;
         cg_p_advance(p);
         if (cg_p_is(p, "]")) { /* no trailing comma: [1, ] is a typo more often than not */
-            cg_p_expected(p, "a number");
+            cg_error_at(&p->st, cg_p_here(p), "expected a number, got %s", cg_p_got(p));
             ok = false;
             break;
         }
@@ -291,7 +293,7 @@ static bool parse_number_list(cg_parser *p, number_list *out)
 
 static bool parse_value_lists(cg_parser *p, cg_expect *x)
 {
-    cg_check check = {CG_CHECK_LISTS, p->tok.line, p->tok.col, NULL, 0};
+    cg_check check = {CG_CHECK_LISTS, cg_p_tok(p)->line, cg_p_tok(p)->col, NULL, 0};
     int cap_len = 0, cap_lists = 0;
     while (cg_p_is(p, "[")) {
         number_list list = {NULL, 0, 0};
@@ -307,9 +309,9 @@ static bool parse_value_lists(cg_parser *p, cg_expect *x)
     }
     if (x->nranks > 0) { /* "on 0, 2 [a] [b]": one list per listed rank, in order; no list unchecked */
         if (x->nlists != x->nranks)
-            cg_p_fail(p, check.line, check.col, "expected %d value list%s (one per rank after 'on'), got %d",
+            cg_error_at(&p->st, cg_p_pos(p, check.line, check.col), "expected %d value list%s (one per rank after 'on'), got %d",
                       x->nranks, x->nranks == 1 ? "" : "s", x->nlists);
-        return !p->failed;
+        return !cg_p_failed(p);
     }
     check.value = x->nlists;
     return cg_p_defer(p, check);
@@ -329,12 +331,12 @@ static bool parse_values(cg_parser *p, cg_expect *x)
     if (cg_p_is_name(p, "undefined") && x->kind == CG_X_GRAD && x->semantics == CG_SEM_REPLICATED) {
         x->undefined = true;
         cg_p_advance(p);
-        return !p->failed;
+        return !cg_p_failed(p);
     }
     if (cg_p_is_name(p, "undefined"))
-        cg_p_expected(p, "values ([...] or = EXPR; undefined needs replicated)");
+        cg_error_at(&p->st, cg_p_here(p), "expected values ([...] or = EXPR; undefined needs replicated), got %s", cg_p_got(p));
     else
-        cg_p_expected(p, "values ([...], = EXPR or undefined)");
+        cg_error_at(&p->st, cg_p_here(p), "expected values ([...], = EXPR or undefined), got %s", cg_p_got(p));
     return false;
 }
 
@@ -344,24 +346,24 @@ static bool parse_tensor_expect(cg_parser *p, cg_expect *x)
     x->kind = cg_p_is_name(p, "grad") ? CG_X_GRAD : CG_X_VALUE;
     cg_p_advance(p);
     if (!cg_p_is(p, "(")) {
-        cg_p_expected(p, x->kind == CG_X_GRAD ? "'(' after 'grad'" : "'(' after 'value'");
+        cg_error_at(&p->st, cg_p_here(p), "expected %s, got %s", x->kind == CG_X_GRAD ? "'(' after 'grad'" : "'(' after 'value'", cg_p_got(p));
         return false;
     }
-    int line = p->tok.line, col = p->tok.col;
+    int line = cg_p_tok(p)->line, col = cg_p_tok(p)->col;
     cg_p_advance(p);
-    if (p->tok.kind != CG_TOK_NAME) {
-        cg_p_expected(p, "a tensor name");
+    if (cg_p_tok(p)->kind != CG_TOK_NAME) {
+        cg_error_at(&p->st, cg_p_here(p), "expected a tensor name, got %s", cg_p_got(p));
         return false;
     }
-    cg_check check = {CG_CHECK_NAME, p->tok.line, p->tok.col, NULL, 0};
-    if (!(x->tensor = cg_p_strndup(p, p->tok.text, p->tok.len)))
+    cg_check check = {CG_CHECK_NAME, cg_p_tok(p)->line, cg_p_tok(p)->col, NULL, 0};
+    if (!(x->tensor = cg_p_strndup(p, cg_p_tok(p)->text, cg_p_tok(p)->len)))
         return false;
     check.name = x->tensor;
     cg_p_advance(p);
     if (!cg_p_expect_close(p, ")", "(", line, col) || !cg_p_defer(p, check) || (cg_p_is_name(p, "on") && !parse_expect_ranks(p, x)))
         return false;
     bool options = cg_p_is_name(p, "rules") || cg_p_is_name(p, "undefined");
-    if (x->kind == CG_X_GRAD && p->tok.kind == CG_TOK_NAME && !options && !parse_semantics(p, x))
+    if (x->kind == CG_X_GRAD && cg_p_tok(p)->kind == CG_TOK_NAME && !options && !parse_semantics(p, x))
         return false;
     if (cg_p_is_name(p, "rules") && !parse_rules(p, x))
         return false;
@@ -387,14 +389,14 @@ static bool parse_error_expect(cg_parser *p, cg_expect *x)
     cg_p_advance(p); /* 'error' */
     if (cg_p_is_name(p, "rules") && !parse_rules(p, x))
         return false;
-    if (p->tok.kind != CG_TOK_STRING) {
-        cg_p_expected(p, "a quoted message");
+    if (cg_p_tok(p)->kind != CG_TOK_STRING) {
+        cg_error_at(&p->st, cg_p_here(p), "expected a quoted message, got %s", cg_p_got(p));
         return false;
     }
-    if (!(x->message = string_value(p, &p->tok)))
+    if (!(x->message = string_value(p, cg_p_tok(p))))
         return false;
     cg_p_advance(p);
-    return !p->failed;
+    return !cg_p_failed(p);
 }
 
 bool cg_parse_expect(cg_parser *p)
@@ -402,7 +404,7 @@ bool cg_parse_expect(cg_parser *p)
     cg_expect *x = cg_p_alloc(p, sizeof *x);
     if (!x)
         return false;
-    x->pos = cg_p_pos(p, p->tok.line, p->tok.col);
+    x->pos = cg_p_here(p);
     cg_p_advance(p); /* 'expect' */
     bool ok;
     if (cg_p_is_name(p, "grad") || cg_p_is_name(p, "value")) {
@@ -410,7 +412,7 @@ bool cg_parse_expect(cg_parser *p)
     } else if (cg_p_is_name(p, "error")) {
         ok = parse_error_expect(p, x);
     } else {
-        cg_p_expected(p, "grad(NAME), value(NAME) or error");
+        cg_error_at(&p->st, cg_p_here(p), "expected grad(NAME), value(NAME) or error, got %s", cg_p_got(p));
         ok = false;
     }
     cg_case *c = p->c;
@@ -439,7 +441,7 @@ static void fail_list_count(cg_parser *p, const cg_check *k)
     cg_format_worlds(c, " or ", counts, sizeof counts);
     cg_format_worlds(c, ", ", worlds, sizeof worlds);
     bool one = c->nworlds == 1 && c->worlds[0] == 1;
-    cg_p_fail(p, k->line, k->col, "expected %s value list%s (one per rank) for world%s %s, got %d", counts,
+    cg_error_at(&p->st, cg_p_pos(p, k->line, k->col), "expected %s value list%s (one per rank) for world%s %s, got %d", counts,
               one ? "" : "s", c->nworlds == 1 ? "" : "s", worlds, k->value);
 }
 
@@ -450,11 +452,11 @@ static bool run_check(cg_parser *p, const cg_check *k)
     switch (k->kind) {
     case CG_CHECK_NAME:
         if (!cg_p_is_defined(p, k->name, strlen(k->name)))
-            cg_p_fail(p, k->line, k->col, "expected a defined tensor name, got '%s'", k->name);
+            cg_error_at(&p->st, cg_p_pos(p, k->line, k->col), "expected a defined tensor name, got '%s'", k->name);
         break;
     case CG_CHECK_RANK:
         if (k->value >= largest)
-            cg_p_fail(p, k->line, k->col, "expected a rank below %d (the largest world), got %d", largest,
+            cg_error_at(&p->st, cg_p_pos(p, k->line, k->col), "expected a rank below %d (the largest world), got %d", largest,
                       k->value);
         break;
     case CG_CHECK_LISTS:
@@ -462,17 +464,17 @@ static bool run_check(cg_parser *p, const cg_check *k)
             fail_list_count(p, k);
         break;
     }
-    return !p->failed;
+    return !cg_p_failed(p);
 }
 
 bool cg_run_checks(cg_parser *p)
 {
     if (!p->c->name) {
-        cg_p_fail(p, 1, 1, "expected 'case NAME', got end of file");
+        cg_error_at(&p->st, cg_p_pos(p, 1, 1), "expected 'case NAME', got end of file");
         return false;
     }
     if (p->c->nworlds == 0) {
-        cg_p_fail(p, 1, 1, "expected 'world N' or 'worlds ...', got end of file");
+        cg_error_at(&p->st, cg_p_pos(p, 1, 1), "expected 'world N' or 'worlds ...', got end of file");
         return false;
     }
     for (int i = 0; i < p->nchecks; i++)

@@ -15,7 +15,7 @@
 bool cg_p_enter(cg_parser *p)
 {
     if (p->depth >= CG_MAX_NESTING) {
-        cg_p_fail(p, p->tok.line, p->tok.col, "expected at most %d nested expressions, got more", CG_MAX_NESTING);
+        cg_error_at(&p->st, cg_p_here(p), "expected at most %d nested expressions, got more", CG_MAX_NESTING);
         return false;
     }
     p->depth++;
@@ -24,17 +24,17 @@ bool cg_p_enter(cg_parser *p)
 
 bool cg_p_number(cg_parser *p, const char *what, double *out)
 {
-    if (p->tok.kind != CG_TOK_NUM) {
-        cg_p_expected(p, what);
+    if (cg_p_tok(p)->kind != CG_TOK_NUM) {
+        cg_error_at(&p->st, cg_p_here(p), "expected %s, got %s", what, cg_p_got(p));
         return false;
     }
-    char *s = cg_p_strndup(p, p->tok.text, p->tok.len);
+    char *s = cg_p_strndup(p, cg_p_tok(p)->text, cg_p_tok(p)->len);
     if (!s)
         return false;
     *out = strtod(s, NULL);
     free(s);
     if (!isfinite(*out)) {
-        cg_p_expected(p, "a finite number");
+        cg_error_at(&p->st, cg_p_here(p), "expected a finite number, got %s", cg_p_got(p));
         return false;
     }
     return true;
@@ -44,11 +44,11 @@ bool cg_p_expect_close(cg_parser *p, const char *close, const char *open, int li
 {
     if (cg_p_is(p, close)) {
         cg_p_advance(p);
-        return !p->failed;
+        return !cg_p_failed(p);
     }
     char what[64];
     snprintf(what, sizeof what, "'%s' to close '%s' at %d:%d", close, open, line, col);
-    cg_p_expected(p, what);
+    cg_error_at(&p->st, cg_p_here(p), "expected %s, got %s", what, cg_p_got(p));
     return false;
 }
 
@@ -120,7 +120,7 @@ static cg_expr *parse_level(cg_parser *p, int level)
     int links = 0;
     for (const binop *b; left && (b = match_op(p, level));) {
         if (level == LEVEL_CMP && links > 0) {
-            cg_p_expected(p, "a single comparison (they do not chain)");
+            cg_error_at(&p->st, cg_p_here(p), "expected a single comparison (they do not chain), got %s", cg_p_got(p));
         } else if (cg_p_enter(p)) {
             links++;
             cg_token at = p->tok;
@@ -176,7 +176,7 @@ static cg_expr *parse_unary(cg_parser *p)
 /* base[i] or base[lo:hi] with either bound optional; line:col is where base starts. */
 static cg_expr *parse_index(cg_parser *p, cg_expr *base, int line, int col)
 {
-    int bl = p->tok.line, bc = p->tok.col;
+    int bl = cg_p_tok(p)->line, bc = cg_p_tok(p)->col;
     cg_expr *kids[3] = {base, NULL, NULL};
     bool slice = false, ok = true;
     cg_p_advance(p); /* '[' */
@@ -205,7 +205,7 @@ static cg_expr *parse_primary(cg_parser *p);
 
 static cg_expr *parse_postfix(cg_parser *p)
 {
-    int line = p->tok.line, col = p->tok.col, links = 0;
+    int line = cg_p_tok(p)->line, col = cg_p_tok(p)->col, links = 0;
     cg_expr *e = parse_primary(p);
     while (e && cg_p_is(p, "[")) {
         if (!cg_p_enter(p)) {
@@ -241,7 +241,7 @@ static bool parse_items(cg_parser *p, cg_expr *e, const char *close, const char 
 
 static cg_expr *parse_list(cg_parser *p)
 {
-    int line = p->tok.line, col = p->tok.col;
+    int line = cg_p_tok(p)->line, col = cg_p_tok(p)->col;
     cg_expr *e = node(p, CG_E_LIST, line, col, 0, NULL);
     if (!e)
         return NULL;
@@ -255,7 +255,7 @@ static cg_expr *parse_list(cg_parser *p)
 
 static cg_expr *parse_paren(cg_parser *p)
 {
-    int line = p->tok.line, col = p->tok.col;
+    int line = cg_p_tok(p)->line, col = cg_p_tok(p)->col;
     cg_p_advance(p); /* '(' */
     cg_expr *e = cg_parse_expr(p);
     if (e && !cg_p_expect_close(p, ")", "(", line, col)) {
@@ -267,8 +267,8 @@ static cg_expr *parse_paren(cg_parser *p)
 
 cg_expr *cg_p_leaf(cg_parser *p, cg_expr_kind kind, bool named)
 {
-    cg_expr *e = node(p, kind, p->tok.line, p->tok.col, 0, NULL);
-    if (e && named && !(e->name = cg_p_strndup(p, p->tok.text, p->tok.len))) {
+    cg_expr *e = node(p, kind, cg_p_tok(p)->line, cg_p_tok(p)->col, 0, NULL);
+    if (e && named && !(e->name = cg_p_strndup(p, cg_p_tok(p)->text, cg_p_tok(p)->len))) {
         cg_expr_free(e);
         return NULL;
     }
@@ -286,9 +286,9 @@ static bool is_redop_word(const cg_token *t)
 /* A tensor name; in expectations it is checked once the whole file is read. */
 static cg_expr *parse_tensor_name(cg_parser *p)
 {
-    const cg_token *t = &p->tok;
+    const cg_token *t = cg_p_tok(p);
     if (!p->defer_names && !cg_p_is_defined(p, t->text, t->len)) {
-        cg_p_expected(p, "a defined tensor name");
+        cg_error_at(&p->st, cg_p_here(p), "expected a defined tensor name, got %s", cg_p_got(p));
         return NULL;
     }
     cg_check check = {CG_CHECK_NAME, t->line, t->col, NULL, 0};
@@ -319,11 +319,11 @@ static cg_expr *parse_identifier(cg_parser *p)
         char what[80];
         snprintf(what, sizeof what, "'(' after '%.*s'", (int)t.len, t.text);
         cg_p_advance(p);
-        cg_p_expected(p, what);
+        cg_error_at(&p->st, cg_p_here(p), "expected %s, got %s", what, cg_p_got(p));
         return NULL;
     }
     if (cg_p_is_reserved(t.text, t.len)) {
-        cg_p_expected(p, "an expression");
+        cg_error_at(&p->st, cg_p_here(p), "expected an expression, got %s", cg_p_got(p));
         return NULL;
     }
     return parse_tensor_name(p);
@@ -331,7 +331,7 @@ static cg_expr *parse_identifier(cg_parser *p)
 
 static cg_expr *parse_primary(cg_parser *p)
 {
-    if (p->tok.kind == CG_TOK_NUM) {
+    if (cg_p_tok(p)->kind == CG_TOK_NUM) {
         double v;
         if (!cg_p_number(p, "a number", &v))
             return NULL;
@@ -340,13 +340,13 @@ static cg_expr *parse_primary(cg_parser *p)
             e->num = v;
         return e;
     }
-    if (p->tok.kind == CG_TOK_NAME)
+    if (cg_p_tok(p)->kind == CG_TOK_NAME)
         return parse_identifier(p);
     if (cg_p_is(p, "("))
         return parse_paren(p);
     if (cg_p_is(p, "["))
         return parse_list(p);
-    cg_p_expected(p, "an expression");
+    cg_error_at(&p->st, cg_p_here(p), "expected an expression, got %s", cg_p_got(p));
     return NULL;
 }
 
@@ -354,7 +354,7 @@ cg_expr *cg_parse_expr(cg_parser *p)
 {
     if (!cg_p_enter(p))
         return NULL;
-    int line = p->tok.line, col = p->tok.col;
+    int line = cg_p_tok(p)->line, col = cg_p_tok(p)->col;
     cg_expr *e = parse_level(p, LEVEL_OR);
     if (e && cg_p_is(p, "?")) {
         cg_token q = p->tok;
@@ -363,7 +363,7 @@ cg_expr *cg_parse_expr(cg_parser *p)
         if ((kids[1] = cg_parse_expr(p)) && !cg_p_is(p, ":")) {
             char what[64];
             snprintf(what, sizeof what, "':' to match '?' at %d:%d", q.line, q.col);
-            cg_p_expected(p, what);
+            cg_error_at(&p->st, cg_p_here(p), "expected %s, got %s", what, cg_p_got(p));
         } else if (kids[1]) {
             cg_p_advance(p);
             kids[2] = cg_parse_expr(p);

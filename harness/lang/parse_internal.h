@@ -47,10 +47,10 @@ enum { CG_HDR_CASE, CG_HDR_SOURCE, CG_HDR_WORLD, CG_HDR_DTYPE, CG_HDR_TOLERANCE,
 
 typedef struct cg_parser {
     cg_lexer lx;
-    cg_token tok;          /* the current token, not yet consumed */
+    cg_token tok;          /* the current token, not yet consumed: read it with cg_p_tok */
     cg_case *c;
-    cg_status *st;         /* where the first error goes (may be NULL) */
-    bool failed;           /* the first error stops everything */
+    cg_status st;          /* the first error (cg_error_at keeps it); it stops everything */
+    char got[96];          /* cg_p_got's description of the current token */
     int depth;             /* expression nesting, capped at CG_MAX_NESTING */
     int nstmts_made;       /* for cg_stmt.index */
     int cap_stmts, cap_expects;
@@ -64,11 +64,18 @@ typedef struct cg_parser {
     int hdr_col[CG_NHDR];
 } cg_parser;
 
-/* Errors: "FILE:LINE:COL: " + the formatted message, only the first one. */
-void cg_p_fail(cg_parser *p, int line, int col, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-/* "expected WHAT, got <the current token>" at the current token. */
-void cg_p_expected(cg_parser *p, const char *what);
-bool cg_p_oom(cg_parser *p);
+/* Errors go into p->st with cg_error_at (status.h), which keeps the first:
+ * "FILE:LINE:COL: expected WHAT, got <cg_p_got>". Once one is there the
+ * parse has failed, and the current token reads as end of file (cg_p_tok),
+ * so every loop unwinds and each function frees what it built. */
+static inline bool cg_p_failed(const cg_parser *p) { return p->st.code != CG_OK; }
+static inline const cg_token *cg_p_tok(const cg_parser *p)
+{
+    static const cg_token eof = {.kind = CG_TOK_EOF};
+    return cg_p_failed(p) ? &eof : &p->tok;
+}
+cg_srcpos cg_p_here(const cg_parser *p);   /* the current token's place */
+const char *cg_p_got(cg_parser *p);        /* the current token described, in p->got */
 
 void cg_p_advance(cg_parser *p);
 void cg_p_advance_mode(cg_parser *p, cg_lex_mode mode);

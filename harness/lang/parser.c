@@ -50,42 +50,23 @@
 
 /* ---- errors ------------------------------------------------------------- */
 
-void cg_p_fail(cg_parser *p, int line, int col, const char *fmt, ...)
-{
-    if (p->failed)
-        return;
-    p->failed = true;
-    p->tok.kind = CG_TOK_EOF;
-    char msg[CG_ERR_LEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    cg_error_at(p->st, (cg_srcpos){p->c->file, line, col}, "%s", msg);
-}
+cg_srcpos cg_p_here(const cg_parser *p) { return cg_p_pos(p, cg_p_tok(p)->line, cg_p_tok(p)->col); }
 
-void cg_p_expected(cg_parser *p, const char *what)
+const char *cg_p_got(cg_parser *p)
 {
-    char got[96];
-    cg_tok_describe(&p->tok, got, sizeof got);
-    cg_p_fail(p, p->tok.line, p->tok.col, "expected %s, got %s", what, got);
-}
-
-bool cg_p_oom(cg_parser *p)
-{
-    cg_p_fail(p, p->tok.line, p->tok.col, "expected memory, got out of memory");
-    return false;
+    cg_tok_describe(cg_p_tok(p), p->got, sizeof p->got);
+    return p->got;
 }
 
 /* ---- tokens ------------------------------------------------------------- */
 
 void cg_p_advance_mode(cg_parser *p, cg_lex_mode mode)
 {
-    if (p->failed)
+    if (cg_p_failed(p))
         return;
     p->tok = cg_lex_next(&p->lx, mode);
     if (p->tok.kind == CG_TOK_ERROR)
-        cg_p_fail(p, p->tok.line, p->tok.col, "%s", p->lx.msg);
+        cg_error_at(&p->st, cg_p_here(p), "%s", p->lx.msg);
 }
 
 void cg_p_advance(cg_parser *p) { cg_p_advance_mode(p, CG_LEX_CODE); }
@@ -96,12 +77,12 @@ cg_token cg_p_peek(const cg_parser *p)
     return cg_lex_next(&copy, CG_LEX_CODE);
 }
 
-bool cg_p_is(const cg_parser *p, const char *punct) { return cg_tok_is(&p->tok, punct); }
-bool cg_p_is_name(const cg_parser *p, const char *name) { return cg_tok_is_name(&p->tok, name); }
+bool cg_p_is(const cg_parser *p, const char *punct) { return cg_tok_is(cg_p_tok(p), punct); }
+bool cg_p_is_name(const cg_parser *p, const char *name) { return cg_tok_is_name(cg_p_tok(p), name); }
 
 bool cg_p_at_statement_end(const cg_parser *p)
 {
-    return p->tok.kind == CG_TOK_NEWLINE || p->tok.kind == CG_TOK_EOF || cg_p_is(p, ";");
+    return cg_p_tok(p)->kind == CG_TOK_NEWLINE || cg_p_tok(p)->kind == CG_TOK_EOF || cg_p_is(p, ";");
 }
 
 bool cg_p_tok_uint(const cg_token *t, unsigned long long max, unsigned long long *out)
@@ -135,7 +116,7 @@ void *cg_p_alloc(cg_parser *p, size_t n)
 {
     void *m = calloc(1, n);
     if (!m)
-        cg_p_oom(p);
+        cg_error_at(&p->st, cg_p_here(p), "expected memory, got out of memory");
     return m;
 }
 
@@ -152,13 +133,13 @@ bool cg_p_grow(cg_parser *p, void *arr, int n, int *cap, size_t elsize)
     if (n < *cap)
         return true;
     if (*cap > (1 << 28))
-        return cg_p_oom(p);
+        return cg_error_at(&p->st, cg_p_here(p), "expected memory, got out of memory") == 0;
     void *old;
     memcpy(&old, arr, sizeof old);
     int ncap = *cap ? *cap * 2 : 4;
     void *grown = realloc(old, (size_t)ncap * elsize);
     if (!grown)
-        return cg_p_oom(p);
+        return cg_error_at(&p->st, cg_p_here(p), "expected memory, got out of memory") == 0;
     memcpy(arr, &grown, sizeof grown);
     *cap = ncap;
     return true;
@@ -228,7 +209,7 @@ static cg_stmt *new_stmt(cg_parser *p, cg_stmt_kind kind)
     cg_stmt *s = cg_p_alloc(p, sizeof *s);
     if (s) {
         s->kind = kind;
-        s->pos = cg_p_pos(p, p->tok.line, p->tok.col);
+        s->pos = cg_p_here(p);
         s->index = p->nstmts_made++;
     }
     return s;
@@ -247,36 +228,36 @@ static bool push_stmt(cg_parser *p, cg_stmt ***list, int *n, int *cap, cg_stmt *
 static bool end_statement(cg_parser *p)
 {
     if (!cg_p_at_statement_end(p)) {
-        cg_p_expected(p, "end of line");
+        cg_error_at(&p->st, cg_p_here(p), "expected end of line, got %s", cg_p_got(p));
         return false;
     }
-    if (p->tok.kind != CG_TOK_EOF)
+    if (cg_p_tok(p)->kind != CG_TOK_EOF)
         cg_p_advance(p);
-    return !p->failed;
+    return !cg_p_failed(p);
 }
 
 static void skip_separators(cg_parser *p)
 {
-    while (p->tok.kind == CG_TOK_NEWLINE || cg_p_is(p, ";"))
+    while (cg_p_tok(p)->kind == CG_TOK_NEWLINE || cg_p_is(p, ";"))
         cg_p_advance(p);
 }
 
 /* One target of an assignment: a fresh, unreserved name. */
 static bool parse_target(cg_parser *p, cg_stmt *s, int *cap)
 {
-    const cg_token *t = &p->tok;
+    const cg_token *t = cg_p_tok(p);
     if (t->kind != CG_TOK_NAME) {
-        cg_p_expected(p, "a tensor name");
+        cg_error_at(&p->st, cg_p_here(p), "expected a tensor name, got %s", cg_p_got(p));
         return false;
     }
     if (cg_p_is_reserved(t->text, t->len)) {
-        cg_p_fail(p, t->line, t->col, "expected a tensor name, got the reserved word '%.*s'", (int)t->len,
+        cg_error_at(&p->st, cg_p_pos(p, t->line, t->col), "expected a tensor name, got the reserved word '%.*s'", (int)t->len,
                   t->text);
         return false;
     }
     for (int i = 0; i < s->nnames; i++)
         if (compare_name(s->names[i], t->text, t->len) == 0) {
-            cg_p_fail(p, t->line, t->col, "expected distinct names, got '%s' twice", s->names[i]);
+            cg_error_at(&p->st, cg_p_pos(p, t->line, t->col), "expected distinct names, got '%s' twice", s->names[i]);
             return false;
         }
     if (!cg_p_grow(p, &s->names, s->nnames, cap, sizeof *s->names))
@@ -296,7 +277,7 @@ static cg_stmt *parse_assignment(cg_parser *p)
     while (ok && (ok = parse_target(p, s, &cap)) && cg_p_is(p, ","))
         cg_p_advance(p);
     if (ok && !cg_p_is(p, "=")) {
-        cg_p_expected(p, s->nnames == 1 ? "'=' or ','" : "'='");
+        cg_error_at(&p->st, cg_p_here(p), "expected %s, got %s", s->nnames == 1 ? "'=' or ','" : "'='", cg_p_got(p));
         ok = false;
     }
     if (ok) {
@@ -315,14 +296,14 @@ static cg_stmt *parse_assignment(cg_parser *p)
 
 static cg_stmt *parse_call_statement(cg_parser *p)
 {
-    const cg_token *t = &p->tok;
+    const cg_token *t = cg_p_tok(p);
     const cg_function *f = cg_find_function(t->text, t->len);
     if (!f) {
-        cg_p_expected(p, "a known function");
+        cg_error_at(&p->st, cg_p_here(p), "expected a known function, got %s", cg_p_got(p));
         return NULL;
     }
     if (!f->statement) {
-        cg_p_expected(p, "a statement call (backward, zero_grad or send)");
+        cg_error_at(&p->st, cg_p_here(p), "expected a statement call (backward, zero_grad or send), got %s", cg_p_got(p));
         return NULL;
     }
     cg_stmt *s = new_stmt(p, CG_S_CALL);
@@ -335,17 +316,17 @@ static cg_stmt *parse_call_statement(cg_parser *p)
 
 static cg_stmt *parse_statement(cg_parser *p)
 {
-    const cg_token *t = &p->tok;
+    const cg_token *t = cg_p_tok(p);
     if (t->kind != CG_TOK_NAME) {
-        cg_p_expected(p, "a statement");
+        cg_error_at(&p->st, cg_p_here(p), "expected a statement, got %s", cg_p_got(p));
         return NULL;
     }
     if (p->in_block && cg_tok_is_name(t, "on")) {
-        cg_p_expected(p, "a statement inside an on-block (they do not nest)");
+        cg_error_at(&p->st, cg_p_here(p), "expected a statement inside an on-block (they do not nest), got %s", cg_p_got(p));
         return NULL;
     }
     if (p->in_block && (cg_is_header_word(t) || cg_tok_is_name(t, "expect"))) {
-        cg_p_expected(p, "a statement inside an on-block");
+        cg_error_at(&p->st, cg_p_here(p), "expected a statement inside an on-block, got %s", cg_p_got(p));
         return NULL;
     }
     cg_token next = cg_p_peek(p);
@@ -354,17 +335,17 @@ static cg_stmt *parse_statement(cg_parser *p)
 
 static bool parse_block_body(cg_parser *p, cg_stmt *s)
 {
-    int line = p->tok.line, col = p->tok.col, cap = 0;
+    int line = cg_p_tok(p)->line, col = cg_p_tok(p)->col, cap = 0;
     cg_p_advance(p); /* '{' */
     p->in_block = true;
     for (;;) {
         skip_separators(p);
-        if (cg_p_is(p, "}") || p->failed)
+        if (cg_p_is(p, "}") || cg_p_failed(p))
             break;
-        if (p->tok.kind == CG_TOK_EOF) {
+        if (cg_p_tok(p)->kind == CG_TOK_EOF) {
             char what[64];
             snprintf(what, sizeof what, "'}' to close '{' at %d:%d", line, col);
-            cg_p_expected(p, what);
+            cg_error_at(&p->st, cg_p_here(p), "expected %s, got %s", what, cg_p_got(p));
             break;
         }
         cg_stmt *body = parse_statement(p);
@@ -373,10 +354,10 @@ static bool parse_block_body(cg_parser *p, cg_stmt *s)
             break;
     }
     p->in_block = false;
-    if (p->failed)
+    if (cg_p_failed(p))
         return false;
     cg_p_advance(p); /* '}' */
-    return !p->failed;
+    return !cg_p_failed(p);
 }
 
 static cg_stmt *parse_on_block(cg_parser *p)
@@ -398,7 +379,7 @@ static cg_stmt *parse_on_block(cg_parser *p)
             cg_p_advance(p);
     }
     if (ok && !cg_p_is(p, "{")) {
-        cg_p_expected(p, "',' or '{'");
+        cg_error_at(&p->st, cg_p_here(p), "expected ',' or '{', got %s", cg_p_got(p));
         ok = false;
     }
     if (!ok || !parse_block_body(p, s)) {
@@ -414,7 +395,7 @@ static bool parse_line(cg_parser *p)
 {
     cg_case *c = p->c;
     cg_stmt *s;
-    if (cg_is_header_word(&p->tok))
+    if (cg_is_header_word(cg_p_tok(p)))
         return cg_parse_header(p);
     if (cg_p_is_name(p, "expect"))
         return cg_parse_expect(p);
@@ -424,9 +405,9 @@ static bool parse_line(cg_parser *p)
 
 static void parse_program(cg_parser *p)
 {
-    while (!p->failed) {
+    while (!cg_p_failed(p)) {
         skip_separators(p);
-        if (p->tok.kind == CG_TOK_EOF || !parse_line(p) || !end_statement(p))
+        if (cg_p_tok(p)->kind == CG_TOK_EOF || !parse_line(p) || !end_statement(p))
             return;
     }
 }
@@ -461,15 +442,16 @@ cg_case *cg_parse_case(const char *file, const char *text, size_t len, cg_status
     memset(&p, 0, sizeof p);
     if (!(p.c = new_case(file ? file : "<input>", st)))
         return NULL;
-    p.st = st;
     cg_lex_init(&p.lx, text, len);
     cg_p_advance(&p);
     parse_program(&p);
-    if (!p.failed)
+    if (!cg_p_failed(&p))
         cg_run_checks(&p);
     free(p.defined);
     free(p.checks);
-    if (p.failed) {
+    if (cg_p_failed(&p)) {
+        if (st)
+            *st = p.st;
         cg_case_free(p.c);
         return NULL;
     }

@@ -43,6 +43,8 @@ int cg_error_infra(cg_status *st, const char *fmt, ...)
 
 int cg_error_at(cg_status *st, cg_srcpos pos, const char *fmt, ...)
 {
+    if (st && st->code != CG_OK)
+        return -1;
     char prefix[CG_ERR_LEN];
     snprintf(prefix, sizeof prefix, "%s:%d:%d: ", pos.file ? pos.file : "?", pos.line, pos.col);
     va_list ap;
@@ -54,6 +56,8 @@ int cg_error_at(cg_status *st, cg_srcpos pos, const char *fmt, ...)
 
 int cg_error_at_rank(cg_status *st, cg_srcpos pos, int rank, int world, const char *fmt, ...)
 {
+    if (st && st->code != CG_OK)
+        return -1;
     char msg[CG_ERR_LEN];
     va_list ap;
     va_start(ap, fmt);
@@ -66,6 +70,8 @@ int cg_error_at_rank(cg_status *st, cg_srcpos pos, int rank, int world, const ch
 
 int cg_error_wrap(cg_status *st, const cg_status *cause, cg_srcpos pos, int rank, int world)
 {
+    if (st && st->code != CG_OK)
+        return -1;
     int code = cause->code == CG_E_INFRA ? CG_E_INFRA : CG_E_CASE;
     cg_error_at_rank(st, pos, rank, world, "%s", cause->msg);
     if (st)

@@ -43,7 +43,9 @@ int cg_error_infra(cg_status *st, const char *fmt, ...) __attribute__((format(pr
 /* cg_error's core, for wrappers that hold a status in their own context
  * (a graph's, an interpreter's): code CG_E_CASE or CG_E_INFRA. -1. */
 int cg_verror(cg_status *st, int code, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
-/* "file:line:col: <message>" (the case language's place of an error). */
+/* "file:line:col: <message>" (the case language's place of an error). A
+ * located error is a cause: one already in st is earlier, so it stands and
+ * the later one, its consequence, is dropped (this and the two below). */
 int cg_error_at(cg_status *st, cg_srcpos pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The same, for an error one simulated rank met running the case:
  * "file:line:col: <message> (rank R, world W)"; rank < 0 or world <= 1 leaves
