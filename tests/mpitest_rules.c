@@ -55,7 +55,7 @@ static void run_case(const cg_rules *rules, bw_case *k, cg_coll c, const char *f
     cg_rule_call call = {.tp = &tp, .coll = &c, .rank = my_rank, .world = world_size,
                          .counts = counts_of(&c, k), .x = k->x, .y = k->y, .gy = k->gy, .gx = gx,
                          .st = &st};
-    int rc = rules->backward(&call);
+    int rc = cg_rules_backward(rules, &call);
     CHECK(rc == 0, "%s failed: %s", what, st.msg);
     if (rc == 0)
         expect_grad(what, gx, k->want);
@@ -360,7 +360,7 @@ static void expect_failure(const cg_rules *rules, cg_tp *over, cg_coll_kind kind
                          .gx = cg_tensor_like(k.g, k.x), .st = &st};
     uint64_t before[CG_TP_NENTRY];
     memcpy(before, tp.calls, sizeof before);
-    int rc = rules->backward(&call);
+    int rc = cg_rules_backward(rules, &call);
     CHECK(rc == -1 && strstr(st.msg, needle) && strncmp(st.msg, "backward of ", 12) == 0,
           "%s %s: rc %d, err '%s', want '%s'", rules->name, cg_coll_name(kind), rc, st.msg, needle);
     CHECK(memcmp(before, tp.calls, sizeof before) == 0, "%s %s: a refused call communicated",

@@ -46,7 +46,7 @@ static void run_case(const cg_rules *rules, bw_case *k, cg_coll c, int calls, co
                          .counts = counts_of(&c, k), .x = k->x, .y = k->y, .gy = k->gy, .gx = gx,
                          .st = &st};
     uint64_t before = transport_calls();
-    int rc = rules->backward(&call);
+    int rc = cg_rules_backward(rules, &call);
     uint64_t made = transport_calls() - before;
     CHECK(rc == 0, "%s failed: %s", what, st.msg);
     CHECK(made == (uint64_t)calls, "%s made %llu transport calls, want %d", what,
@@ -156,7 +156,7 @@ static void expect_failure(const cg_rules *rules, cg_coll c, int64_t gy_len, con
                          .counts = counts_of(&c, &k), .x = k.x, .y = k.y, .gy = k.gy,
                          .gx = cg_tensor_like(k.g, k.x), .st = &st};
     uint64_t before = transport_calls();
-    int rc = rules->backward(&call);
+    int rc = cg_rules_backward(rules, &call);
     bool right = message ? strcmp(st.msg, message) == 0 : strstr(st.msg, needle) != NULL;
     CHECK(rc == -1 && right, "%s %s: rc %d, err '%s', want '%s'", rules->name,
           cg_coll_name(c.kind), rc, st.msg, message ? message : needle);
@@ -170,13 +170,13 @@ static void expect_failure(const cg_rules *rules, cg_coll c, int64_t gy_len, con
 static void test_torch_funcol(void)
 {
     static const char *const refused[] = {
-        [CG_RED_AVG] = "backward of all_reduce(avg) is not supported by _functional_collectives "
+        [CG_RED_AVG] = "backward of all_reduce(avg): not supported by _functional_collectives "
                        "(only sum)",
-        [CG_RED_PROD] = "backward of all_reduce(prod) is not supported by _functional_collectives "
+        [CG_RED_PROD] = "backward of all_reduce(prod): not supported by _functional_collectives "
                         "(only sum)",
-        [CG_RED_MAX] = "backward of all_reduce(max) is not supported by _functional_collectives "
+        [CG_RED_MAX] = "backward of all_reduce(max): not supported by _functional_collectives "
                        "(only sum)",
-        [CG_RED_MIN] = "backward of all_reduce(min) is not supported by _functional_collectives "
+        [CG_RED_MIN] = "backward of all_reduce(min): not supported by _functional_collectives "
                        "(only sum)",
     };
     const cg_rules *f = &cg_rules_torch_funcol;
@@ -184,7 +184,7 @@ static void test_torch_funcol(void)
     for (cg_redop op = CG_RED_AVG; op < CG_RED_COUNT; op++)
         expect_failure(f, coll(CG_C_ALL_REDUCE, op, 0), 2, refused[op], NULL);
     expect_failure(f, coll(CG_C_REDUCE_SCATTER, CG_RED_MAX, 0), 2,
-                   "backward of reduce_scatter(max) is not supported by _functional_collectives "
+                   "backward of reduce_scatter(max): not supported by _functional_collectives "
                    "(only sum)", NULL);
     test_reduce_scatter(f, CG_RED_SUM, 1.0);
     test_all_gather(f, true, 1.0, 1);
@@ -200,7 +200,7 @@ static void test_horovod(void)
     test_reduce_scatter(h, CG_RED_SUM, world_size);
     test_reduce_scatter(h, CG_RED_AVG, 1.0);
     expect_failure(h, coll(CG_C_REDUCE_SCATTER, CG_RED_PROD, 0), 2,
-                   "backward of reduce_scatter(prod) is not supported by horovod (reducescatter "
+                   "backward of reduce_scatter(prod): not supported by horovod (reducescatter "
                    "takes only sum and average)", NULL);
     test_broadcast(h, 0, 1.0 / world_size);
     test_broadcast(h, world_size - 1, 1.0 / world_size);

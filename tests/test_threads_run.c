@@ -159,7 +159,7 @@ END_TEST
 static int fails_on_rank_1(cg_rule_call *call)
 {
     if (call->rank == 1)
-        return cg_rules_fail(call, "refused on rank 1");
+        return cg_error(call->st, "refused on rank 1");
     return cg_reference_backward(call);
 }
 

@@ -18,12 +18,12 @@ static int all_reduce_then_slice(cg_rule_call *call)
     cg_tensor *gy = (cg_tensor *)call->gy;
     size_t *off = malloc((size_t)call->world * sizeof *off);
     if (!off)
-        return cg_rules_fail(call, "out of memory");
+        return cg_error_infra(call->st, "out of memory");
     cg_counts_offsets(call->counts->inputs, call->world, off);
     size_t start = off[call->rank], mine = call->counts->inputs[call->rank];
     free(off);
     if (cg_tp_all_reduce(call->tp, call->site, gy->data, gy->data, (size_t)gy->numel, gy->dtype, CGT_SUM) != 0)
-        return cg_rules_tp_fail(call);
+        return cg_error(call->st, "%s", call->tp->st.msg);
     size_t esz = cg_dtype_size(gy->dtype);
     memcpy(call->gx->data, (const char *)gy->data + start * esz, mine * esz);
     return 0;

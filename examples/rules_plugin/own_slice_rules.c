@@ -8,7 +8,7 @@
  *            own_slice_rules.c -o libown_slice_rules.so
  * Run:   collgrad-check --rules ./libown_slice_rules.so CASES...
  *
- * cg_reference_backward, cg_counts_offsets, cg_rules_fail and the cg_dtype_*
+ * cg_reference_backward, cg_counts_offsets, cg_error and the cg_dtype_*
  * helpers are not linked in: they resolve against the collgrad-check
  * executable, which exports them, when it dlopens this file. */
 #include <stdlib.h>
@@ -21,7 +21,7 @@ static int own_slice(cg_rule_call *call)
 {
     size_t *off = malloc((size_t)call->world * sizeof *off);
     if (!off)
-        return cg_rules_fail(call, "out of memory");
+        return cg_error_infra(call->st, "out of memory");
     cg_counts_offsets(call->counts->inputs, call->world, off);
     size_t mine = call->counts->inputs[call->rank];
     size_t total = off[call->world - 1] + call->counts->inputs[call->world - 1];
@@ -29,10 +29,10 @@ static int own_slice(cg_rule_call *call)
     free(off);
     /* The copy below trusts these sizes: check them rather than read past gy. */
     if ((size_t)call->gx->numel != mine || (size_t)call->gy->numel != total)
-        return cg_rules_fail(call, "gx has %lld elements and gy %lld, expected %zu and %zu",
+        return cg_error(call->st, "gx has %lld elements and gy %lld, expected %zu and %zu",
                              (long long)call->gx->numel, (long long)call->gy->numel, mine, total);
     if (call->gy->dtype != call->gx->dtype)
-        return cg_rules_fail(call, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
+        return cg_error(call->st, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
                              cg_dtype_name(call->gx->dtype));
     size_t esz = cg_dtype_size(call->gx->dtype);
     if (mine > 0)

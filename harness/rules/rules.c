@@ -99,27 +99,20 @@ static void describe_call(const cg_coll *c, char *buf, size_t len)
         snprintf(buf, len, "%s", kind);
 }
 
-int cg_rules_fail(cg_rule_call *call, const char *fmt, ...)
+int cg_rules_backward(const cg_rules *r, cg_rule_call *call)
 {
-    char what[96], msg[CG_ERR_LEN];
+    if (r->backward(call) == 0)
+        return 0;
+    char what[96];
     describe_call(call->coll, what, sizeof what);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return cg_error(call->st, "backward of %s: %s", what, msg);
-}
-
-int cg_rules_tp_fail(cg_rule_call *call)
-{
-    return cg_rules_fail(call, "%s", call->tp->st.msg[0] ? call->tp->st.msg : "transport call failed");
+    /* the message may be an argument: cg_error formats before it stores */
+    return cg_error(call->st, "backward of %s: %s", what,
+                    call->st && call->st->msg[0] ? call->st->msg : "the rule set failed without a message");
 }
 
 int cg_rules_unsupported(cg_rule_call *call, const char *by)
 {
-    char what[96];
-    describe_call(call->coll, what, sizeof what);
-    return cg_error(call->st, "backward of %s is not supported by %s", what, by);
+    return cg_error(call->st, "not supported by %s", by);
 }
 
 /* The local backwards below issue no collective, so a size or dtype that
@@ -127,10 +120,10 @@ int cg_rules_unsupported(cg_rule_call *call, const char *by)
 static int check_local(cg_rule_call *call, size_t gx_want, size_t gy_want)
 {
     if (call->gy->dtype != call->gx->dtype)
-        return cg_rules_fail(call, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
+        return cg_error(call->st, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
                              cg_dtype_name(call->gx->dtype));
     if ((size_t)call->gx->numel != gx_want || (size_t)call->gy->numel != gy_want)
-        return cg_rules_fail(call, "gx has %lld elements and gy %lld, expected %zu and %zu",
+        return cg_error(call->st, "gx has %lld elements and gy %lld, expected %zu and %zu",
                              (long long)call->gx->numel, (long long)call->gy->numel, gx_want,
                              gy_want);
     return 0;

@@ -35,14 +35,15 @@ typedef struct cg_rule_call {
     const cg_tensor *y;       /* this rank's output (forward value) */
     const cg_tensor *gy;      /* gradient arriving at y; zeros when none reached it */
     cg_tensor *gx;            /* to fill: gradient for x, zero on entry, x's shape and dtype */
-    cg_status *st;            /* on failure: "backward of all_reduce(prod): ..." (cg_rules_fail) */
+    cg_status *st;            /* on failure: cg_error(call->st, ...); cg_rules_backward names the call */
 } cg_rule_call;
 
 /* A rule-set plugin (--rules ./libx.so) is a shared object exporting
  *     const cg_rules *collgrad_rules(void);
  * The tool refuses a table whose abi_version differs from this one; the
  * number changes whenever cg_rules or cg_rule_call changes layout. */
-#define CG_RULES_ABI_VERSION 3 /* 2: cg_rules.docs; 3: cg_rule_call.counts and .st */
+#define CG_RULES_ABI_VERSION 4 /* 2: cg_rules.docs; 3: cg_rule_call.counts and .st;
+                                  4: cg_error(call->st, ...) replaces cg_rules_fail */
 #define CG_RULES_ENTRY "collgrad_rules"
 typedef const struct cg_rules *(*cg_rules_entry_fn)(void);
 
@@ -65,7 +66,9 @@ typedef struct cg_rules {
     cg_wiring (*wiring)(const cg_coll *c);
     /* The collective kinds CG_C_ALL_REDUCE..CG_C_ALL_TO_ALL; send and recv are
      * wired by the worker (recv's backward sends gy back, send's receives it).
-     * Returns 0, or -1 with call->st set. */
+     * Returns 0, or -1 with call->st set by cg_error (status.h), the
+     * transport's own message (call->tp->st) passed on as it is; the caller,
+     * through cg_rules_backward, names the call. */
     int (*backward)(cg_rule_call *call);
     const cg_backward_doc *docs; /* what backward does, per (collective, op); NULL: undocumented */
 } cg_rules;
@@ -74,6 +77,10 @@ typedef struct cg_rules {
  * statement, else, when r does not list the kind, reference's (*inherited
  * set); NULL when neither says. */
 const char *cg_rules_describe(const cg_rules *r, cg_coll_kind kind, cg_redop op, bool *inherited);
+
+/* r->backward(call); a failure's message is named after the call, once:
+ * "backward of all_reduce(prod): <what the rule set said>". 0 or -1. */
+int cg_rules_backward(const cg_rules *r, cg_rule_call *call);
 
 /* The built-in rule set named `name`, or NULL. */
 const cg_rules *cg_rules_find(const char *name);
@@ -103,12 +110,8 @@ void cg_counts_offsets(const size_t *counts, int world, size_t *off);
 
 /* Helpers the rule sets share (rules.c). */
 cgt_redop cg_rules_tp_op(cg_redop op);
-/* call->st = "backward of all_reduce(prod): <message>"; returns -1. */
-int cg_rules_fail(cg_rule_call *call, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* call->err from the transport's message (call->tp->st.msg); returns -1. */
-int cg_rules_tp_fail(cg_rule_call *call);
-/* call->st = "backward of all_reduce(avg) is not supported by <by>"; returns
- * -1. For implementations that raise: an expected error, not a number. */
+/* call->st = "not supported by <by>"; returns -1. For implementations that
+ * raise: an expected error, not a number. */
 int cg_rules_unsupported(cg_rule_call *call, const char *by);
 /* gx = gy with no communication: a backward autograd sees as identity. */
 int cg_rules_pass_gradient(cg_rule_call *call);

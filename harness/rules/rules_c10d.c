@@ -26,7 +26,7 @@ static cg_wiring c10d_wiring(const cg_coll *c)
 /* Unreachable through the worker: no c10d collective is wired to a node. */
 static int c10d_backward(cg_rule_call *call)
 {
-    return cg_rules_fail(call, "c10d collectives have no autograd node (identity or detached "
+    return cg_error(call->st, "c10d collectives have no autograd node (identity or detached "
                                "wiring), so no backward formula exists");
 }
 

@@ -22,7 +22,7 @@ static int check_same_dtype(cg_rule_call *call)
 {
     if (call->gy->dtype == call->gx->dtype)
         return 0;
-    return cg_rules_fail(call, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
+    return cg_error(call->st, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
                          cg_dtype_name(call->gx->dtype));
 }
 
@@ -37,7 +37,7 @@ static int issue_one_reduce_per_rank(cg_rule_call *call, const size_t *off, void
         void *recv = j == call->rank ? call->gx->data : ignored;
         if (cg_tp_reduce(call->tp, call->site, block, recv, call->counts->inputs[j], call->gx->dtype, CGT_SUM,
                          j) < 0)
-            return cg_rules_tp_fail(call);
+            return cg_error(call->st, "%s", call->tp->st.msg);
     }
     return 0;
 }
@@ -48,7 +48,7 @@ static int all_gather_by_reduces(cg_rule_call *call)
         return -1;
     size_t *off = malloc((size_t)call->world * sizeof *off);
     if (!off)
-        return cg_rules_fail(call, "out of memory");
+        return cg_error_infra(call->st, "out of memory");
     cg_counts_offsets(call->counts->inputs, call->world, off);
     size_t total = off[call->world - 1] + call->counts->inputs[call->world - 1], largest = 0;
     for (int j = 0; j < call->world; j++)
@@ -57,7 +57,7 @@ static int all_gather_by_reduces(cg_rule_call *call)
     cg_graph *scratch = NULL;
     int rc;
     if ((size_t)call->gx->numel != call->counts->inputs[call->rank] || (size_t)call->gy->numel != total)
-        rc = cg_rules_fail(call, "gx has %lld elements and gy %lld, expected %zu and %zu",
+        rc = cg_error(call->st, "gx has %lld elements and gy %lld, expected %zu and %zu",
                            (long long)call->gx->numel, (long long)call->gy->numel,
                            call->counts->inputs[call->rank], total);
     else if (!(scratch = cg_local_scratch(call)) ||
@@ -77,14 +77,14 @@ static int broadcast_keeping_gradient(cg_rule_call *call)
     if (check_same_dtype(call) < 0)
         return -1;
     if ((size_t)call->gx->numel != n)
-        return cg_rules_fail(call, "gx has %lld elements but gy %zu", (long long)call->gx->numel,
+        return cg_error(call->st, "gx has %lld elements but gy %zu", (long long)call->gx->numel,
                              n);
     if (call->coll->root < 0 || call->coll->root >= call->world)
-        return cg_rules_fail(call, "root %d is not a rank of a world of %d", call->coll->root,
+        return cg_error(call->st, "root %d is not a rank of a world of %d", call->coll->root,
                              call->world);
     if (cg_tp_reduce(call->tp, call->site, call->gy->data, call->gx->data, n, call->gx->dtype, CGT_SUM,
                      call->coll->root) < 0)
-        return cg_rules_tp_fail(call);
+        return cg_error(call->st, "%s", call->tp->st.msg);
     if (call->rank != call->coll->root)
         return cg_local_copy(call, call->gx->data, call->gy->data,
                              n * cg_dtype_size(call->gx->dtype));

@@ -22,17 +22,17 @@ static int own_slice_of_own_gradient(cg_rule_call *call)
 {
     size_t *off = malloc((size_t)call->world * sizeof *off);
     if (!off)
-        return cg_rules_fail(call, "out of memory");
+        return cg_error_infra(call->st, "out of memory");
     cg_counts_offsets(call->counts->inputs, call->world, off);
     size_t mine = call->counts->inputs[call->rank];
     size_t total = off[call->world - 1] + call->counts->inputs[call->world - 1];
     size_t start = off[call->rank];
     free(off);
     if ((size_t)call->gx->numel != mine || (size_t)call->gy->numel != total)
-        return cg_rules_fail(call, "gx has %lld elements and gy %lld, expected %zu and %zu",
+        return cg_error(call->st, "gx has %lld elements and gy %lld, expected %zu and %zu",
                              (long long)call->gx->numel, (long long)call->gy->numel, mine, total);
     if (call->gy->dtype != call->gx->dtype)
-        return cg_rules_fail(call, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
+        return cg_error(call->st, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
                              cg_dtype_name(call->gx->dtype));
     size_t esz = cg_dtype_size(call->gx->dtype);
     return cg_local_copy(call, call->gx->data, (const char *)call->gy->data + start * esz,

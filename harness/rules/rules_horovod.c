@@ -36,7 +36,7 @@ static int check_same_dtype(cg_rule_call *call)
 {
     if (call->gy->dtype == call->gx->dtype)
         return 0;
-    return cg_rules_fail(call, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
+    return cg_error(call->st, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
                          cg_dtype_name(call->gx->dtype));
 }
 
@@ -47,11 +47,11 @@ static int all_reduce_with_forward_op(cg_rule_call *call)
     if (check_same_dtype(call) < 0)
         return -1;
     if ((size_t)call->gy->numel != n || (unsigned)call->coll->op >= CG_RED_COUNT)
-        return cg_rules_fail(call, "gy has %lld elements, expected %zu (op %d)",
+        return cg_error(call->st, "gy has %lld elements, expected %zu (op %d)",
                              (long long)call->gy->numel, n, (int)call->coll->op);
     if (cg_tp_all_reduce(call->tp, call->site, call->gy->data, call->gx->data, n, call->gx->dtype,
                          cg_rules_tp_op(call->coll->op)) < 0)
-        return cg_rules_tp_fail(call);
+        return cg_error(call->st, "%s", call->tp->st.msg);
     return 0;
 }
 
@@ -68,14 +68,14 @@ static int all_gather_average(cg_rule_call *call)
     if (check_same_dtype(call) < 0)
         return -1;
     if ((size_t)call->gx->numel != mine || (size_t)call->gy->numel != total)
-        return cg_rules_fail(call, "gx has %lld elements and gy %lld, expected %zu and %zu",
+        return cg_error(call->st, "gx has %lld elements and gy %lld, expected %zu and %zu",
                              (long long)call->gx->numel, (long long)call->gy->numel, mine, total);
     size_t esz = cg_dtype_size(call->gx->dtype);
     cg_graph *scratch = cg_local_scratch(call);
     char *avg = scratch ? cg_local_buffer(call, scratch, total * esz) : NULL;
     int rc = avg ? 0 : -1;
     if (rc == 0 && cg_tp_all_reduce(call->tp, call->site, call->gy->data, avg, total, call->gx->dtype, CGT_AVG) < 0)
-        rc = cg_rules_tp_fail(call);
+        rc = cg_error(call->st, "%s", call->tp->st.msg);
     if (rc == 0)
         rc = cg_local_copy(call, call->gx->data, avg + start * esz, mine * esz);
     cg_graph_free(scratch);
@@ -107,10 +107,10 @@ static int broadcast_average(cg_rule_call *call)
     if (check_same_dtype(call) < 0)
         return -1;
     if (call->coll->root < 0 || call->coll->root >= call->world)
-        return cg_rules_fail(call, "root %d is not a rank of a world of %d", call->coll->root,
+        return cg_error(call->st, "root %d is not a rank of a world of %d", call->coll->root,
                              call->world);
     if (at_root && (size_t)call->gx->numel != n)
-        return cg_rules_fail(call, "gx has %lld elements but gy %zu", (long long)call->gx->numel,
+        return cg_error(call->st, "gx has %lld elements but gy %zu", (long long)call->gx->numel,
                              n);
     cg_graph *scratch = at_root ? NULL : cg_local_scratch(call);
     void *recv = at_root ? call->gx->data
@@ -118,7 +118,7 @@ static int broadcast_average(cg_rule_call *call)
                            : NULL;
     int rc = recv ? 0 : -1;
     if (rc == 0 && cg_tp_all_reduce(call->tp, call->site, call->gy->data, recv, n, call->gx->dtype, CGT_AVG) < 0)
-        rc = cg_rules_tp_fail(call);
+        rc = cg_error(call->st, "%s", call->tp->st.msg);
     cg_graph_free(scratch);
     return rc;
 }

@@ -12,21 +12,15 @@ static bool on_device(const cg_rule_call *call)
     return call->gx->on_device;
 }
 
-/* call->st from the CUDA layer's message; returns -1. */
-static int device_fail(cg_rule_call *call)
-{
-    return cg_rules_fail(call, "%s", cg_cuda_last_error());
-}
-
 cg_graph *cg_local_scratch(cg_rule_call *call)
 {
     cg_graph *s = cg_graph_new();
     if (!s) {
-        cg_rules_fail(call, "out of memory");
+        cg_error_infra(call->st, "out of memory");
         return NULL;
     }
     if (on_device(call) && cg_graph_use_cuda(s) < 0) {
-        cg_rules_fail(call, "%s", cg_graph_status(s)->msg);
+        cg_error(call->st, "%s", cg_graph_status(s)->msg);
         cg_graph_free(s);
         return NULL;
     }
@@ -37,7 +31,7 @@ void *cg_local_buffer(cg_rule_call *call, cg_graph *scratch, size_t bytes)
 {
     void *p = cg_alloc_data(scratch, bytes);
     if (!p)
-        cg_rules_fail(call, "%s", cg_graph_status(scratch)->msg);
+        cg_error(call->st, "%s", cg_graph_status(scratch)->msg);
     return p;
 }
 
@@ -46,19 +40,19 @@ int cg_local_copy(cg_rule_call *call, void *dst, const void *src, size_t bytes)
     if (bytes == 0)
         return 0;
     if (on_device(call))
-        return cg_cuda_copy(dst, src, bytes) < 0 ? device_fail(call) : 0;
+        return cg_cuda_copy(dst, src, bytes) < 0 ? cg_error_cuda(call->st) : 0;
     memcpy(dst, src, bytes);
     return 0;
 }
 
 int cg_local_mul(cg_rule_call *call, cg_tensor *t, double v)
 {
-    return cg_tensor_scale_by(t, v, false) < 0 ? device_fail(call) : 0;
+    return cg_tensor_scale_by(t, v, false) < 0 ? cg_error_cuda(call->st) : 0;
 }
 
 int cg_local_div(cg_rule_call *call, cg_tensor *t, double v)
 {
-    return cg_tensor_scale_by(t, v, true) < 0 ? device_fail(call) : 0;
+    return cg_tensor_scale_by(t, v, true) < 0 ? cg_error_cuda(call->st) : 0;
 }
 
 int cg_local_prod_split(cg_rule_call *call, const cg_tensor *x, cg_tensor *zeros,
@@ -66,7 +60,7 @@ int cg_local_prod_split(cg_rule_call *call, const cg_tensor *x, cg_tensor *zeros
 {
     if (x->on_device)
         return cg_cuda_prod_split(x->dtype, x->data, x->numel, zeros->data, nonzero->data) < 0
-                   ? device_fail(call)
+                   ? cg_error_cuda(call->st)
                    : 0;
     for (int64_t e = 0; e < x->numel; e++) {
         double v = cg_get(x, e);
@@ -82,7 +76,7 @@ int cg_local_prod_scale(cg_rule_call *call, const cg_tensor *x, const cg_tensor 
     if (x->on_device)
         return cg_cuda_prod_scale(x->dtype, x->data, zeros->data, nonzero->data, gx->data,
                                   x->numel) < 0
-                   ? device_fail(call)
+                   ? cg_error_cuda(call->st)
                    : 0;
     for (int64_t e = 0; e < x->numel; e++) {
         double others = cg_prod_of_others(cg_get(x, e), cg_get(zeros, e), cg_get(nonzero, e));
@@ -96,7 +90,7 @@ int cg_local_equal_mask(cg_rule_call *call, const cg_tensor *x, const cg_tensor 
 {
     if (x->on_device)
         return cg_cuda_equal_mask(x->dtype, x->data, m->data, x->numel, mask->data) < 0
-                   ? device_fail(call)
+                   ? cg_error_cuda(call->st)
                    : 0;
     for (int64_t e = 0; e < x->numel; e++)
         cg_set(mask, e, cg_get(x, e) == cg_get(m, e) ? 1.0 : 0.0);
@@ -108,7 +102,7 @@ int cg_local_tie_scale(cg_rule_call *call, const cg_tensor *x, const cg_tensor *
 {
     if (x->on_device)
         return cg_cuda_tie_scale(x->dtype, x->data, m->data, ties->data, gx->data, x->numel) < 0
-                   ? device_fail(call)
+                   ? cg_error_cuda(call->st)
                    : 0;
     for (int64_t e = 0; e < x->numel; e++) {
         double share = cg_tie_share(cg_get(x, e), cg_get(m, e), cg_get(ties, e));
@@ -123,7 +117,7 @@ int cg_local_xla_grad(cg_rule_call *call, bool prod, const cg_tensor *gy, const 
     if (x->on_device)
         return cg_cuda_xla_grad(x->dtype, prod, gy->data, x->data, y->data, gx->data,
                                 x->numel) < 0
-                   ? device_fail(call)
+                   ? cg_error_cuda(call->st)
                    : 0;
     for (int64_t e = 0; e < x->numel; e++) {
         double g = cg_get(gy, e), in = cg_get(x, e), out = cg_get(y, e);

@@ -37,7 +37,7 @@ static int expect_numel(cg_rule_call *c, const char *what, const cg_tensor *t, s
 {
     if ((size_t)t->numel == want)
         return 0;
-    return cg_rules_fail(c, "%s has %lld elements on rank %d, expected %zu", what,
+    return cg_error(c->st, "%s has %lld elements on rank %d, expected %zu", what,
                          (long long)t->numel, c->rank, want);
 }
 
@@ -53,12 +53,12 @@ static int scale_by_product_of_others(cg_rule_call *c, cg_graph *s)
     cg_tensor *zeros = cg_tensor_new(s, CG_F64, 1, &len);
     cg_tensor *nonzero_prod = cg_tensor_new(s, CG_F64, 1, &len);
     if (!zeros || !nonzero_prod)
-        return cg_rules_fail(c, "out of memory");
+        return cg_error_infra(c->st, "out of memory");
     if (cg_local_prod_split(c, x, zeros, nonzero_prod) < 0)
         return -1;
     if (cg_tp_all_reduce(c->tp, c->site, zeros->data, zeros->data, n, CG_F64, CGT_SUM) < 0 ||
         cg_tp_all_reduce(c->tp, c->site, nonzero_prod->data, nonzero_prod->data, n, CG_F64, CGT_PROD) < 0)
-        return cg_rules_tp_fail(c);
+        return cg_error(c->st, "%s", c->tp->st.msg);
     return cg_local_prod_scale(c, x, zeros, nonzero_prod, c->gx);
 }
 
@@ -73,18 +73,18 @@ static int scale_by_tie_share(cg_rule_call *c, cg_graph *s, const cg_tensor *ext
     if (!extremum) {
         cg_tensor *m = cg_tensor_cast(s, x, x->dtype);
         if (!m)
-            return cg_rules_fail(c, "out of memory");
+            return cg_error_infra(c->st, "out of memory");
         if (cg_tp_all_reduce(c->tp, c->site, m->data, m->data, n, m->dtype, cg_rules_tp_op(c->coll->op)) < 0)
-            return cg_rules_tp_fail(c);
+            return cg_error(c->st, "%s", c->tp->st.msg);
         extremum = m;
     }
     cg_tensor *ties = cg_tensor_new(s, CG_F64, 1, &len);
     if (!ties)
-        return cg_rules_fail(c, "out of memory");
+        return cg_error_infra(c->st, "out of memory");
     if (cg_local_equal_mask(c, x, extremum, ties) < 0)
         return -1;
     if (cg_tp_all_reduce(c->tp, c->site, ties->data, ties->data, n, CG_F64, CGT_SUM) < 0)
-        return cg_rules_tp_fail(c);
+        return cg_error(c->st, "%s", c->tp->st.msg);
     return cg_local_tie_scale(c, x, extremum, ties, c->gx);
 }
 
@@ -105,7 +105,7 @@ static int scale_by_local_factor(cg_rule_call *c, cg_graph *s, const cg_tensor *
     case CG_RED_COUNT:
         break;
     }
-    return cg_rules_fail(c, "unknown reduction op %d", (int)c->coll->op);
+    return cg_error(c->st, "unknown reduction op %d", (int)c->coll->op);
 }
 
 /* ---- the transpose: one collective on g, the forward's counts swapped ------ */
@@ -143,7 +143,7 @@ static int transpose_backward(cg_rule_call *c, cg_graph *s)
     const cg_coll_counts *f = c->counts;
     cg_coll_counts *tc = cg_alloc(s, sizeof *tc);
     if (!tc)
-        return cg_rules_fail(c, "out of memory");
+        return cg_error_infra(c->st, "out of memory");
     transposed_counts(t, f, tc);
     if (expect_numel(c, "x", c->x, f->inputs[c->rank]) < 0 ||
         expect_numel(c, "gy", c->gy, forward_out_count(c, f)) < 0)
@@ -160,7 +160,7 @@ static int transpose_backward(cg_rule_call *c, cg_graph *s)
             return -1;
     }
     if (cg_tp_collective(c->tp, c->site, t->kind, CGT_SUM, c->coll->root, c->gy->data, recv, n, tc, c->gx->dtype) < 0)
-        return cg_rules_tp_fail(c);
+        return cg_error(c->st, "%s", c->tp->st.msg);
     if (!cg_coll_has_op(d->kind))
         return 0;
     /* all_reduce's y is the extremum whole on every rank; the others find it */
@@ -173,16 +173,16 @@ static int check_call(cg_rule_call *c)
     cg_coll_kind k = c->coll->kind;
     const cg_collective *d = cg_collective_of(k);
     if (!d || d->p2p)
-        return cg_rules_fail(c, "no backward formula: %s is not a collective (the worker "
+        return cg_error(c->st, "no backward formula: %s is not a collective (the worker "
                                 "wires send and recv itself)", cg_coll_name(k));
     if (c->x->dtype != c->gx->dtype || c->gy->dtype != c->gx->dtype)
-        return cg_rules_fail(c, "dtypes differ: x %s, gy %s, gx %s", cg_dtype_name(c->x->dtype),
+        return cg_error(c->st, "dtypes differ: x %s, gy %s, gx %s", cg_dtype_name(c->x->dtype),
                              cg_dtype_name(c->gy->dtype), cg_dtype_name(c->gx->dtype));
     if (c->gx->numel != c->x->numel)
-        return cg_rules_fail(c, "gx has %lld elements but x has %lld", (long long)c->gx->numel,
+        return cg_error(c->st, "gx has %lld elements but x has %lld", (long long)c->gx->numel,
                              (long long)c->x->numel);
     if (cg_coll_has_root(k) && (c->coll->root < 0 || c->coll->root >= c->world))
-        return cg_rules_fail(c, "root %d is not a rank of a world of %d", c->coll->root,
+        return cg_error(c->st, "root %d is not a rank of a world of %d", c->coll->root,
                              c->world);
     return 0;
 }

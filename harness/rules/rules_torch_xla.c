@@ -25,12 +25,12 @@ static int all_reduce_local(cg_rule_call *call)
 {
     int64_t n = call->x->numel;
     if ((unsigned)call->coll->op >= CG_RED_COUNT)
-        return cg_rules_fail(call, "unknown reduction op %d", (int)call->coll->op);
+        return cg_error(call->st, "unknown reduction op %d", (int)call->coll->op);
     if (call->gy->dtype != call->gx->dtype)
-        return cg_rules_fail(call, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
+        return cg_error(call->st, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
                              cg_dtype_name(call->gx->dtype));
     if (call->gy->numel != n || call->y->numel != n || call->gx->numel != n)
-        return cg_rules_fail(call, "gy, y and gx have %lld, %lld and %lld elements, expected %lld",
+        return cg_error(call->st, "gy, y and gx have %lld, %lld and %lld elements, expected %lld",
                              (long long)call->gy->numel, (long long)call->y->numel,
                              (long long)call->gx->numel, (long long)n);
     size_t bytes = (size_t)n * cg_dtype_size(call->gx->dtype);
@@ -49,7 +49,7 @@ static int all_reduce_local(cg_rule_call *call)
     case CG_RED_COUNT:
         break;
     }
-    return cg_rules_fail(call, "unknown reduction op %d", (int)call->coll->op);
+    return cg_error(call->st, "unknown reduction op %d", (int)call->coll->op);
 }
 
 static int torch_xla_backward(cg_rule_call *call)

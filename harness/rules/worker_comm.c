@@ -41,7 +41,7 @@ static int coll_backward(cg_graph *g, cg_node *n)
      * "backward of all_reduce(prod): ..." */
     cg_rule_call call = {ctx->w->tp, (cg_tp_site){ctx->coll.seq, true}, &ctx->coll, ctx->w->rank, ctx->w->world, ctx->counts, x, n->out,
                          n->out->pgrad, gx, cg_graph_status(g)};
-    if (ctx->rules->backward(&call) != 0)
+    if (cg_rules_backward(ctx->rules, &call) != 0)
         return -1;
     return cg_accum_grad(g, x, gx);
 }
