@@ -32,7 +32,8 @@ function(cg_add_cuda_emu)
   file(GLOB cuda_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/harness/cuda/*.cu)
   file(GLOB cuda_c_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/harness/cuda/*.c)
   set_source_files_properties(${cuda_sources} PROPERTIES LANGUAGE CXX)
-  add_library(cgcuda MODULE ${cuda_sources} ${cuda_c_sources} ${CG_NCCL_SOURCES})
+  add_library(cgcuda MODULE ${cuda_sources} ${cuda_c_sources} ${CG_NCCL_SOURCES}
+              ${PROJECT_SOURCE_DIR}/harness/lang/status.c)
   target_include_directories(cgcuda BEFORE PRIVATE ${emu}/include)
   target_include_directories(cgcuda PRIVATE ${PROJECT_SOURCE_DIR}/harness/lang
                                             ${PROJECT_SOURCE_DIR}/harness/autograd

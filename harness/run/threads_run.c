@@ -98,7 +98,7 @@ int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rule
     }
     int started = 0, rc = 0;
     for (int r = 0; r < world; r++) {
-        runs[r] = (rank_run){cs, plan, rules, &sh, {&sh, r, ""}, &obs->ranks[r], false};
+        runs[r] = (rank_run){cs, plan, rules, &sh, {&sh, r, CG_STATUS_OK}, &obs->ranks[r], false};
         if (pthread_create(&threads[r], NULL, rank_main, &runs[r]) != 0) {
             cg_threads_abort(&sh, "could not start the thread of rank %d", r);
             cg_error(st, "could not start the thread of rank %d", r);

@@ -70,16 +70,6 @@ void cg_threads_finished(cg_threads *sh, int rank)
     pthread_mutex_unlock(&sh->mu);
 }
 
-static int fail(cg_transport *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(cg_transport *t, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(t->err, sizeof t->err, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* Wait on the shared condition with the mutex held; false once the wait
  * limit has passed (the caller then aborts). */
 static bool wait_locked(cg_threads *sh, const struct timespec *until)
@@ -95,7 +85,7 @@ static struct timespec deadline(void)
     return ts;
 }
 
-/* Every rank meets here. -1 with t->err once aborted, or when a rank that
+/* Every rank meets here. -1 with t->st once aborted, or when a rank that
  * will never come (it finished its program) is missing. */
 static int barrier(cg_transport *t)
 {
@@ -116,10 +106,9 @@ static int barrier(cg_transport *t)
         int gone = 0;
         while (!sh->finished[gone])
             gone++;
-        snprintf(t->err, sizeof t->err, "rank %d finished its program while rank %d waits for it",
-                 gone, t->rank);
+        cg_error(&t->st, "rank %d finished its program while rank %d waits for it", gone, t->rank);
     } else if (!ok) {
-        snprintf(t->err, sizeof t->err, "%s", sh->why);
+        cg_error(&t->st, "%s", sh->why);
     }
     pthread_mutex_unlock(&sh->mu);
     return ok ? 0 : -1;
@@ -193,7 +182,7 @@ static int scratch(cg_transport *t, exchange *x, size_t count, cgt_dtype dt)
 {
     x->bytes = count * cg_dtype_size((cg_dtype)dt);
     x->tmp = malloc(x->bytes + 1);
-    return x->tmp ? 0 : fail(t, "out of memory for %zu bytes", x->bytes);
+    return x->tmp ? 0 : cg_error(&t->st, "out of memory for %zu bytes", x->bytes);
 }
 
 static size_t offset_of(const size_t *counts, int r)
@@ -303,7 +292,7 @@ static int th_all_to_all(cg_transport *t, const void *send, const size_t *sendco
             free(x.tmp);
             cg_threads_abort(t->sh, "all_to_all: rank %d sends %zu elements to rank %d, which expects %zu",
                              j, n, t->rank, recvcounts[j]);
-            return fail(t, "%s", t->sh->why);
+            return cg_error(&t->st, "%s", t->sh->why);
         }
         memcpy((char *)x.tmp + at * esz, (const char *)s->send + offset_of(s->counts, t->rank) * esz, n * esz);
         at += n;
@@ -316,7 +305,7 @@ static int th_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt,
     size_t bytes = count * cg_dtype_size((cg_dtype)dt);
     cg_threads_msg *m = malloc(sizeof *m + bytes + 1);
     if (!m)
-        return fail(t, "out of memory for a %zu-byte message", bytes);
+        return cg_error(&t->st, "out of memory for a %zu-byte message", bytes);
     m->next = NULL;
     m->tag = tag;
     m->bytes = bytes;
@@ -354,11 +343,11 @@ static int th_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int p
         memcpy(buf, m->data, bytes);
         free(m);
     } else if (m) {
-        rc = fail(t, "rank %d sent %zu bytes with tag %d, rank %d expects %zu", peer, m->bytes, tag, t->rank, bytes);
+        rc = cg_error(&t->st, "rank %d sent %zu bytes with tag %d, rank %d expects %zu", peer, m->bytes, tag, t->rank, bytes);
     } else if (sh->aborted) {
-        rc = fail(t, "%s", sh->why);
+        rc = cg_error(&t->st, "%s", sh->why);
     } else {
-        rc = fail(t, "rank %d finished its program without sending tag %d to rank %d", peer, tag, t->rank);
+        rc = cg_error(&t->st, "rank %d finished its program without sending tag %d to rank %d", peer, tag, t->rank);
     }
     pthread_mutex_unlock(&sh->mu);
     return rc;
@@ -367,7 +356,7 @@ static int th_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int p
 static int th_barrier(cg_transport *t) { return barrier(t); }
 static int th_rank(const cg_transport *t) { return t->rank; }
 static int th_world(const cg_transport *t) { return t->sh->world; }
-static const char *th_last_error(const cg_transport *t) { return t->err; }
+static const char *th_last_error(const cg_transport *t) { return t->st.msg; }
 static void th_destroy(cg_transport *t) { (void)t; }
 
 static const cg_transport_ops threads_ops = {

@@ -43,7 +43,7 @@ typedef struct cg_threads {
 struct cg_transport {
     cg_threads *sh;
     int rank;
-    char err[512];
+    cg_status st; /* the last failure: what last_error says */
 };
 
 /* 0, or -1 when the mutex or condition cannot be made. */

@@ -12,7 +12,6 @@
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,27 +28,18 @@ struct cg_transport {
     MPI_Op f16_op[HALF_NOPS];
     int *counts, *displs;           /* world ints each: MPI's int count arrays */
     int *counts2, *displs2;         /* the receive side of all_to_all */
-    char err[512];
+    cg_status st;                   /* the last failure: what last_error says */
 };
 
 /* ---- errors --------------------------------------------------------------- */
 
-__attribute__((format(printf, 2, 3))) static int fail(cg_transport *t, const char *fmt, ...)
+/* MPI's text for error code rc, in text (MPI_MAX_ERROR_STRING bytes). */
+static const char *mpi_error_text(int rc, char *text)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(t->err, sizeof t->err, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static int mpi_fail(cg_transport *t, const char *fn, int rc)
-{
-    char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
-        snprintf(text, sizeof text, "MPI error code %d", rc);
-    return fail(t, "%s failed: %s", fn, text);
+        snprintf(text, MPI_MAX_ERROR_STRING, "MPI error code %d", rc);
+    return text;
 }
 
 /* Call fn(args...) and, on failure, record "fn failed: <MPI's text>" and
@@ -57,8 +47,10 @@ static int mpi_fail(cg_transport *t, const char *fn, int rc)
 #define MPI_TRY(t, fn, args)                                                                      \
     do {                                                                                          \
         int rc_ = fn args;                                                                        \
-        if (rc_ != MPI_SUCCESS)                                                                   \
-            return mpi_fail((t), #fn, rc_);                                                       \
+        if (rc_ != MPI_SUCCESS) {                                                                 \
+            char text_[MPI_MAX_ERROR_STRING];                                                     \
+            return cg_error(&(t)->st, "%s failed: %s", #fn, mpi_error_text(rc_, text_));          \
+        }                                                                                         \
     } while (0)
 
 /* ---- bf16/f16 reductions -------------------------------------------------- */
@@ -101,7 +93,7 @@ static int mpi_type(cg_transport *t, cgt_dtype dt, MPI_Datatype *out)
     case CGT_BF16:
     case CGT_F16: *out = t->half; return 0;
     }
-    return fail(t, "unknown dtype %d", (int)dt);
+    return cg_error(&t->st, "unknown dtype %d", (int)dt);
 }
 
 /* MPI has no average: AVG reduces with SUM and the callers then divide each
@@ -112,7 +104,7 @@ static int mpi_op(cg_transport *t, cgt_dtype dt, cgt_redop op, MPI_Op *out)
     static const MPI_Op builtin[] = {MPI_SUM, MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN};
     static const int half_index[] = {HALF_SUM, HALF_SUM, HALF_PROD, HALF_MAX, HALF_MIN};
     if ((unsigned)op > CGT_MIN)
-        return fail(t, "unknown reduction op %d", (int)op);
+        return cg_error(&t->st, "unknown reduction op %d", (int)op);
     if (dt == CGT_BF16 || dt == CGT_F16)
         *out = (dt == CGT_BF16 ? t->bf16_op : t->f16_op)[half_index[op]];
     else
@@ -143,7 +135,7 @@ static void divide_by_world(void *buf, size_t n, cgt_dtype dt, int world)
 static int int_count(cg_transport *t, size_t n, int *out)
 {
     if (n > INT_MAX)
-        return fail(t, "count %zu exceeds INT_MAX (%d): MPI counts are int", n, INT_MAX);
+        return cg_error(&t->st, "count %zu exceeds INT_MAX (%d): MPI counts are int", n, INT_MAX);
     *out = (int)n;
     return 0;
 }
@@ -155,7 +147,7 @@ static int int_counts(cg_transport *t, const size_t *counts, int *ic, int *displ
     size_t total = 0;
     for (int k = 0; k < t->world; k++) {
         if (counts[k] > INT_MAX || total + counts[k] > INT_MAX)
-            return fail(t, "counts[%d] = %zu brings the total past INT_MAX (%d): MPI counts and "
+            return cg_error(&t->st, "counts[%d] = %zu brings the total past INT_MAX (%d): MPI counts and "
                         "displacements are int", k, counts[k], INT_MAX);
         ic[k] = (int)counts[k];
         displs[k] = (int)total;
@@ -180,7 +172,7 @@ static int uniform_count(const cg_transport *t, const int *ic)
 static int check_rank(cg_transport *t, const char *what, int r)
 {
     if (r < 0 || r >= t->world)
-        return fail(t, "%s %d out of range (world %d)", what, r, t->world);
+        return cg_error(&t->st, "%s %d out of range (world %d)", what, r, t->world);
     return 0;
 }
 
@@ -313,7 +305,7 @@ static int check_p2p(cg_transport *t, size_t count, cgt_dtype dt, int peer, int 
     if (mpi_type(t, dt, type) || int_count(t, count, n) || check_rank(t, "peer", peer))
         return -1;
     if (tag < 0 || tag >= 32768)
-        return fail(t, "tag %d outside 0..32767", tag);
+        return cg_error(&t->st, "tag %d outside 0..32767", tag);
     return 0;
 }
 
@@ -339,10 +331,10 @@ static int mpi_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int 
     MPI_TRY(t, MPI_Recv, (buf, n, type, peer, tag, t->comm, &st));
     MPI_TRY(t, MPI_Get_count, (&st, type, &got));
     if (got == MPI_UNDEFINED)
-        return fail(t, "recv from rank %d tag %d: expected %d elements, got a partial element",
+        return cg_error(&t->st, "recv from rank %d tag %d: expected %d elements, got a partial element",
                     peer, tag, n);
     if (got != n)
-        return fail(t, "recv from rank %d tag %d: expected %d elements, got %d", peer, tag, n, got);
+        return cg_error(&t->st, "recv from rank %d tag %d: expected %d elements, got %d", peer, tag, n, got);
     return 0;
 }
 
@@ -434,7 +426,7 @@ static cg_transport *mpi_create(const char **err)
 
 static int mpi_rank(const cg_transport *t) { return t->rank; }
 static int mpi_world(const cg_transport *t) { return t->world; }
-static const char *mpi_last_error(const cg_transport *t) { return t->err; }
+static const char *mpi_last_error(const cg_transport *t) { return t->st.msg; }
 
 static cg_transport_ops mpi_ops = {
     .abi_version = CG_TRANSPORT_ABI_VERSION, .name = "mpi", .version = "",

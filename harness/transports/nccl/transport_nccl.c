@@ -25,7 +25,7 @@ static int nccl_op(cg_transport *t, cgt_redop op, ncclRedOp_t *out)
 {
     static const ncclRedOp_t ops[] = {ncclSum, ncclAvg, ncclProd, ncclMax, ncclMin};
     if ((unsigned)op > CGT_MIN)
-        return cgn_fail(t, "unknown reduction op %d", (int)op);
+        return cg_error(&t->st, "unknown reduction op %d", (int)op);
     *out = ops[op];
     return 0;
 }
@@ -272,7 +272,7 @@ static int nccl_all_to_all(cg_transport *t, const void *send, const size_t *send
     if (cgn_type(t, dt, &type, &es))
         return -1;
     if (sendcounts[me] != recvcounts[me])
-        return cgn_fail(t, "all_to_all: rank %d sends itself %zu elements but expects %zu", me,
+        return cg_error(&t->st, "all_to_all: rank %d sends itself %zu elements but expects %zu", me,
                         sendcounts[me], recvcounts[me]);
     if (cgn_dev_pair(t, send, stotal * es, recv, rtotal * es, &s, &r) ||
         cgn_copy(t, at(r, offset_of(recvcounts, me), es), at(s, offset_of(sendcounts, me), es),
@@ -305,7 +305,7 @@ static int nccl_barrier(cg_transport *t)
 
 static int nccl_rank(const cg_transport *t) { return t->rank; }
 static int nccl_world(const cg_transport *t) { return t->world; }
-static const char *nccl_last_error(const cg_transport *t) { return t->err; }
+static const char *nccl_last_error(const cg_transport *t) { return t->st.msg; }
 
 static cg_transport_ops nccl_ops = {
     .abi_version = CG_TRANSPORT_ABI_VERSION, .name = "nccl", .version = "",

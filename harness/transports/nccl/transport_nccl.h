@@ -25,12 +25,11 @@ struct cg_transport {
     int nself, self_cap;
     struct cgn_outgoing *out;  /* sends to other ranks, not yet issued (transport_nccl_p2p.c) */
     int nout, out_cap;
-    char err[512];
+    cg_status st;            /* the last failure: what last_error says */
 };
 
-/* ---- errors: 0, or -1 with t->err set ---------------------------------------- */
+/* ---- errors: 0, or -1 with t->st set (cg_error, status.h) ------------------------ */
 
-int cgn_fail(cg_transport *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "<function> failed: <NCCL's or CUDA's text>" from the text of the call. */
 int cgn_nccl_check(cg_transport *t, const char *call, ncclResult_t r);
 int cgn_cuda_check(cg_transport *t, const char *call, cudaError_t e);

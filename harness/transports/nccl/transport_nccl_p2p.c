@@ -42,7 +42,7 @@ static int check_p2p(cg_transport *t, cgt_dtype dt, int peer, int tag, ncclDataT
     if (cgn_type(t, dt, type, es) || cgn_check_rank(t, "peer", peer))
         return -1;
     if (tag < 0 || tag >= 32768)
-        return cgn_fail(t, "tag %d outside 0..32767", tag);
+        return cg_error(&t->st, "tag %d outside 0..32767", tag);
     return 0;
 }
 
@@ -54,7 +54,7 @@ static int keep_self(cg_transport *t, const void *buf, size_t bytes, int tag)
         int cap = t->self_cap ? 2 * t->self_cap : 8;
         struct cgn_self_msg *m = realloc(t->self, (size_t)cap * sizeof *m);
         if (!m)
-            return cgn_fail(t, "out of memory keeping a message to itself");
+            return cg_error(&t->st, "out of memory keeping a message to itself");
         t->self = m;
         t->self_cap = cap;
     }
@@ -77,11 +77,11 @@ static int take_self(cg_transport *t, void *buf, size_t bytes, int tag)
     while (i < t->nself && t->self[i].tag != tag)
         i++;
     if (i == t->nself)
-        return cgn_fail(t, "recv from rank %d (itself) tag %d: no such message was sent, so it "
+        return cg_error(&t->st, "recv from rank %d (itself) tag %d: no such message was sent, so it "
                         "would wait forever", t->rank, tag);
     struct cgn_self_msg msg = t->self[i];
     if (msg.bytes != bytes)
-        return cgn_fail(t, "recv from rank %d (itself) tag %d: expected %zu bytes, got %zu",
+        return cg_error(&t->st, "recv from rank %d (itself) tag %d: expected %zu bytes, got %zu",
                         t->rank, tag, bytes, msg.bytes);
     memmove(t->self + i, t->self + i + 1, (size_t)(t->nself - i - 1) * sizeof *t->self);
     t->nself--;
@@ -100,7 +100,7 @@ static int hold_send(cg_transport *t, const void *buf, size_t count, size_t es,
         int cap = t->out_cap ? 2 * t->out_cap : 8;
         struct cgn_outgoing *m = realloc(t->out, (size_t)cap * sizeof *m);
         if (!m)
-            return cgn_fail(t, "out of memory holding a send");
+            return cg_error(&t->st, "out of memory holding a send");
         t->out = m;
         t->out_cap = cap;
     }

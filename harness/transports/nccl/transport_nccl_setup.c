@@ -16,7 +16,6 @@
  * transports, so the ranks talk over NCCL's network transport on this host.
  * NCCL reads these once per process, so they are set before its first call. */
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,15 +23,6 @@
 #include "transport_nccl.h"
 
 /* ---- errors ----------------------------------------------------------------- */
-
-int cgn_fail(cg_transport *t, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(t->err, sizeof t->err, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* The function's name out of the text of a call: "ncclSend(buf, ...)". */
 static int name_len(const char *call) { return (int)strcspn(call, "( "); }
@@ -51,7 +41,7 @@ int cgn_nccl_check(cg_transport *t, const char *call, ncclResult_t r)
         return 0;
     const char *sep, *more = detail(t, &sep);
     t->broken = true;
-    return cgn_fail(t, "%.*s failed: %s%s%s", name_len(call), call, ncclGetErrorString(r), sep,
+    return cg_error(&t->st, "%.*s failed: %s%s%s", name_len(call), call, ncclGetErrorString(r), sep,
                     more);
 }
 
@@ -60,7 +50,7 @@ int cgn_cuda_check(cg_transport *t, const char *call, cudaError_t e)
     if (e == cudaSuccess)
         return 0;
     t->broken = true;
-    return cgn_fail(t, "%.*s failed: %s", name_len(call), call, cudaGetErrorString(e));
+    return cg_error(&t->st, "%.*s failed: %s", name_len(call), call, cudaGetErrorString(e));
 }
 
 int cgn_type(cg_transport *t, cgt_dtype dt, ncclDataType_t *type, size_t *size)
@@ -71,13 +61,13 @@ int cgn_type(cg_transport *t, cgt_dtype dt, ncclDataType_t *type, size_t *size)
     case CGT_BF16: *type = ncclBfloat16; *size = 2; return 0;
     case CGT_F16: *type = ncclFloat16; *size = 2; return 0;
     }
-    return cgn_fail(t, "unknown dtype %d", (int)dt);
+    return cg_error(&t->st, "unknown dtype %d", (int)dt);
 }
 
 int cgn_check_rank(cg_transport *t, const char *what, int r)
 {
     if (r < 0 || r >= t->world)
-        return cgn_fail(t, "%s %d out of range (world %d)", what, r, t->world);
+        return cg_error(&t->st, "%s %d out of range (world %d)", what, r, t->world);
     return 0;
 }
 
@@ -166,7 +156,7 @@ static int wait_stream(cg_transport *t)
         if (async != ncclSuccess && async != ncclInProgress) {
             const char *sep, *more = detail(t, &sep);
             t->broken = true;
-            return cgn_fail(t, "NCCL failed while this rank waited: %s%s%s",
+            return cg_error(&t->st, "NCCL failed while this rank waited: %s%s%s",
                             ncclGetErrorString(async), sep, more);
         }
         sched_yield();
@@ -244,15 +234,15 @@ static int claim_device(cg_transport *t)
     char why[256];
     if (MPI_Comm_split_type(t->comm, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &node) !=
         MPI_SUCCESS)
-        return cgn_fail(t, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
+        return cg_error(&t->st, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
     MPI_Comm_rank(node, &local);
     MPI_Comm_size(node, &nlocal);
     MPI_Comm_free(&node);
     if (visible_devices(&ndev, why, sizeof why))
-        return cgn_fail(t, "%s", why);
+        return cg_error(&t->st, "%s", why);
     bool share = share_gpu_requested();
     if (nlocal > ndev && !share)
-        return cgn_fail(t, "%d ranks on this host share %d GPU%s, which NCCL refuses (\"Duplicate "
+        return cg_error(&t->st, "%d ranks on this host share %d GPU%s, which NCCL refuses (\"Duplicate "
                         "GPU detected\"); set COLLGRAD_NCCL_SHARE_GPU=1 to run them anyway",
                         nlocal, ndev, ndev == 1 ? "" : "s");
     if (share)
@@ -271,11 +261,11 @@ static int agree(cg_transport *t, int ok, const char *what)
 {
     int all = 0;
     if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, t->comm) != MPI_SUCCESS)
-        return cgn_fail(t, "MPI_Allreduce failed while agreeing on %s", what);
+        return cg_error(&t->st, "MPI_Allreduce failed while agreeing on %s", what);
     if (all)
         return 0;
     if (ok)
-        cgn_fail(t, "another rank failed %s (its message says why)", what);
+        cg_error(&t->st, "another rank failed %s (its message says why)", what);
     return -1;
 }
 
@@ -290,9 +280,9 @@ static int share_unique_id(cg_transport *t, ncclUniqueId *id)
     if (t->rank == 0)
         msg.ok = NCCL_CALL(t, ncclGetUniqueId(&msg.id)) == 0;
     if (MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, 0, t->comm) != MPI_SUCCESS)
-        return cgn_fail(t, "MPI_Bcast of the ncclUniqueId failed");
+        return cg_error(&t->st, "MPI_Bcast of the ncclUniqueId failed");
     if (!msg.ok)
-        return t->rank == 0 ? -1 : cgn_fail(t, "rank 0 could not make an ncclUniqueId");
+        return t->rank == 0 ? -1 : cg_error(&t->st, "rank 0 could not make an ncclUniqueId");
     *id = msg.id;
     return 0;
 }
@@ -300,10 +290,10 @@ static int share_unique_id(cg_transport *t, ncclUniqueId *id)
 static int setup(cg_transport *t)
 {
     if (MPI_Comm_dup(MPI_COMM_WORLD, &t->comm) != MPI_SUCCESS)
-        return cgn_fail(t, "MPI_Comm_dup(MPI_COMM_WORLD) failed");
+        return cg_error(&t->st, "MPI_Comm_dup(MPI_COMM_WORLD) failed");
     if (MPI_Comm_rank(t->comm, &t->rank) != MPI_SUCCESS ||
         MPI_Comm_size(t->comm, &t->world) != MPI_SUCCESS)
-        return cgn_fail(t, "MPI_Comm_rank/MPI_Comm_size failed");
+        return cg_error(&t->st, "MPI_Comm_rank/MPI_Comm_size failed");
     ncclUniqueId id;
     if (agree(t, claim_device(t) == 0, "to set up its GPU") || share_unique_id(t, &id))
         return -1;
@@ -351,7 +341,7 @@ cg_transport *cgn_create(const char **err)
     t->comm = MPI_COMM_NULL;
     if (setup(t) == 0)
         return t;
-    snprintf(why, sizeof why, "%s", t->err);
+    snprintf(why, sizeof why, "%s", t->st.msg);
     *err = why;
     cgn_destroy(t);
     return NULL;
