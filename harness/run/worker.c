@@ -217,20 +217,19 @@ static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const 
 }
 
 /* Rank 0 collects every rank's packed result in rank order. */
-static int gather_observed(const buf *mine, int world, cg_observed *obs, char *err, size_t errlen)
+static int gather_observed(const buf *mine, int world, cg_observed *obs, cg_status *st)
 {
     obs->world = world;
     for (int r = 0; r < world; r++) {
         char *p = mine->p;
         size_t n = mine->n;
         if (r > 0) {
-            MPI_Status st;
+            MPI_Status probe;
             int count;
-            if (MPI_Probe(r, RESULT_TAG, MPI_COMM_WORLD, &st) != MPI_SUCCESS ||
-                MPI_Get_count(&st, MPI_BYTE, &count) != MPI_SUCCESS || !(p = malloc((size_t)count + 1)) ||
+            if (MPI_Probe(r, RESULT_TAG, MPI_COMM_WORLD, &probe) != MPI_SUCCESS ||
+                MPI_Get_count(&probe, MPI_BYTE, &count) != MPI_SUCCESS || !(p = malloc((size_t)count + 1)) ||
                 MPI_Recv(p, count, MPI_BYTE, r, RESULT_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-                snprintf(err, errlen, "collecting rank %d's results over MPI failed", r);
-                return -1;
+                return cg_error_infra(st, "collecting rank %d's results over MPI failed", r);
             }
             n = (size_t)count;
         }
@@ -238,18 +237,17 @@ static int gather_observed(const buf *mine, int world, cg_observed *obs, char *e
         if (r > 0)
             free(p);
         if (rc != 0) {
-            snprintf(err, errlen, "rank %d's results are corrupt", r);
-            return -1;
+            return cg_error_infra(st, "rank %d's results are corrupt", r);
         }
     }
     return 0;
 }
 
 /* Run the program under `rules` on every rank and collect it on rank 0.
- * 0; 1 on rank 0 when a rank's results could not be collected (err set);
+ * 0; 1 on rank 0 when a rank's results could not be collected (st set);
  * -1 on a local failure. */
 static int run_and_gather(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const cg_oracle *plan,
-                          cg_device dev, cg_observed *obs, char *err, size_t errlen)
+                          cg_device dev, cg_observed *obs, cg_status *st)
 {
     buf b = {0};
     run_rank(cs, rules, tp, plan, dev, &b);
@@ -257,7 +255,7 @@ static int run_and_gather(const cg_case *cs, const cg_rules *rules, cg_tp *tp, c
     if (tp->rank != 0 && rc == 0 &&
         MPI_Send(b.p, (int)b.n, MPI_BYTE, 0, RESULT_TAG, MPI_COMM_WORLD) != MPI_SUCCESS)
         rc = -1;
-    if (tp->rank == 0 && rc == 0 && gather_observed(&b, tp->world, obs, err, errlen) != 0)
+    if (tp->rank == 0 && rc == 0 && gather_observed(&b, tp->world, obs, st) != 0)
         rc = 1;
     free(b.p);
     return rc;
@@ -279,9 +277,8 @@ static int diagnose_job(const cg_case *cs, const cg_job *job, cg_tp *trusted, co
     for (int i = 0; gradients && all[i] && n < MAX_RUNS && rc == 0; i++) {
         if (strcmp(all[i]->name, "reference") == 0)
             continue;
-        char err[256];
-        int got = run_and_gather(cs, all[i], trusted, o, CG_DEVICE_CPU, &runs_obs[n], err,
-                                 sizeof err);
+        cg_status st = CG_STATUS_OK;
+        int got = run_and_gather(cs, all[i], trusted, o, CG_DEVICE_CPU, &runs_obs[n], &st);
         rc = got < 0 ? -1 : 0;
         runs[n] = (cg_rule_run){all[i]->name, got == 0 ? &runs_obs[n] : NULL};
         n++;
@@ -353,12 +350,12 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *truste
     }
     cg_observed obs;
     memset(&obs, 0, sizeof obs);
-    char err[256];
-    int rc = run_and_gather(cs, rules, tp, o, dev, &obs, err, sizeof err);
+    cg_status gathered = CG_STATUS_OK;
+    int rc = run_and_gather(cs, rules, tp, o, dev, &obs, &gathered);
     int diag = 0; /* rank 0 decides: 0 none, 1 wrong values, 2 wrong gradients */
     if (root && rc == 1) {
         res->status = CG_ERROR;
-        res->message = strdup(err);
+        res->message = strdup(gathered.msg);
         res->error_class = *error_class = 3;
     } else if (root && rc == 0 && infra_error(cs, &obs, res)) {
         *error_class = 3; /* a rank out of memory or stopped: not a gradient to judge */

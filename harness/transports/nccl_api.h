@@ -10,16 +10,17 @@
 #include <stddef.h>
 
 #include "collgrad_transport.h"
+#include "status.h"
 
 /* Raised whenever the struct below changes (gpu_module.h checks it). */
-#define CG_NCCL_API_VERSION 1
+#define CG_NCCL_API_VERSION 2 /* 2: available reports in a cg_status */
 /* The module's exported function returning its table. */
 #define CG_NCCL_API_ENTRY "collgrad_gpu_nccl"
 
 typedef struct cg_nccl_api {
     int version; /* CG_NCCL_API_VERSION */
     const cg_transport_ops *(*transport)(void);
-    int (*available)(char *err, size_t errlen);
+    int (*available)(cg_status *st);
     int (*flush_sends)(cg_transport *t);
 } cg_nccl_api;
 

@@ -20,13 +20,12 @@ const cg_transport_ops *cg_transport_nccl(void)
     return a ? a->transport() : NULL;
 }
 
-int cg_nccl_available(char *err, size_t errlen)
+int cg_nccl_available(cg_status *st)
 {
     const cg_nccl_api *a = nccl();
     if (a)
-        return a->available(err, errlen);
-    snprintf(err, errlen, "nccl: %s", cg_gpu_module_error());
-    return -1;
+        return a->available(st);
+    return cg_error(st, "nccl: %s", cg_gpu_module_error());
 }
 
 /* Only an instance the module made holds sends: the module is loaded. */

@@ -13,8 +13,7 @@
 static int nccl_precheck(cg_status *st)
 {
 #ifdef HAVE_CUDA
-    char err[CG_ERR_LEN]; /* the GPU module's table speaks (err, errlen) */
-    return cg_nccl_available(err, sizeof err) == 0 ? 0 : cg_error(st, "%s", err);
+    return cg_nccl_available(st);
 #else
     return cg_error(st, "%s", CG_NCCL_NOT_BUILT);
 #endif

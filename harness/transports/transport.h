@@ -90,10 +90,10 @@ const cg_transport_ops *cg_transport_load(const char *path, cg_status *st);
 /* The built-in "nccl" transport (transport_nccl.c), present only in a build
  * with CUDA and NCCL (HAVE_CUDA), in the GPU module: NULL when it cannot be
  * loaded (cg_nccl_missing says why); cg_nccl_available is its pre-check: 0 when
- * a CUDA device is visible, else -1 with "nccl: no CUDA device is visible
+ * a CUDA device is visible, else -1 with st "nccl: no CUDA device is visible
  * (cudaGetDeviceCount: ...)". */
 const cg_transport_ops *cg_transport_nccl(void);
-int cg_nccl_available(char *err, size_t errlen);
+int cg_nccl_available(cg_status *st);
 /* Issues the nccl sends held back since its last call (one NCCL group) and
  * waits for them; 0, or -1 with the instance's error. */
 int cgn_flush_sends(cg_transport *t);

@@ -184,26 +184,23 @@ int cgn_copy(cg_transport *t, void *dst, const void *src, size_t bytes)
 /* ---- devices ------------------------------------------------------------------- */
 
 /* The number of visible GPUs, or -1 with the reason there is none. */
-static int visible_devices(int *n, char *why, size_t len)
+static int visible_devices(int *n, cg_status *st)
 {
     cudaError_t e = cudaGetDeviceCount(n);
     if (e != cudaSuccess || *n <= 0) {
-        snprintf(why, len, "no CUDA device is visible (cudaGetDeviceCount: %s)",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
         *n = 0;
-        return -1;
+        return cg_error(st, "no CUDA device is visible (cudaGetDeviceCount: %s)",
+                        e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
     }
     return 0;
 }
 
-int cg_nccl_available(char *err, size_t errlen)
+int cg_nccl_available(cg_status *st)
 {
     int n = 0;
-    char why[256];
-    if (visible_devices(&n, why, sizeof why) == 0)
+    if (visible_devices(&n, st) == 0)
         return 0;
-    snprintf(err, errlen, "nccl: %s", why);
-    return -1;
+    return cg_error(st, "nccl: %s", st ? st->msg : "");
 }
 
 static bool share_gpu_requested(void)
@@ -231,15 +228,14 @@ static int claim_device(cg_transport *t)
 {
     MPI_Comm node;
     int local = 0, nlocal = 1, ndev = 0;
-    char why[256];
     if (MPI_Comm_split_type(t->comm, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &node) !=
         MPI_SUCCESS)
         return cg_error(&t->st, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
     MPI_Comm_rank(node, &local);
     MPI_Comm_size(node, &nlocal);
     MPI_Comm_free(&node);
-    if (visible_devices(&ndev, why, sizeof why))
-        return cg_error(&t->st, "%s", why);
+    if (visible_devices(&ndev, &t->st))
+        return -1;
     bool share = share_gpu_requested();
     if (nlocal > ndev && !share)
         return cg_error(&t->st, "%d ranks on this host share %d GPU%s, which NCCL refuses (\"Duplicate "
