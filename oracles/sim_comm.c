@@ -119,9 +119,11 @@ static int same_shapes(cg_graph *g, const cg_coll *c, cg_tensor *const *xs, int 
     for (int r = 1; r < w; r++)
         if (!cg_same_shape(xs[0], xs[r])) {
             char a[64], b[64];
-            cg_error(cg_graph_status(g), "expected the same shape on every rank for %s, got %s on rank 0 and %s on rank %d",
-                    cg_coll_name(c->kind), cg_shape_str(xs[0], a, sizeof a),
-                    cg_shape_str(xs[r], b, sizeof b), r);
+            cg_error(
+                cg_graph_status(g),
+                "expected the same shape on every rank for %s, got %s on rank 0 and %s on rank %d",
+                cg_coll_name(c->kind), cg_shape_str(xs[0], a, sizeof a),
+                cg_shape_str(xs[r], b, sizeof b), r);
             return -1;
         }
     return 0;
@@ -233,7 +235,9 @@ static cg_tensor *sim_recv(void *self, cg_graph *g, const cg_coll *c, int slot)
             return cg_clone(g, m->t);
         }
     }
-    cg_error(cg_graph_status(g), "expected a send from rank %d to rank %d earlier in the program, got none", c->peer, slot);
+    cg_error(cg_graph_status(g),
+             "expected a send from rank %d to rank %d earlier in the program, got none", c->peer,
+             slot);
     return NULL;
 }
 
@@ -261,7 +265,8 @@ static int sim_backward(void *self, cg_graph *g, const cg_srcpos *pos, cg_tensor
         if (!roots[r])
             continue;
         if (!roots[r]->requires_grad) {
-            cg_error(cg_graph_status(g), "element 0 of tensors does not require grad and does not have a grad_fn");
+            cg_error(cg_graph_status(g),
+                     "element 0 of tensors does not require grad and does not have a grad_fn");
             return -1;
         }
         root_list *l = &s->roots[r];

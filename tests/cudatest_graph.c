@@ -224,7 +224,8 @@ static void run_prog(const prog *p, cg_dtype dt)
     cg_tensor *hout = weight ? run_side(host, p, dt, vals, weight, hin) : NULL;
     cg_tensor *dout = hout ? run_side(dev, p, dt, vals, weight, din) : NULL;
     if (!shape_of)
-        fail(p->name, dt, "the program fails: %s", probe ? cg_graph_status(probe)->msg : "out of memory");
+        fail(p->name, dt, "the program fails: %s",
+             probe ? cg_graph_status(probe)->msg : "out of memory");
     else if (!hout)
         fail(p->name, dt, "host side: %s", cg_graph_status(host)->msg);
     else if (!dout)

@@ -89,8 +89,12 @@ static void run_dtype(cg_dtype dt)
     int drc = dev && cg_graph_use_cuda(dev) == 0 ? run_side(dev, dt, got, &dst) : -1;
     if (hrc || drc) {
         printf("FAIL: %s: %s\n", cg_dtype_name(dt),
-               hrc ? (hst.msg[0] ? hst.msg : host ? cg_graph_status(host)->msg : "out of memory")
-                   : (dst.msg[0] ? dst.msg : dev ? cg_graph_status(dev)->msg : "out of memory"));
+               hrc ? (hst.msg[0] ? hst.msg
+                      : host     ? cg_graph_status(host)->msg
+                                 : "out of memory")
+                   : (dst.msg[0] ? dst.msg
+                      : dev      ? cg_graph_status(dev)->msg
+                                 : "out of memory"));
         g_fail++;
     }
     for (int k = 0; !hrc && !drc && k < NOUT; k++) {

@@ -185,7 +185,8 @@ static void test_torch_funcol(void)
         expect_failure(f, coll(CG_C_ALL_REDUCE, op, 0), 2, refused[op], NULL);
     expect_failure(f, coll(CG_C_REDUCE_SCATTER, CG_RED_MAX, 0), 2,
                    "backward of reduce_scatter(max): not supported by _functional_collectives "
-                   "(only sum)", NULL);
+                   "(only sum)",
+                   NULL);
     test_reduce_scatter(f, CG_RED_SUM, 1.0);
     test_all_gather(f, true, 1.0, 1);
     test_broadcast(f, world_size - 1, 1.0);
@@ -201,7 +202,8 @@ static void test_horovod(void)
     test_reduce_scatter(h, CG_RED_AVG, 1.0);
     expect_failure(h, coll(CG_C_REDUCE_SCATTER, CG_RED_PROD, 0), 2,
                    "backward of reduce_scatter(prod): not supported by horovod (reducescatter "
-                   "takes only sum and average)", NULL);
+                   "takes only sum and average)",
+                   NULL);
     test_broadcast(h, 0, 1.0 / world_size);
     test_broadcast(h, world_size - 1, 1.0 / world_size);
 }

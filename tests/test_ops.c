@@ -421,11 +421,11 @@ END_TEST
 /* ---- errors -------------------------------------------------------------- */
 
 /* The call must fail with exactly this message. */
-#define ASSERT_FAILS(g, call, message)                                                   \
-    do {                                                                                 \
-        *cg_graph_status(g) = CG_STATUS_OK;                                                               \
-        ck_assert_ptr_null(call);                                                        \
-        ck_assert_str_eq(cg_graph_status(g)->msg, message);                                    \
+#define ASSERT_FAILS(g, call, message)                                                             \
+    do {                                                                                           \
+        *cg_graph_status(g) = CG_STATUS_OK;                                                        \
+        ck_assert_ptr_null(call);                                                                  \
+        ck_assert_str_eq(cg_graph_status(g)->msg, message);                                        \
     } while (0)
 
 START_TEST(test_error_messages)

@@ -51,8 +51,8 @@ int cg_accum_grad(cg_graph *g, cg_tensor *t, const cg_tensor *d)
     if (!t->requires_grad)
         return 0;
     if (d->numel != t->numel) {
-        cg_error(cg_graph_status(g), "expected a gradient of %lld elements, got %lld", (long long)t->numel,
-                (long long)d->numel);
+        cg_error(cg_graph_status(g), "expected a gradient of %lld elements, got %lld",
+                 (long long)t->numel, (long long)d->numel);
         return -1;
     }
     if (!t->pgrad && d->dtype == t->dtype && d->on_device == t->on_device) {
@@ -74,7 +74,8 @@ int cg_accum_grad_at(cg_graph *g, cg_tensor *t, int64_t i, double v)
     if (!t->requires_grad)
         return 0;
     if (t->on_device) {
-        cg_error(cg_graph_status(g), "internal error: an element-wise host gradient update on a device tensor");
+        cg_error(cg_graph_status(g),
+                 "internal error: an element-wise host gradient update on a device tensor");
         return -1;
     }
     cg_tensor *p = pgrad_of(g, t);
@@ -99,7 +100,8 @@ static int check_roots(cg_graph *g, cg_tensor *const *roots, int nroots)
 {
     for (int r = 0; r < nroots; r++)
         if (roots[r] && !roots[r]->requires_grad) {
-            cg_error(cg_graph_status(g), "element 0 of tensors does not require grad and does not have a grad_fn");
+            cg_error(cg_graph_status(g),
+                     "element 0 of tensors does not require grad and does not have a grad_fn");
             return -1;
         }
     return 0;

@@ -29,7 +29,7 @@ static const cg_tensor *output_shape_of(cg_graph *g, const char *op, const cg_te
 {
     if (a->dtype != b->dtype) {
         cg_error(cg_graph_status(g), "expected matching dtypes for %s, got %s and %s", op,
-                cg_dtype_name(a->dtype), cg_dtype_name(b->dtype));
+                 cg_dtype_name(a->dtype), cg_dtype_name(b->dtype));
         return NULL;
     }
     if (cg_same_shape(a, b))
@@ -42,7 +42,7 @@ static const cg_tensor *output_shape_of(cg_graph *g, const char *op, const cg_te
         return b;
     char sa[64], sb[64];
     cg_error(cg_graph_status(g), "expected matching shapes for %s, got %s and %s", op,
-            cg_shape_str(a, sa, sizeof sa), cg_shape_str(b, sb, sizeof sb));
+             cg_shape_str(a, sa, sizeof sa), cg_shape_str(b, sb, sizeof sb));
     return NULL;
 }
 

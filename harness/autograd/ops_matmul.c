@@ -22,19 +22,21 @@ static int mm_view(cg_graph *g, const cg_tensor *a, const cg_tensor *b, mm_dims 
     cg_shape_str(a, sa, sizeof sa);
     cg_shape_str(b, sb, sizeof sb);
     if (a->ndim < 1 || a->ndim > 2 || b->ndim < 1 || b->ndim > 2) {
-        cg_error(cg_graph_status(g), "expected 1-D or 2-D operands for matmul, got %s and %s", sa, sb);
+        cg_error(cg_graph_status(g), "expected 1-D or 2-D operands for matmul, got %s and %s", sa,
+                 sb);
         return -1;
     }
     if (a->dtype != b->dtype) {
-        cg_error(cg_graph_status(g), "expected matching dtypes for matmul, got %s and %s", cg_dtype_name(a->dtype),
-                cg_dtype_name(b->dtype));
+        cg_error(cg_graph_status(g), "expected matching dtypes for matmul, got %s and %s",
+                 cg_dtype_name(a->dtype), cg_dtype_name(b->dtype));
         return -1;
     }
     int64_t kb = b->shape[0];
     *d = (mm_dims){a->ndim == 2 ? a->shape[0] : 1, a->shape[a->ndim - 1],
                    b->ndim == 2 ? b->shape[1] : 1};
     if (d->k != kb) {
-        cg_error(cg_graph_status(g), "expected inner dimensions to agree for matmul, got %s and %s", sa, sb);
+        cg_error(cg_graph_status(g), "expected inner dimensions to agree for matmul, got %s and %s",
+                 sa, sb);
         return -1;
     }
     return 0;

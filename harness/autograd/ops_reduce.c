@@ -89,7 +89,8 @@ static cg_tensor *sum_scaled(cg_graph *g, const char *op, cg_tensor *a, int axis
     if (out->on_device) {
         int rc = mean ? cg_cuda_mean(a->dtype, device_view(&v), a->data, out->data)
                       : cg_cuda_sum(a->dtype, device_view(&v), a->data, out->data);
-        return rc < 0 ? (cg_error_cuda(cg_graph_status(g)), NULL) : track_axis(g, op, out, a, axis, backward);
+        return rc < 0 ? (cg_error_cuda(cg_graph_status(g)), NULL)
+                      : track_axis(g, op, out, a, axis, backward);
     }
     for (int64_t o = 0; o < v.outer; o++)
         for (int64_t j = 0; j < v.inner; j++) {
@@ -290,12 +291,12 @@ static cg_tensor *extremum_forward(cg_graph *g, const char *op, cg_tensor *const
         char s0[64], sj[64];
         if (xs[j]->dtype != xs[0]->dtype) {
             cg_error(cg_graph_status(g), "expected matching dtypes for %s, got %s and %s", op,
-                    cg_dtype_name(xs[0]->dtype), cg_dtype_name(xs[j]->dtype));
+                     cg_dtype_name(xs[0]->dtype), cg_dtype_name(xs[j]->dtype));
             return NULL;
         }
         if (!cg_same_shape(xs[j], xs[0])) {
             cg_error(cg_graph_status(g), "expected matching shapes for %s, got %s and %s", op,
-                    cg_shape_str(xs[0], s0, sizeof s0), cg_shape_str(xs[j], sj, sizeof sj));
+                     cg_shape_str(xs[0], s0, sizeof s0), cg_shape_str(xs[j], sj, sizeof sj));
             return NULL;
         }
     }
@@ -308,7 +309,7 @@ static cg_tensor *extremum_forward(cg_graph *g, const char *op, cg_tensor *const
         const void *data[CG_CUDA_MAX_INPUTS];
         if (n > CG_CUDA_MAX_INPUTS) {
             cg_error(cg_graph_status(g), "expected at most %d inputs for %s on the device, got %d",
-                    CG_CUDA_MAX_INPUTS, op, n);
+                     CG_CUDA_MAX_INPUTS, op, n);
             return NULL;
         }
         for (int j = 0; j < n; j++)

@@ -127,8 +127,9 @@ cg_tensor *cg_transpose(cg_graph *g, cg_tensor *a)
 static int reshape_mismatch(cg_graph *g, const cg_tensor *a, int ndim, const int64_t *shape)
 {
     char sa[64], ss[64];
-    cg_error(cg_graph_status(g), "expected a shape with %lld elements to reshape %s, got %s", (long long)a->numel,
-            cg_shape_str(a, sa, sizeof sa), dims_str(ndim, shape, ss, sizeof ss));
+    cg_error(cg_graph_status(g), "expected a shape with %lld elements to reshape %s, got %s",
+             (long long)a->numel, cg_shape_str(a, sa, sizeof sa),
+             dims_str(ndim, shape, ss, sizeof ss));
     return -1;
 }
 
@@ -139,7 +140,8 @@ static int resolve_shape(cg_graph *g, const cg_tensor *a, int ndim, const int64_
                          int64_t *out)
 {
     if (ndim < 0 || ndim > CG_MAX_DIMS) {
-        cg_error(cg_graph_status(g), "expected 0 to %d dimensions for reshape, got %d", CG_MAX_DIMS, ndim);
+        cg_error(cg_graph_status(g), "expected 0 to %d dimensions for reshape, got %d", CG_MAX_DIMS,
+                 ndim);
         return -1;
     }
     int infer = -1;
@@ -150,8 +152,9 @@ static int resolve_shape(cg_graph *g, const cg_tensor *a, int ndim, const int64_
             infer = d;
         } else if (shape[d] < 0) {
             char ss[64];
-            cg_error(cg_graph_status(g), "expected non-negative dimensions and at most one -1 for reshape, got %s",
-                    dims_str(ndim, shape, ss, sizeof ss));
+            cg_error(cg_graph_status(g),
+                     "expected non-negative dimensions and at most one -1 for reshape, got %s",
+                     dims_str(ndim, shape, ss, sizeof ss));
             return -1;
         } else if (shape[d] > 0 && known > INT64_MAX / shape[d]) {
             return reshape_mismatch(g, a, ndim, shape);
@@ -221,13 +224,14 @@ static int cat_shape(cg_graph *g, cg_tensor *const *xs, int n, int axis, int64_t
     for (int j = 0; j < n; j++) {
         char sr[64], sx[64];
         if (xs[j]->dtype != r->dtype) {
-            cg_error(cg_graph_status(g), "expected matching dtypes for cat, got %s and %s", cg_dtype_name(r->dtype),
-                    cg_dtype_name(xs[j]->dtype));
+            cg_error(cg_graph_status(g), "expected matching dtypes for cat, got %s and %s",
+                     cg_dtype_name(r->dtype), cg_dtype_name(xs[j]->dtype));
             return -1;
         }
         if (!fits_cat(xs[j], r, axis)) {
-            cg_error(cg_graph_status(g), "expected matching shapes except on axis %d for cat, got %s and %s", axis,
-                    cg_shape_str(r, sr, sizeof sr), cg_shape_str(xs[j], sx, sizeof sx));
+            cg_error(cg_graph_status(g),
+                     "expected matching shapes except on axis %d for cat, got %s and %s", axis,
+                     cg_shape_str(r, sr, sizeof sr), cg_shape_str(xs[j], sx, sizeof sx));
             return -1;
         }
         shape[axis] += cat_width(xs[j], axis);
@@ -251,8 +255,8 @@ static int cat_args(cg_graph *g, cg_tensor *const *xs, int n, int axis, const vo
                     int64_t *widths)
 {
     if (n > CG_CUDA_MAX_INPUTS) {
-        cg_error(cg_graph_status(g), "expected at most %d inputs for cat on the device, got %d", CG_CUDA_MAX_INPUTS,
-                n);
+        cg_error(cg_graph_status(g), "expected at most %d inputs for cat on the device, got %d",
+                 CG_CUDA_MAX_INPUTS, n);
         return -1;
     }
     for (int j = 0; j < n; j++) {
@@ -426,13 +430,13 @@ cg_tensor *cg_index(cg_graph *g, cg_tensor *a, int64_t i)
     char sa[64];
     if (a->ndim == 0) {
         cg_error(cg_graph_status(g), "expected a tensor with at least 1 dimension to index, got %s",
-                cg_shape_str(a, sa, sizeof sa));
+                 cg_shape_str(a, sa, sizeof sa));
         return NULL;
     }
     int64_t len = a->shape[0];
     if (i < -len || i >= len) {
-        cg_error(cg_graph_status(g), "expected index in [%lld, %lld), got %lld", (long long)-len, (long long)len,
-                (long long)i);
+        cg_error(cg_graph_status(g), "expected index in [%lld, %lld), got %lld", (long long)-len,
+                 (long long)len, (long long)i);
         return NULL;
     }
     i = i < 0 ? i + len : i;

@@ -69,16 +69,16 @@ int cg_graph_use_cuda(cg_graph *g)
     if (g->device)
         return 0;
     if (g->ntensors > 0) {
-        cg_error(cg_graph_status(g), "cg_graph_use_cuda: the graph already has host tensors");
+        cg_error(&g->st, "cg_graph_use_cuda: the graph already has host tensors");
         return -1;
     }
 #ifndef HAVE_CUDA
-    cg_error(cg_graph_status(g), "%s", cg_cuda_last_error());
+    cg_error(&g->st, "%s", cg_cuda_last_error());
     return -1;
 #else
     g->device = cg_cuda_arena_new();
     if (!g->device)
-        cg_error_infra(cg_graph_status(g), "out of memory (device arena)");
+        cg_error_infra(&g->st, "out of memory (device arena)");
     return g->device ? 0 : -1;
 #endif
 }
@@ -94,7 +94,7 @@ void *cg_alloc_data(cg_graph *g, size_t n)
         return cg_alloc(g, n);
     void *p = cg_cuda_alloc(g->device, n);
     if (!p)
-        cg_error_cuda(cg_graph_status(g));
+        cg_error_cuda(&g->st);
     return p;
 }
 
@@ -129,7 +129,7 @@ void *cg_alloc(cg_graph *g, size_t n)
 {
     const size_t align = _Alignof(max_align_t);
     if (n > SIZE_MAX - sizeof(arena_chunk) - align) {
-        cg_error_infra(cg_graph_status(g), "out of memory (asked for %zu bytes)", n);
+        cg_error_infra(&g->st, "out of memory (asked for %zu bytes)", n);
         return NULL;
     }
     if (n == 0)
@@ -138,14 +138,14 @@ void *cg_alloc(cg_graph *g, size_t n)
     if (n > ARENA_CHUNK_BYTES / 4) {
         void *p = alloc_dedicated(g, n);
         if (!p)
-            cg_error_infra(cg_graph_status(g), "out of memory (asked for %zu bytes)", n);
+            cg_error_infra(&g->st, "out of memory (asked for %zu bytes)", n);
         return p;
     }
     arena_chunk *c = g->chunks;
     if (!c || c->cap - c->used < n) {
         c = chunk_new(ARENA_CHUNK_BYTES);
         if (!c) {
-            cg_error_infra(cg_graph_status(g), "out of memory (asked for %zu bytes)", n);
+            cg_error_infra(&g->st, "out of memory (asked for %zu bytes)", n);
             return NULL;
         }
         c->next = g->chunks;
@@ -214,7 +214,7 @@ static int remember_tensor(cg_graph *g, cg_tensor *t)
         int64_t cap = g->cap_tensors ? 2 * g->cap_tensors : 64;
         cg_tensor **grown = realloc(g->tensors, (size_t)cap * sizeof *grown);
         if (!grown) {
-            cg_error_infra(cg_graph_status(g), "out of memory (tensor list of %lld)", (long long)cap);
+            cg_error_infra(&g->st, "out of memory (tensor list of %lld)", (long long)cap);
             return -1;
         }
         g->tensors = grown;
@@ -229,36 +229,37 @@ static int remember_tensor(cg_graph *g, cg_tensor *t)
 static int check_new_shape(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape, int64_t *numel)
 {
     if (cg_dtype_size(dt) == 0) {
-        cg_error(cg_graph_status(g), "expected dtype f32, f64, bf16 or f16, got code %d", (int)dt);
+        cg_error(&g->st, "expected dtype f32, f64, bf16 or f16, got code %d", (int)dt);
         return -1;
     }
     if (ndim < 0 || ndim > CG_MAX_DIMS) {
-        cg_error(cg_graph_status(g), "expected 0 to %d dimensions, got %d", CG_MAX_DIMS, ndim);
+        cg_error(&g->st, "expected 0 to %d dimensions, got %d", CG_MAX_DIMS, ndim);
         return -1;
     }
     int64_t n = 1;
     int64_t limit = INT64_MAX / (int64_t)cg_dtype_size(dt);
     for (int d = 0; d < ndim; d++) {
         if (shape[d] < 0) {
-            cg_error(cg_graph_status(g), "expected non-negative dimensions, got %lld in dimension %d",
-                    (long long)shape[d], d);
+            cg_error(&g->st, "expected non-negative dimensions, got %lld in dimension %d",
+                     (long long)shape[d], d);
             return -1;
         }
         if (shape[d] != 0 && n > limit / shape[d]) {
-            cg_error_infra(cg_graph_status(g), "out of memory (tensor dimension %d of %lld overflows)", d,
-                    (long long)shape[d]);
+            cg_error_infra(&g->st, "out of memory (tensor dimension %d of %lld overflows)", d,
+                           (long long)shape[d]);
             return -1;
         }
         n *= shape[d];
     }
     if (g->max_tensor && n > g->max_tensor) {
-        cg_error(cg_graph_status(g), "expected a tensor of at most %lld elements (the limit; raise it with --max-elements), "
-                "got %lld", (long long)g->max_tensor, (long long)n);
+        cg_error(&g->st, "expected a tensor of at most %lld elements (the limit; raise it with "
+                         "--max-elements), got %lld", (long long)g->max_tensor, (long long)n);
         return -1;
     }
     if (g->max_total && n > g->max_total - g->total) {
-        cg_error(cg_graph_status(g), "expected the tensors of a rank to total at most %lld elements (the limit; raise it with "
-                "--max-case-elements), got more", (long long)(g->max_total / (g->ranks ? g->ranks : 1)));
+        cg_error(&g->st, "expected the tensors of a rank to total at most %lld elements (the limit; "
+                         "raise it with --max-case-elements), got more",
+                 (long long)(g->max_total / (g->ranks ? g->ranks : 1)));
         return -1;
     }
     *numel = n;
@@ -340,12 +341,12 @@ cg_tensor *cg_tensor_cast(cg_graph *g, const cg_tensor *t, cg_dtype dt)
     if (!c)
         return NULL;
     if (c->on_device != t->on_device) {
-        cg_error(cg_graph_status(g), "cg_tensor_cast: the tensor is not where the graph's tensors are");
+        cg_error(&g->st, "cg_tensor_cast: the tensor is not where the graph's tensors are");
         return NULL;
     }
     if (c->on_device)
         return cg_cuda_convert(dt, c->data, t->dtype, t->data, t->numel) < 0
-                   ? (cg_error_cuda(cg_graph_status(g)), NULL)
+                   ? (cg_error_cuda(&g->st), NULL)
                    : c;
     for (int64_t i = 0; i < t->numel; i++)
         cg_set(c, i, cg_get(t, i));

@@ -67,9 +67,10 @@ int cg_tensor_copy_elems(cg_graph *g, cg_tensor *dst, int64_t dst_at, const cg_t
         return -1;
     if (dst->dtype != src->dtype || dst_at < 0 || src_at < 0 || n < 0 ||
         dst_at + n > dst->numel || src_at + n > src->numel) {
-        cg_error(cg_graph_status(g), "copy of %lld elements out of bounds (%lld of %lld into %lld of %lld)",
-                (long long)n, (long long)src_at, (long long)src->numel, (long long)dst_at,
-                (long long)dst->numel);
+        cg_error(cg_graph_status(g),
+                 "copy of %lld elements out of bounds (%lld of %lld into %lld of %lld)",
+                 (long long)n, (long long)src_at, (long long)src->numel, (long long)dst_at,
+                 (long long)dst->numel);
         return -1;
     }
     size_t es = cg_dtype_size(dst->dtype);
@@ -89,8 +90,8 @@ int cg_tensor_accumulate(cg_graph *g, cg_tensor *dst, const cg_tensor *src)
         return -1;
     if (dst->numel != src->numel || dst->dtype != src->dtype) {
         cg_error(cg_graph_status(g), "expected a gradient of %lld elements (%s), got %lld (%s)",
-                (long long)dst->numel, cg_dtype_name(dst->dtype), (long long)src->numel,
-                cg_dtype_name(src->dtype));
+                 (long long)dst->numel, cg_dtype_name(dst->dtype), (long long)src->numel,
+                 cg_dtype_name(src->dtype));
         return -1;
     }
     if (dst->on_device)
@@ -117,7 +118,9 @@ int cg_tensor_accumulate(cg_graph *g, cg_tensor *dst, const cg_tensor *src)
 int cg_tensor_add_scalar(cg_graph *g, cg_tensor *t, double v)
 {
     if (t->on_device)
-        return cg_cuda_add_scalar(t->dtype, t->data, t->numel, v) < 0 ? cg_error_cuda(cg_graph_status(g)) : 0;
+        return cg_cuda_add_scalar(t->dtype, t->data, t->numel, v) < 0
+                   ? cg_error_cuda(cg_graph_status(g))
+                   : 0;
     if (t->dtype == CG_F32) { /* computed in double and rounded once, as cg_set would */
         float *d = t->data;
         for (int64_t i = 0; i < t->numel; i++)

@@ -17,7 +17,8 @@ typedef struct cg_comm {
     void *self;
     /* in[s] is slot s's operand (NULL for slots outside the current on-block);
      * fill out[s] for every slot with an operand. Returns 0, or -1 with
-     * cg_error(cg_graph_status(g), "expected ..., got ...") — the interpreter adds file:line:col. */
+     * cg_error(cg_graph_status(g), "expected ..., got ...") — the interpreter adds
+     * file:line:col. */
     int (*collective)(void *self, cg_graph *g, const cg_coll *c, cg_tensor **in, cg_tensor **out);
     int (*send)(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tensor *t);
     cg_tensor *(*recv)(void *self, cg_graph *g, const cg_coll *c, int slot);

@@ -1,28 +1,16 @@
 /* cuda_common.cu — the CUDA path's shared pieces: the last error, device
  * discovery, copies, and the device arena (cuda_ops.h). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_common.cuh"
 
-static char last_error[512];
+static cg_status last; /* cuda_common.cuh: the process's device is driven by one thread */
 
-int cg_cuda_fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+cg_status *cg_cuda_status(void) { return &last; }
 
-int cg_cuda_fail_call(const char *call, const char *why)
-{
-    int name_len = (int)strcspn(call, "( "); /* the function's name, without its arguments */
-    return cg_cuda_fail("%.*s failed: %s", name_len, call, why);
-}
+int cg_cuda_call_name(const char *call) { return (int)strcspn(call, "( "); }
 
 /* The arena is a growing array of cudaMalloc'd pointers. */
 struct cg_cuda_arena {
@@ -35,7 +23,7 @@ static int grow(cg_cuda_arena *a)
     size_t cap = a->cap ? 2 * a->cap : 16;
     void **bufs = (void **)realloc(a->bufs, cap * sizeof *bufs);
     if (!bufs)
-        return cg_cuda_fail("out of host memory for the device arena");
+        return cg_error(cg_cuda_status(), "out of host memory for the device arena");
     a->bufs = bufs;
     a->cap = cap;
     return 0;
@@ -51,14 +39,14 @@ static int device_zeroed(void **p, size_t bytes)
     if (e != cudaSuccess) {
         cudaFree(*p);
         *p = NULL;
-        return cg_cuda_fail_call("cudaMemset", cudaGetErrorString(e));
+        return cg_error(&last, "cudaMemset failed: %s", cudaGetErrorString(e));
     }
     return 0;
 }
 
 extern "C" {
 
-const char *cg_cuda_last_error(void) { return last_error; }
+const char *cg_cuda_last_error(void) { return last.msg; }
 
 int cg_cuda_device_count(int *count)
 {
@@ -66,7 +54,7 @@ int cg_cuda_device_count(int *count)
     cudaError_t e = cudaGetDeviceCount(&n);
     *count = e == cudaSuccess ? n : 0;
     if (e != cudaSuccess)
-        return cg_cuda_fail("cudaGetDeviceCount: %s", cudaGetErrorString(e));
+        return cg_error(cg_cuda_status(), "cudaGetDeviceCount: %s", cudaGetErrorString(e));
     return 0;
 }
 
@@ -103,7 +91,7 @@ cg_cuda_arena *cg_cuda_arena_new(void)
 {
     cg_cuda_arena *a = (cg_cuda_arena *)calloc(1, sizeof *a);
     if (!a)
-        cg_cuda_fail("out of host memory for the device arena");
+        cg_error(cg_cuda_status(), "out of host memory for the device arena");
     return a;
 }
 

@@ -12,24 +12,28 @@
 extern "C" {
 #include "cuda_ops.h"
 }
+#include "status.h"
 
 /* Threads per block everywhere; a power of two (block_reduce needs one). */
 #define CG_CUDA_BLOCK 256
 
-/* Records the message for cg_cuda_last_error(); always returns -1. */
-int cg_cuda_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* "<function> failed: <why>" from the text of a call ("cudaMalloc(&p, n)"). */
-int cg_cuda_fail_call(const char *call, const char *why);
+/* The CUDA layer's last failure, what cg_cuda_last_error() says: a kernel
+ * file records it with cg_error(cg_cuda_status(), ...). One per process, as
+ * CUDA's own last error is: one thread drives the device (cuda_ops.h). */
+cg_status *cg_cuda_status(void);
+/* The length of a call's function name in its text ("cudaMalloc(&p, n)"). */
+int cg_cuda_call_name(const char *call);
 /* Releases the cuBLAS handle (ops_matmul.cu), for cg_cuda_shutdown. */
 void cg_cuda_blas_release(void);
 
 /* Runs a CUDA runtime call; on failure records "<function> failed: <CUDA's
  * text>" and returns -1 from the enclosing function (NCCL's checks.h shape). */
-#define CUDACHECK(call)                                                                           \
-    do {                                                                                          \
-        cudaError_t e_ = (call);                                                                  \
-        if (e_ != cudaSuccess)                                                                    \
-            return cg_cuda_fail_call(#call, cudaGetErrorString(e_));                              \
+#define CUDACHECK(call)                                                                            \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess)                                                                     \
+            return cg_error(cg_cuda_status(), "%.*s failed: %s", cg_cuda_call_name(#call), #call,  \
+                            cudaGetErrorString(e_));                                               \
     } while (0)
 
 /* kernel<<<grid, block>>>(args...) on the default stream. Spelled as a macro
@@ -41,11 +45,12 @@ void cg_cuda_blas_release(void);
 #endif
 
 /* After a launch: a bad configuration is only visible here. */
-#define LAUNCHCHECK(kernel)                                                                       \
-    do {                                                                                          \
-        cudaError_t e_ = cudaGetLastError();                                                      \
-        if (e_ != cudaSuccess)                                                                    \
-            return cg_cuda_fail("%s launch failed: %s", (kernel), cudaGetErrorString(e_));        \
+#define LAUNCHCHECK(kernel)                                                                        \
+    do {                                                                                           \
+        cudaError_t e_ = cudaGetLastError();                                                       \
+        if (e_ != cudaSuccess)                                                                     \
+            return cg_error(cg_cuda_status(), "%s launch failed: %s", (kernel),                    \
+                            cudaGetErrorString(e_));                                               \
     } while (0)
 
 /* ---- elements as double, like cg_get/cg_set -------------------------------- */
@@ -79,7 +84,7 @@ template <typename F> int dispatch(cg_dtype dt, const char *what, F f)
     case CG_BF16: return f(dtype_tag<__nv_bfloat16>());
     case CG_F16: return f(dtype_tag<__half>());
     }
-    return cg_cuda_fail("%s: unknown dtype %d", what, (int)dt);
+    return cg_error(cg_cuda_status(), "%s: unknown dtype %d", what, (int)dt);
 }
 
 /* ---- launch shapes ------------------------------------------------------------- */

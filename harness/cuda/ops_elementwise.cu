@@ -141,8 +141,8 @@ static int check_operands(const char *op, int64_t na, int64_t nb, int64_t n)
 {
     if ((na == n || na == 1) && (nb == n || nb == 1) && n >= 0)
         return 0;
-    return cg_cuda_fail("%s: operands of %lld and %lld elements do not give %lld", op,
-                        (long long)na, (long long)nb, (long long)n);
+    return cg_error(cg_cuda_status(), "%s: operands of %lld and %lld elements do not give %lld", op,
+                    (long long)na, (long long)nb, (long long)n);
 }
 
 template <typename Op>
@@ -238,7 +238,7 @@ int cg_cuda_binary(cg_cuda_binary_op op, cg_dtype dt, const void *a, int64_t na,
     case CG_CUDA_DIV: return binary_forward<div_op>("div", dt, a, na, b, nb, out, n);
     case CG_CUDA_POW: return binary_forward<pow_op>("pow", dt, a, na, b, nb, out, n);
     }
-    return cg_cuda_fail("cg_cuda_binary: unknown op %d", (int)op);
+    return cg_error(cg_cuda_status(), "cg_cuda_binary: unknown op %d", (int)op);
 }
 
 int cg_cuda_binary_backward(cg_cuda_binary_op op, cg_dtype dt, const void *a, int64_t na,
@@ -246,7 +246,7 @@ int cg_cuda_binary_backward(cg_cuda_binary_op op, cg_dtype dt, const void *a, in
                             void *gb)
 {
     if ((unsigned)op > CG_CUDA_POW)
-        return cg_cuda_fail("cg_cuda_binary_backward: unknown op %d", (int)op);
+        return cg_error(cg_cuda_status(), "cg_cuda_binary_backward: unknown op %d", (int)op);
     const char *name = binary_names[op];
     switch (op) {
     case CG_CUDA_ADD: return binary_backward<add_op>(name, dt, a, na, b, nb, gout, n, ga, gb);
@@ -261,7 +261,7 @@ int cg_cuda_binary_backward(cg_cuda_binary_op op, cg_dtype dt, const void *a, in
 int cg_cuda_unary(cg_cuda_unary_op op, cg_dtype dt, const void *a, void *out, int64_t n)
 {
     if ((unsigned)op > CG_CUDA_ABS)
-        return cg_cuda_fail("cg_cuda_unary: unknown op %d", (int)op);
+        return cg_error(cg_cuda_status(), "cg_cuda_unary: unknown op %d", (int)op);
     const char *name = unary_names[op];
     switch (op) {
     case CG_CUDA_NEG: return unary_forward<neg_op>(name, dt, a, out, n);
@@ -278,7 +278,7 @@ int cg_cuda_unary_backward(cg_cuda_unary_op op, cg_dtype dt, const void *a, cons
                            void *ga, int64_t n)
 {
     if ((unsigned)op > CG_CUDA_ABS)
-        return cg_cuda_fail("cg_cuda_unary_backward: unknown op %d", (int)op);
+        return cg_error(cg_cuda_status(), "cg_cuda_unary_backward: unknown op %d", (int)op);
     const char *name = unary_names[op];
     switch (op) {
     case CG_CUDA_NEG: return unary_backward<neg_op>(name, dt, a, gout, ga, n);

@@ -23,11 +23,12 @@
 
 /* Runs a cuBLAS call; on failure records "<function> failed: <status>" and
  * returns -1 from the enclosing function. */
-#define CUBLASCHECK(call)                                                                         \
-    do {                                                                                          \
-        cublasStatus_t s_ = (call);                                                               \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                                          \
-            return cg_cuda_fail_call(#call, cublasGetStatusString(s_));                           \
+#define CUBLASCHECK(call)                                                                          \
+    do {                                                                                           \
+        cublasStatus_t s_ = (call);                                                                \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                                           \
+            return cg_error(cg_cuda_status(), "%.*s failed: %s", cg_cuda_call_name(#call), #call,  \
+                            cublasGetStatusString(s_));                                            \
     } while (0)
 
 static cublasHandle_t handle; /* made on first use, on the current device */
@@ -88,7 +89,7 @@ static int gemm(cg_dtype dt, const gemm_args &g)
                                 g.lda, (const double *)g.b, g.ldb, &beta, (double *)g.c, g.ldc));
         return 0;
     }
-    return cg_cuda_fail("matmul: unknown dtype %d", (int)dt);
+    return cg_error(cg_cuda_status(), "matmul: unknown dtype %d", (int)dt);
 }
 
 /* cuBLAS takes int sizes; a leading dimension must be at least 1 even for an
@@ -96,8 +97,9 @@ static int gemm(cg_dtype dt, const gemm_args &g)
 static int int_dims(const char *name, int64_t m, int64_t k, int64_t n)
 {
     if (m < 0 || k < 0 || n < 0 || m > INT_MAX || k > INT_MAX || n > INT_MAX)
-        return cg_cuda_fail("%s: sizes [%lld,%lld]@[%lld,%lld] do not fit cuBLAS's int", name,
-                            (long long)m, (long long)k, (long long)k, (long long)n);
+        return cg_error(cg_cuda_status(),
+                        "%s: sizes [%lld,%lld]@[%lld,%lld] do not fit cuBLAS's int", name,
+                        (long long)m, (long long)k, (long long)k, (long long)n);
     return 0;
 }
 

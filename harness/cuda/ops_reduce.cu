@@ -213,7 +213,8 @@ static int sum_backward(const char *name, cg_dtype dt, cg_cuda_axis v, const voi
 static int pack_inputs(const char *name, const void *const *xs, int n, input_pack *pack)
 {
     if (n < 1 || n > CG_CUDA_MAX_INPUTS)
-        return cg_cuda_fail("%s: expected 1 to %d inputs, got %d", name, CG_CUDA_MAX_INPUTS, n);
+        return cg_error(cg_cuda_status(), "%s: expected 1 to %d inputs, got %d", name,
+                        CG_CUDA_MAX_INPUTS, n);
     for (int j = 0; j < n; j++)
         pack->p[j] = xs[j];
     return 0;

@@ -126,8 +126,8 @@ int cg_cuda_slice(cg_dtype dt, cg_cuda_axis v, int64_t start, int64_t width, con
                   void *out)
 {
     if (start < 0 || width < 0 || start + width > v.len)
-        return cg_cuda_fail("slice: [%lld, %lld) is outside an axis of %lld", (long long)start,
-                            (long long)(start + width), (long long)v.len);
+        return cg_error(cg_cuda_status(), "slice: [%lld, %lld) is outside an axis of %lld",
+                        (long long)start, (long long)(start + width), (long long)v.len);
     side src = {a, v.len * v.inner, start * v.inner}, dst = {out, width * v.inner, 0};
     return block_copy<false>("slice", dt, src, dst, v.outer, width * v.inner);
 }
@@ -136,8 +136,8 @@ int cg_cuda_slice_backward(cg_dtype dt, cg_cuda_axis v, int64_t start, int64_t w
                            const void *gout, void *ga)
 {
     if (start < 0 || width < 0 || start + width > v.len)
-        return cg_cuda_fail("slice backward: [%lld, %lld) is outside an axis of %lld",
-                            (long long)start, (long long)(start + width), (long long)v.len);
+        return cg_error(cg_cuda_status(), "slice backward: [%lld, %lld) is outside an axis of %lld",
+                        (long long)start, (long long)(start + width), (long long)v.len);
     side src = {gout, width * v.inner, 0}, dst = {ga, v.len * v.inner, start * v.inner};
     return ga ? block_copy<true>("slice backward", dt, src, dst, v.outer, width * v.inner) : 0;
 }

@@ -93,7 +93,8 @@ static int bind(cg_interp *I, int slot, const char *name, cg_tensor *t, cg_srcpo
         strcmp(I->perturb.name, name) == 0) {
         t = perturbed(I, t);
         if (!t)
-            return cg_error_wrap(&I->st, cg_graph_status(I->g), pos, cg_slot_rank(I, slot), I->world);
+            return cg_error_wrap(&I->st, cg_graph_status(I->g), pos, cg_slot_rank(I, slot),
+                                 I->world);
     }
     t->retain = true; /* named tensors report their gradient, like retain_grad() */
     cg_env *env = &I->env[slot];
@@ -107,7 +108,8 @@ static int bind(cg_interp *I, int slot, const char *name, cg_tensor *t, cg_srcpo
         int cap = env->cap ? 2 * env->cap : 16;
         cg_binding *b = realloc(env->b, (size_t)cap * sizeof *b);
         if (!b)
-            return cg_error_at_rank(&I->st, pos, cg_slot_rank(I, slot), I->world, "expected memory for a binding, got out of memory");
+            return cg_error_at_rank(&I->st, pos, cg_slot_rank(I, slot), I->world,
+                                    "expected memory for a binding, got out of memory");
         env->b = b;
         env->cap = cap;
     }
@@ -129,7 +131,8 @@ static int run_assign(cg_interp *I, const cg_stmt *st)
             continue;
         cg_tensor *t = cg_val_tensor(I, &v[s]);
         if (!t) {
-            rc = cg_error_wrap(&I->st, cg_graph_status(I->g), st->pos, cg_slot_rank(I, s), I->world);
+            rc =
+                cg_error_wrap(&I->st, cg_graph_status(I->g), st->pos, cg_slot_rank(I, s), I->world);
             break;
         }
         if (st->nnames == 1) {
@@ -139,14 +142,18 @@ static int run_assign(cg_interp *I, const cg_stmt *st)
         int64_t rows = t->ndim > 0 ? t->shape[0] : 0;
         if (t->ndim == 0 || rows % st->nnames != 0) {
             char sh[64];
-            rc = cg_error_at_rank(&I->st, st->pos, cg_slot_rank(I, s), I->world, "expected a tensor whose first dimension splits into %d "
-                            "equal parts, got shape %s", st->nnames, cg_shape_str(t, sh, sizeof sh));
+            rc = cg_error_at_rank(&I->st, st->pos, cg_slot_rank(I, s), I->world,
+                                  "expected a tensor whose first dimension splits into %d "
+                                  "equal parts, got shape %s",
+                                  st->nnames, cg_shape_str(t, sh, sizeof sh));
             break;
         }
         int64_t part = rows / st->nnames;
         for (int k = 0; rc == 0 && k < st->nnames; k++) {
             cg_tensor *p = cg_slice(I->g, t, 0, k * part, (k + 1) * part);
-            rc = p ? bind(I, s, st->names[k], p, st->pos) : cg_error_wrap(&I->st, cg_graph_status(I->g), st->pos, cg_slot_rank(I, s), I->world);
+            rc = p ? bind(I, s, st->names[k], p, st->pos)
+                   : cg_error_wrap(&I->st, cg_graph_status(I->g), st->pos, cg_slot_rank(I, s),
+                                   I->world);
         }
     }
     free(v);
@@ -163,7 +170,8 @@ static int run_backward(cg_interp *I, const cg_stmt *st, const cg_val *v)
         if (!I->active[s])
             continue;
         if (!v[s].is_tensor)
-            rc = cg_error_at_rank(&I->st, st->expr->pos, cg_slot_rank(I, s), I->world, "expected a tensor to call backward on, got a number");
+            rc = cg_error_at_rank(&I->st, st->expr->pos, cg_slot_rank(I, s), I->world,
+                                  "expected a tensor to call backward on, got a number");
         roots[s] = v[s].t;
     }
     if (rc == 0 && I->comm->backward(I->comm->self, I->g, &st->pos, roots) != 0)
@@ -182,12 +190,14 @@ static int run_send(cg_interp *I, const cg_stmt *st, const cg_val *t, const cg_v
         if (cg_val_int(I, &dst[s], st->expr->args[1]->pos, s, "destination rank", &peer) != 0)
             return -1;
         if (peer < 0 || peer >= I->world || peer == I->ranks[s])
-            return cg_error_at_rank(&I->st, st->expr->args[1]->pos, cg_slot_rank(I, s), I->world, "expected a destination rank in 0..%d other than %d, got %lld",
-                              I->world - 1, I->ranks[s], (long long)peer);
+            return cg_error_at_rank(&I->st, st->expr->args[1]->pos, cg_slot_rank(I, s), I->world,
+                                    "expected a destination rank in 0..%d other than %d, got %lld",
+                                    I->world - 1, I->ranks[s], (long long)peer);
         cg_tensor *x = cg_val_tensor(I, &t[s]);
         c.peer = (int)peer;
         if (!x || I->comm->send(I->comm->self, I->g, &c, s, x) != 0)
-            return cg_error_wrap(&I->st, cg_graph_status(I->g), st->expr->pos, cg_slot_rank(I, s), I->world);
+            return cg_error_wrap(&I->st, cg_graph_status(I->g), st->expr->pos, cg_slot_rank(I, s),
+                                 I->world);
     }
     return 0;
 }
@@ -196,7 +206,9 @@ static int run_call(cg_interp *I, const cg_stmt *st)
 {
     const cg_expr *e = st->expr;
     if (strcmp(e->name, "zero_grad") == 0)
-        return I->comm->zero_grad(I->comm->self, I->g) == 0 ? 0 : cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, -1, 0);
+        return I->comm->zero_grad(I->comm->self, I->g) == 0
+                   ? 0
+                   : cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, -1, 0);
     int n = e->nargs;
     cg_val *v = calloc((size_t)(I->nslots * n), sizeof *v);
     if (!v)
@@ -235,8 +247,9 @@ static int run_on(cg_interp *I, const cg_stmt *st)
                 continue;
             rc = cg_val_int(I, &v[s], st->ranks[k]->pos, s, "a rank", &r);
             if (rc == 0 && (r < 0 || r >= I->world))
-                rc = cg_error_at_rank(&I->st, st->ranks[k]->pos, cg_slot_rank(I, s), I->world, "expected a rank in 0..%d, got %lld",
-                                I->world - 1, (long long)r);
+                rc = cg_error_at_rank(&I->st, st->ranks[k]->pos, cg_slot_rank(I, s), I->world,
+                                      "expected a rank in 0..%d, got %lld", I->world - 1,
+                                      (long long)r);
             if (rc == 0 && r == I->ranks[s])
                 member[s] = true;
         }
@@ -278,7 +291,8 @@ int cg_interp_run(cg_interp *I)
     if (run_stmts(I, I->cs->stmts, I->cs->nstmts) == 0)
         return 0;
     if (I->st.code == CG_OK) /* every failure names itself; a silent one is still a failure */
-        cg_error(&I->st, "%s: the program failed without a message", I->cs->file ? I->cs->file : "?");
+        cg_error(&I->st, "%s: the program failed without a message",
+                 I->cs->file ? I->cs->file : "?");
     return -1;
 }
 

@@ -51,7 +51,8 @@ static cg_tensor *tensor_arg(const call_ctx *c, int i, int slot)
 {
     cg_tensor *t = cg_val_tensor(c->I, arg(c, i, slot));
     if (!t)
-        cg_error_wrap(&c->I->st, cg_graph_status(c->I->g), c->e->args[i]->pos, cg_slot_rank(c->I, slot), c->I->world);
+        cg_error_wrap(&c->I->st, cg_graph_status(c->I->g), c->e->args[i]->pos,
+                      cg_slot_rank(c->I, slot), c->I->world);
     return t;
 }
 
@@ -60,14 +61,16 @@ static int dims_from(const call_ctx *c, int first, int slot, int *ndim, int64_t 
 {
     int n = npositional(c->e) - first;
     if (n > CG_MAX_DIMS)
-        return cg_error_at_rank(&c->I->st, c->e->pos, cg_slot_rank(c->I, slot), c->I->world, "expected at most %d dimensions, got %d", CG_MAX_DIMS, n);
+        return cg_error_at_rank(&c->I->st, c->e->pos, cg_slot_rank(c->I, slot), c->I->world,
+                                "expected at most %d dimensions, got %d", CG_MAX_DIMS, n);
     for (int k = 0; k < n; k++) {
         int i = arg_at(c->e, first + k, NULL);
         if (int_arg(c, i, slot, "a dimension", &shape[k]) != 0)
             return -1;
         if (shape[k] < 0)
-            return cg_error_at_rank(&c->I->st, c->e->args[i]->pos, cg_slot_rank(c->I, slot), c->I->world, "expected a dimension >= 0, got %lld",
-                              (long long)shape[k]);
+            return cg_error_at_rank(&c->I->st, c->e->args[i]->pos, cg_slot_rank(c->I, slot),
+                                    c->I->world, "expected a dimension >= 0, got %lld",
+                                    (long long)shape[k]);
     }
     *ndim = n;
     return 0;
@@ -107,7 +110,8 @@ static cg_tensor *construct(const call_ctx *c, int slot)
     if (is_full) {
         const cg_val *v = arg(c, arg_at(c->e, 0, NULL), slot);
         if (v->is_tensor) {
-            cg_error_at_rank(&I->st, c->e->args[0]->pos, cg_slot_rank(I, slot), I->world, "expected a number to fill with, got a tensor");
+            cg_error_at_rank(&I->st, c->e->args[0]->pos, cg_slot_rank(I, slot), I->world,
+                             "expected a number to fill with, got a tensor");
             return NULL;
         }
         fill = v->s;
@@ -132,7 +136,8 @@ static cg_tensor *make_param(const call_ctx *c, int slot)
     cg_tensor *src = tensor_arg(c, 0, slot);
     cg_tensor *t = src ? cg_tensor_cast(c->I->g, src, c->I->dtype) : NULL;
     if (!t && src)
-        cg_error_wrap(&c->I->st, cg_graph_status(c->I->g), c->e->pos, cg_slot_rank(c->I, slot), c->I->world);
+        cg_error_wrap(&c->I->st, cg_graph_status(c->I->g), c->e->pos, cg_slot_rank(c->I, slot),
+                      c->I->world);
     if (t) {
         t->is_leaf = true;
         t->requires_grad = true;
@@ -155,8 +160,9 @@ static int axis_arg(const call_ctx *c, int slot, cg_tensor *t, int pos, int dflt
     if (a < 0)
         a += t->ndim;
     if (a < 0 || a >= (t->ndim > 0 ? t->ndim : 1))
-        return cg_error_at_rank(&c->I->st, c->e->args[i]->pos, cg_slot_rank(c->I, slot), c->I->world, "expected an axis in [0, %d), got %lld",
-                          t->ndim, (long long)a);
+        return cg_error_at_rank(&c->I->st, c->e->args[i]->pos, cg_slot_rank(c->I, slot),
+                                c->I->world, "expected an axis in [0, %d), got %lld", t->ndim,
+                                (long long)a);
     *axis = (int)a;
     return 0;
 }
@@ -172,7 +178,8 @@ static cg_tensor *local_op(const call_ctx *c, int slot)
     if (strcmp(f, "cat") == 0) {
         int n = npositional(c->e), axis = 0;
         if (n < 1) { /* the parser insists too; never read xs[0] unset */
-            cg_error_at_rank(&c->I->st, c->e->pos, cg_slot_rank(c->I, slot), c->I->world, "expected at least one tensor to cat, got none");
+            cg_error_at_rank(&c->I->st, c->e->pos, cg_slot_rank(c->I, slot), c->I->world,
+                             "expected at least one tensor to cat, got none");
             return NULL;
         }
         cg_tensor *xs[64];
@@ -218,7 +225,8 @@ static cg_tensor *local_op(const call_ctx *c, int slot)
                 return NULL;
         return cg_slice(g, t, (int)v[0], v[1], v[2]);
     }
-    cg_error_at_rank(&c->I->st, c->e->pos, cg_slot_rank(c->I, slot), c->I->world, "expected a tensor function, got '%s'", f);
+    cg_error_at_rank(&c->I->st, c->e->pos, cg_slot_rank(c->I, slot), c->I->world,
+                     "expected a tensor function, got '%s'", f);
     return NULL;
 }
 
@@ -235,8 +243,9 @@ static int redop_arg(const call_ctx *c, int pos, cg_redop *op)
     const cg_expr *w = c->e->args[i];
     int r = w->kind == CG_E_WORD ? cg_redop_from_name(w->name) : -1;
     if (r < 0)
-        return cg_error_at(&c->I->st, w->pos, "expected a reduction op (sum, avg, prod, max, min), got %s",
-                          w->kind == CG_E_WORD || w->kind == CG_E_NAME ? w->name : "an expression");
+        return cg_error_at(
+            &c->I->st, w->pos, "expected a reduction op (sum, avg, prod, max, min), got %s",
+            w->kind == CG_E_WORD || w->kind == CG_E_NAME ? w->name : "an expression");
     *op = (cg_redop)r;
     return 0;
 }
@@ -255,11 +264,15 @@ static int rank_arg(const call_ctx *c, int pos, const char *kw, const char *what
         if (int_arg(c, i, s, what, &r) != 0)
             return -1;
         if (r < 0 || r >= c->I->world)
-            return cg_error_at_rank(&c->I->st, c->e->args[i]->pos, cg_slot_rank(c->I, s), c->I->world, "expected %s in 0..%d, got %lld", what,
-                              c->I->world - 1, (long long)r);
+            return cg_error_at_rank(&c->I->st, c->e->args[i]->pos, cg_slot_rank(c->I, s),
+                                    c->I->world, "expected %s in 0..%d, got %lld", what,
+                                    c->I->world - 1, (long long)r);
         if (seen >= 0 && r != seen)
-            return cg_error_at_rank(&c->I->st, c->e->args[i]->pos, cg_slot_rank(c->I, s), c->I->world, "expected the same %s on every rank, got "
-                              "%d and %lld", what, seen, (long long)r);
+            return cg_error_at_rank(&c->I->st, c->e->args[i]->pos, cg_slot_rank(c->I, s),
+                                    c->I->world,
+                                    "expected the same %s on every rank, got "
+                                    "%d and %lld",
+                                    what, seen, (long long)r);
         seen = (int)r;
     }
     *out = seen < 0 ? 0 : seen;
@@ -285,8 +298,10 @@ static int eval_comm(const call_ctx *c, cg_val *out)
     if (!is_recv) /* a collective: every rank must reach it */
         for (int s = 0; s < I->nslots; s++)
             if (!I->active[s])
-                return cg_error_at(&I->st, e->pos, "expected every rank to take part in %s, got an "
-                                  "on-block without rank %d", e->name, I->ranks[s]);
+                return cg_error_at(&I->st, e->pos,
+                                   "expected every rank to take part in %s, got an "
+                                   "on-block without rank %d",
+                                   e->name, I->ranks[s]);
     cg_tensor **in = calloc((size_t)I->nslots * 2, sizeof *in);
     if (!in)
         return cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
@@ -298,11 +313,14 @@ static int eval_comm(const call_ctx *c, cg_val *out)
             int64_t src;
             rc = int_arg(c, 0, s, "a source rank", &src);
             if (rc == 0 && (src < 0 || src >= I->world || src == I->ranks[s]))
-                rc = cg_error_at_rank(&I->st, e->args[0]->pos, cg_slot_rank(I, s), I->world, "expected a source rank in 0..%d other than %d, "
-                                "got %lld", I->world - 1, I->ranks[s], (long long)src);
+                rc = cg_error_at_rank(&I->st, e->args[0]->pos, cg_slot_rank(I, s), I->world,
+                                      "expected a source rank in 0..%d other than %d, "
+                                      "got %lld",
+                                      I->world - 1, I->ranks[s], (long long)src);
             cc.peer = (int)src;
             if (rc == 0 && !(res[s] = I->comm->recv(I->comm->self, I->g, &cc, s)))
-                rc = cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, s), I->world);
+                rc = cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, s),
+                                   I->world);
         } else if (!(in[s] = tensor_arg(c, 0, s))) {
             rc = -1;
         }

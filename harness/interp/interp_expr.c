@@ -21,7 +21,8 @@ int cg_val_int(cg_interp *I, const cg_val *v, cg_srcpos pos, int slot, const cha
     /* a one-element constant (rows = 16 / world) counts as its number */
     bool constant = v->is_tensor && v->t->numel == 1 && !v->t->requires_grad;
     if (v->is_tensor && !constant)
-        return cg_error_at_rank(&I->st, pos, cg_slot_rank(I, slot), I->world, "expected %s (an integer), got a tensor", what);
+        return cg_error_at_rank(&I->st, pos, cg_slot_rank(I, slot), I->world,
+                                "expected %s (an integer), got a tensor", what);
     /* on a CUDA graph this reads one element back: an integer argument,
      * never a value the gradients depend on */
     const cg_tensor *h = constant ? cg_tensor_host(I->g, v->t) : NULL;
@@ -29,7 +30,8 @@ int cg_val_int(cg_interp *I, const cg_val *v, cg_srcpos pos, int slot, const cha
         return cg_error_wrap(&I->st, cg_graph_status(I->g), pos, cg_slot_rank(I, slot), I->world);
     double x = constant ? cg_get(h, 0) : v->s;
     if (!isfinite(x) || x != floor(x) || fabs(x) > 1e15)
-        return cg_error_at_rank(&I->st, pos, cg_slot_rank(I, slot), I->world, "expected %s (an integer), got %g", what, x);
+        return cg_error_at_rank(&I->st, pos, cg_slot_rank(I, slot), I->world,
+                                "expected %s (an integer), got %g", what, x);
     *out = (int64_t)x;
     return 0;
 }
@@ -62,7 +64,8 @@ static int list_shape(cg_interp *I, const cg_expr *e, int depth, int *ndim, int6
         return 0;
     }
     if (depth >= CG_MAX_DIMS)
-        return cg_error_at(&I->st, e->pos, "expected at most %d nested lists, got more", CG_MAX_DIMS);
+        return cg_error_at(&I->st, e->pos, "expected at most %d nested lists, got more",
+                           CG_MAX_DIMS);
     if (depth == *ndim && !leaves) {
         *ndim = depth + 1;
         shape[depth] = e->nargs;
@@ -99,7 +102,8 @@ static int eval_list(cg_interp *I, const cg_expr *e, cg_val *out)
         }
         for (int64_t i = 0; rc == 0 && i < n; i++) {
             if (vals[i * ns + s].is_tensor)
-                rc = cg_error_at_rank(&I->st, leaves[i]->pos, cg_slot_rank(I, s), I->world, "expected a number in a list literal, got a tensor");
+                rc = cg_error_at_rank(&I->st, leaves[i]->pos, cg_slot_rank(I, s), I->world,
+                                      "expected a number in a list literal, got a tensor");
             else
                 cg_set(t, i, cg_round_to(I->cs->dtype, vals[i * ns + s].s));
         }
@@ -168,8 +172,9 @@ static int eval_binary(cg_interp *I, const cg_expr *e, cg_val *out)
             continue;
         }
         if (e->op >= CG_OP_EQ && e->op != CG_OP_MATMUL) {
-            rc = cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world, "expected numbers on both sides of '%s', got a tensor",
-                            op_text(e->op));
+            rc = cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world,
+                                  "expected numbers on both sides of '%s', got a tensor",
+                                  op_text(e->op));
             break;
         }
         cg_tensor *a = cg_val_tensor(I, &l[s]), *b = cg_val_tensor(I, &r[s]);
@@ -196,9 +201,11 @@ static int eval_unary(cg_interp *I, const cg_expr *e, cg_val *out)
             continue;
         }
         if (e->op == CG_OP_NOT)
-            return cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world, "expected a number after '!', got a tensor");
+            return cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world,
+                                    "expected a number after '!', got a tensor");
         if (!(out[s].t = cg_neg(I->g, out[s].t)))
-            return cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, s), I->world);
+            return cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, s),
+                                 I->world);
     }
     return 0;
 }
@@ -217,7 +224,8 @@ static int eval_ternary(cg_interp *I, const cg_expr *e, cg_val *out)
     for (int branch = 1; rc == 0 && branch <= 2; branch++) {
         for (size_t s = 0; s < n; s++) {
             if (saved[s] && c[s].is_tensor) {
-                rc = cg_error_at_rank(&I->st, e->args[0]->pos, cg_slot_rank(I, (int)s), I->world, "expected a number as condition, got a tensor");
+                rc = cg_error_at_rank(&I->st, e->args[0]->pos, cg_slot_rank(I, (int)s), I->world,
+                                      "expected a number as condition, got a tensor");
                 break;
             }
             I->active[s] = saved[s] && ((c[s].s != 0) == (branch == 1));
@@ -247,8 +255,9 @@ static int eval_index(cg_interp *I, const cg_expr *e, cg_val *out)
         if (!I->active[s])
             continue;
         if (!v[s].is_tensor || v[s].t->ndim == 0) {
-            rc = cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world, "expected a tensor with at least one dimension to index, got %s",
-                            v[s].is_tensor ? "a 0-d tensor" : "a number");
+            rc = cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world,
+                                  "expected a tensor with at least one dimension to index, got %s",
+                                  v[s].is_tensor ? "a 0-d tensor" : "a number");
             break;
         }
         int64_t lo = 0, hi = v[s].t->shape[0];
@@ -286,8 +295,10 @@ int cg_eval(cg_interp *I, const cg_expr *e, cg_val *out)
                 continue;
             const cg_binding *b = cg_interp_lookup(I, s, e->name);
             if (!b)
-                return cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world, "expected '%s' to be defined on this rank, got "
-                                  "no assignment to it here", e->name);
+                return cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world,
+                                        "expected '%s' to be defined on this rank, got "
+                                        "no assignment to it here",
+                                        e->name);
             out[s] = (cg_val){.is_tensor = true, .t = b->t};
         }
         return 0;
@@ -298,7 +309,8 @@ int cg_eval(cg_interp *I, const cg_expr *e, cg_val *out)
     case CG_E_INDEX: return eval_index(I, e, out);
     case CG_E_CALL: return cg_eval_call(I, e, out);
     case CG_E_WORD:
-        return cg_error_at(&I->st, e->pos, "expected a tensor or a number, got reduction op '%s'", e->name);
+        return cg_error_at(&I->st, e->pos, "expected a tensor or a number, got reduction op '%s'",
+                           e->name);
     }
     return cg_error_at(&I->st, e->pos, "expected an expression, got an unknown node");
 }

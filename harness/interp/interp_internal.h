@@ -44,7 +44,10 @@ int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out);
 /* The rank slot simulates, for an error's place (cg_error_at_rank in
  * status.h): a program error names the rank that met it; an op's error is
  * cg_error_wrap of the graph's status, which keeps its class. */
-static inline int cg_slot_rank(const cg_interp *I, int slot) { return slot >= 0 ? I->ranks[slot] : -1; }
+static inline int cg_slot_rank(const cg_interp *I, int slot)
+{
+    return slot >= 0 ? I->ranks[slot] : -1;
+}
 
 /* The explicit row splits of collective call e (cg_coll.splits, one row of
  * world counts per slot) from its send_splits argument, when its kind takes

@@ -40,16 +40,21 @@ static const char *list_str(const int64_t *v, int n, char *buf, size_t len)
 static int read_counts(cg_interp *I, const cg_val *v, cg_srcpos pos, int s, const char *kw, int64_t *row)
 {
     if (!v->is_tensor || v->t->ndim != 1 || v->t->numel != I->world)
-        return cg_error_at_rank(&I->st, pos, cg_slot_rank(I, s), I->world, "expected %s as a list of %d row counts (one per rank), got %s", kw,
-                          I->world, !v->is_tensor ? "a number" : v->t->ndim != 1 ? "a tensor that is not 1-d"
-                                                                                  : "a list of another length");
+        return cg_error_at_rank(&I->st, pos, cg_slot_rank(I, s), I->world,
+                                "expected %s as a list of %d row counts (one per rank), got %s", kw,
+                                I->world,
+                                !v->is_tensor     ? "a number"
+                                : v->t->ndim != 1 ? "a tensor that is not 1-d"
+                                                  : "a list of another length");
     const cg_tensor *h = cg_tensor_host(I->g, v->t); /* a device list: read back, never differentiated */
     if (!h)
         return cg_error_wrap(&I->st, cg_graph_status(I->g), pos, cg_slot_rank(I, s), I->world);
     for (int r = 0; r < I->world; r++) {
         double x = cg_get(h, r);
         if (!isfinite(x) || x != floor(x) || x < 0 || x > 1e15)
-            return cg_error_at_rank(&I->st, pos, cg_slot_rank(I, s), I->world, "expected whole row counts >= 0 in %s, got %g at index %d", kw, x, r);
+            return cg_error_at_rank(&I->st, pos, cg_slot_rank(I, s), I->world,
+                                    "expected whole row counts >= 0 in %s, got %g at index %d", kw,
+                                    x, r);
         row[r] = (int64_t)x;
     }
     return 0;
@@ -81,8 +86,10 @@ int cg_read_splits(cg_interp *I, const cg_expr *e, cg_coll_kind kind, const cg_v
             total += row[r];
         int64_t rows = rc == 0 ? (in[s]->ndim ? in[s]->shape[0] : 1) : 0;
         if (rc == 0 && total != rows)
-            rc = cg_error_at_rank(&I->st, e->args[i]->pos, cg_slot_rank(I, s), I->world, "expected send_splits to add up to the input's %lld rows, "
-                            "got %s (%lld)", (long long)rows, list_str(row, w, a, sizeof a), (long long)total);
+            rc = cg_error_at_rank(&I->st, e->args[i]->pos, cg_slot_rank(I, s), I->world,
+                                  "expected send_splits to add up to the input's %lld rows, "
+                                  "got %s (%lld)",
+                                  (long long)rows, list_str(row, w, a, sizeof a), (long long)total);
     }
     /* What rank me receives is what every rank sends it: checkable only
      * where every rank is simulated (the oracle, which runs first). */
@@ -91,9 +98,11 @@ int cg_read_splits(cg_interp *I, const cg_expr *e, cg_coll_kind kind, const cg_v
         for (int k = 0; k < w; k++) /* slot k is rank ranks[k] */
             want[I->ranks[k]] = send[(size_t)k * (size_t)w + (size_t)I->ranks[s]];
         if (memcmp(want, recv + (size_t)s * (size_t)w, (size_t)w * sizeof *want) != 0)
-            rc = cg_error_at_rank(&I->st, e->args[j]->pos, cg_slot_rank(I, s), I->world, "expected recv_splits %s (what the ranks' send_splits "
-                            "send rank %d), got %s", list_str(want, w, a, sizeof a), I->ranks[s],
-                            list_str(recv + (size_t)s * (size_t)w, w, b, sizeof b));
+            rc = cg_error_at_rank(&I->st, e->args[j]->pos, cg_slot_rank(I, s), I->world,
+                                  "expected recv_splits %s (what the ranks' send_splits "
+                                  "send rank %d), got %s",
+                                  list_str(want, w, a, sizeof a), I->ranks[s],
+                                  list_str(recv + (size_t)s * (size_t)w, w, b, sizeof b));
     }
     if (rc != 0) {
         free(send);

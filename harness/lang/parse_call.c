@@ -19,11 +19,14 @@ static int keyword_index(const cg_function *f, const cg_token *t)
 static bool bad_keyword(cg_parser *p, const cg_function *f, const cg_token *t)
 {
     if (!f->keywords[0])
-        cg_error_at(&p->st, cg_p_pos(p, t->line, t->col), "expected no keyword arguments for '%s', got '%.*s'", f->name, (int)t->len,
-                  t->text);
+        cg_error_at(&p->st, cg_p_pos(p, t->line, t->col),
+                    "expected no keyword arguments for '%s', got '%.*s'", f->name, (int)t->len,
+                    t->text);
     else
-        cg_error_at(&p->st, cg_p_pos(p, t->line, t->col), "expected a keyword of '%s' (%s%s%s), got '%.*s'", f->name, f->keywords[0],
-                  f->keywords[1] ? ", " : "", f->keywords[1] ? f->keywords[1] : "", (int)t->len, t->text);
+        cg_error_at(&p->st, cg_p_pos(p, t->line, t->col),
+                    "expected a keyword of '%s' (%s%s%s), got '%.*s'", f->name, f->keywords[0],
+                    f->keywords[1] ? ", " : "", f->keywords[1] ? f->keywords[1] : "", (int)t->len,
+                    t->text);
     return false;
 }
 
@@ -36,11 +39,13 @@ static bool parse_keyword(cg_parser *p, const cg_function *f, const cg_expr *e, 
         return bad_keyword(p, f, &t);
     for (int i = 0; i < e->nargs; i++)
         if (e->kwnames[i] && strcmp(e->kwnames[i], f->keywords[k]) == 0) {
-            cg_error_at(&p->st, cg_p_pos(p, t.line, t.col), "expected '%s' once, got it twice", f->keywords[k]);
+            cg_error_at(&p->st, cg_p_pos(p, t.line, t.col), "expected '%s' once, got it twice",
+                        f->keywords[k]);
             return false;
         }
     if (f->kw_first >= 0 && npositional > f->kw_first + k) {
-        cg_error_at(&p->st, cg_p_pos(p, t.line, t.col), "expected '%s' by position or by keyword, got both", f->keywords[k]);
+        cg_error_at(&p->st, cg_p_pos(p, t.line, t.col),
+                    "expected '%s' by position or by keyword, got both", f->keywords[k]);
         return false;
     }
     if (!(*out = cg_p_strndup(p, t.text, t.len)))
@@ -66,7 +71,9 @@ static bool parse_argument(cg_parser *p, call_build *b)
             return false;
         }
     } else if (b->npositional < b->e->nargs) {
-        cg_error_at(&p->st, cg_p_here(p), "expected a keyword argument (positional ones come first), got %s", cg_p_got(p));
+        cg_error_at(&p->st, cg_p_here(p),
+                    "expected a keyword argument (positional ones come first), got %s",
+                    cg_p_got(p));
         return false;
     }
     cg_expr *arg = cg_parse_expr(p);
@@ -91,8 +98,9 @@ static bool check_arity(cg_parser *p, const cg_expr *e, const cg_function *f, in
     if (e->nargs >= f->min_args && e->nargs <= f->max_args) {
         if (npositional >= required)
             return true;
-        cg_error_at(&p->st, cg_p_pos(p, e->pos.line, e->pos.col), "expected %d positional argument%s for '%s', got %d", required,
-                  required == 1 ? "" : "s", f->name, npositional);
+        cg_error_at(&p->st, cg_p_pos(p, e->pos.line, e->pos.col),
+                    "expected %d positional argument%s for '%s', got %d", required,
+                    required == 1 ? "" : "s", f->name, npositional);
         return false;
     }
     char want[32];
@@ -100,7 +108,8 @@ static bool check_arity(cg_parser *p, const cg_expr *e, const cg_function *f, in
         snprintf(want, sizeof want, "%d argument%s", f->min_args, f->min_args == 1 ? "" : "s");
     else
         snprintf(want, sizeof want, "%d..%d arguments", f->min_args, f->max_args);
-    cg_error_at(&p->st, cg_p_pos(p, e->pos.line, e->pos.col), "expected %s for '%s', got %d", want, f->name, e->nargs);
+    cg_error_at(&p->st, cg_p_pos(p, e->pos.line, e->pos.col), "expected %s for '%s', got %d", want,
+                f->name, e->nargs);
     return false;
 }
 
@@ -113,7 +122,8 @@ cg_expr *cg_parse_call(cg_parser *p, bool statement)
         return NULL;
     }
     if (b.f->statement && !statement) {
-        cg_error_at(&p->st, cg_p_pos(p, name.line, name.col), "expected an expression, got the statement '%s'", b.f->name);
+        cg_error_at(&p->st, cg_p_pos(p, name.line, name.col),
+                    "expected an expression, got the statement '%s'", b.f->name);
         return NULL;
     }
     if (!(b.e = cg_p_leaf(p, CG_E_CALL, true)))

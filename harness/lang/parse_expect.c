@@ -55,7 +55,8 @@ static bool parse_world_spec(cg_parser *p, bool several)
                 return false;
             cg_p_advance(p);
             if (b < a) {
-                cg_error_at(&p->st, cg_p_pos(p, first.line, first.col), "expected a world range A..B with A <= B, got %d..%d", a, b);
+                cg_error_at(&p->st, cg_p_pos(p, first.line, first.col),
+                            "expected a world range A..B with A <= B, got %d..%d", a, b);
                 return false;
             }
         }
@@ -99,7 +100,8 @@ static bool parse_dtype(cg_parser *p)
     if (cg_p_tok(p)->kind == CG_TOK_NAME && cg_p_tok(p)->len < sizeof name)
         memcpy(name, cg_p_tok(p)->text, cg_p_tok(p)->len);
     if (cg_dtype_parse(name, &p->c->dtype) != 0) {
-        cg_error_at(&p->st, cg_p_here(p), "expected a dtype (f32, f64, bf16 or f16), got %s", cg_p_got(p));
+        cg_error_at(&p->st, cg_p_here(p), "expected a dtype (f32, f64, bf16 or f16), got %s",
+                    cg_p_got(p));
         return false;
     }
     cg_p_advance(p);
@@ -125,14 +127,16 @@ static bool parse_tolerance(cg_parser *p)
         return true;
     }
     if (!cg_p_is_name(p, "rtol") && !cg_p_is_name(p, "atol")) {
-        cg_error_at(&p->st, cg_p_here(p), "expected a tolerance (NUM, or rtol=NUM and/or atol=NUM), got %s", cg_p_got(p));
+        cg_error_at(&p->st, cg_p_here(p),
+                    "expected a tolerance (NUM, or rtol=NUM and/or atol=NUM), got %s", cg_p_got(p));
         return false;
     }
     bool seen[2] = {false, false};
     while (cg_p_is_name(p, "rtol") || cg_p_is_name(p, "atol")) {
         int which = cg_p_is_name(p, "atol");
         if (seen[which]) {
-            cg_error_at(&p->st, cg_p_here(p), "expected '%s' once, got it twice", which ? "atol" : "rtol");
+            cg_error_at(&p->st, cg_p_here(p), "expected '%s' once, got it twice",
+                        which ? "atol" : "rtol");
             return false;
         }
         seen[which] = true;
@@ -152,7 +156,8 @@ static bool parse_seed(cg_parser *p)
 {
     cg_p_advance(p);
     if (!cg_p_tok_uint(cg_p_tok(p), ~0ULL, &p->c->seed)) {
-        cg_error_at(&p->st, cg_p_here(p), "expected a seed in 0..18446744073709551615, got %s", cg_p_got(p));
+        cg_error_at(&p->st, cg_p_here(p), "expected a seed in 0..18446744073709551615, got %s",
+                    cg_p_got(p));
         return false;
     }
     p->c->has_seed = true;
@@ -164,9 +169,10 @@ bool cg_parse_header(cg_parser *p)
 {
     int i = header_index(cg_p_tok(p)), slot = header_slots[i];
     if (p->hdr_line[slot]) {
-        cg_error_at(&p->st, cg_p_here(p), "expected a single '%s' line, got a second one (first at %d:%d)",
-                  slot == CG_HDR_WORLD ? "world' or 'worlds" : header_words[i], p->hdr_line[slot],
-                  p->hdr_col[slot]);
+        cg_error_at(&p->st, cg_p_here(p),
+                    "expected a single '%s' line, got a second one (first at %d:%d)",
+                    slot == CG_HDR_WORLD ? "world' or 'worlds" : header_words[i], p->hdr_line[slot],
+                    p->hdr_col[slot]);
         return false;
     }
     p->hdr_line[slot] = cg_p_tok(p)->line;
@@ -211,7 +217,9 @@ static bool parse_semantics(cg_parser *p, cg_expect *x)
             cg_p_advance(p);
             return !cg_p_failed(p);
         }
-    cg_error_at(&p->st, cg_p_here(p), "expected a semantics word (per_rank, replicated or own_loss), got %s", cg_p_got(p));
+    cg_error_at(&p->st, cg_p_here(p),
+                "expected a semantics word (per_rank, replicated or own_loss), got %s",
+                cg_p_got(p));
     return false;
 }
 
@@ -234,10 +242,11 @@ static bool parse_rules(cg_parser *p, cg_expect *x)
         char c = cg_p_tok(p)->text[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
               c == '_')) {
-            cg_error_at(&p->st, cg_p_here(p),
-                        "expected a rule-set name (letters, digits, '-', '_'); a case file cannot load a "
-                        "plugin, pass it with --rules FILE.so, got %s",
-                        cg_p_got(p));
+            cg_error_at(
+                &p->st, cg_p_here(p),
+                "expected a rule-set name (letters, digits, '-', '_'); a case file cannot load a "
+                "plugin, pass it with --rules FILE.so, got %s",
+                cg_p_got(p));
             return false;
         }
     }
@@ -309,8 +318,9 @@ static bool parse_value_lists(cg_parser *p, cg_expect *x)
     }
     if (x->nranks > 0) { /* "on 0, 2 [a] [b]": one list per listed rank, in order; no list unchecked */
         if (x->nlists != x->nranks)
-            cg_error_at(&p->st, cg_p_pos(p, check.line, check.col), "expected %d value list%s (one per rank after 'on'), got %d",
-                      x->nranks, x->nranks == 1 ? "" : "s", x->nlists);
+            cg_error_at(&p->st, cg_p_pos(p, check.line, check.col),
+                        "expected %d value list%s (one per rank after 'on'), got %d", x->nranks,
+                        x->nranks == 1 ? "" : "s", x->nlists);
         return !cg_p_failed(p);
     }
     check.value = x->nlists;
@@ -334,9 +344,12 @@ static bool parse_values(cg_parser *p, cg_expect *x)
         return !cg_p_failed(p);
     }
     if (cg_p_is_name(p, "undefined"))
-        cg_error_at(&p->st, cg_p_here(p), "expected values ([...] or = EXPR; undefined needs replicated), got %s", cg_p_got(p));
+        cg_error_at(&p->st, cg_p_here(p),
+                    "expected values ([...] or = EXPR; undefined needs replicated), got %s",
+                    cg_p_got(p));
     else
-        cg_error_at(&p->st, cg_p_here(p), "expected values ([...], = EXPR or undefined), got %s", cg_p_got(p));
+        cg_error_at(&p->st, cg_p_here(p), "expected values ([...], = EXPR or undefined), got %s",
+                    cg_p_got(p));
     return false;
 }
 
@@ -346,7 +359,8 @@ static bool parse_tensor_expect(cg_parser *p, cg_expect *x)
     x->kind = cg_p_is_name(p, "grad") ? CG_X_GRAD : CG_X_VALUE;
     cg_p_advance(p);
     if (!cg_p_is(p, "(")) {
-        cg_error_at(&p->st, cg_p_here(p), "expected %s, got %s", x->kind == CG_X_GRAD ? "'(' after 'grad'" : "'(' after 'value'", cg_p_got(p));
+        cg_error_at(&p->st, cg_p_here(p), "expected %s, got %s",
+                    x->kind == CG_X_GRAD ? "'(' after 'grad'" : "'(' after 'value'", cg_p_got(p));
         return false;
     }
     int line = cg_p_tok(p)->line, col = cg_p_tok(p)->col;
@@ -363,7 +377,8 @@ static bool parse_tensor_expect(cg_parser *p, cg_expect *x)
     if (!cg_p_expect_close(p, ")", "(", line, col) || !cg_p_defer(p, check) || (cg_p_is_name(p, "on") && !parse_expect_ranks(p, x)))
         return false;
     bool options = cg_p_is_name(p, "rules") || cg_p_is_name(p, "undefined");
-    if (x->kind == CG_X_GRAD && cg_p_tok(p)->kind == CG_TOK_NAME && !options && !parse_semantics(p, x))
+    if (x->kind == CG_X_GRAD && cg_p_tok(p)->kind == CG_TOK_NAME && !options &&
+        !parse_semantics(p, x))
         return false;
     if (cg_p_is_name(p, "rules") && !parse_rules(p, x))
         return false;
@@ -412,7 +427,8 @@ bool cg_parse_expect(cg_parser *p)
     } else if (cg_p_is_name(p, "error")) {
         ok = parse_error_expect(p, x);
     } else {
-        cg_error_at(&p->st, cg_p_here(p), "expected grad(NAME), value(NAME) or error, got %s", cg_p_got(p));
+        cg_error_at(&p->st, cg_p_here(p), "expected grad(NAME), value(NAME) or error, got %s",
+                    cg_p_got(p));
         ok = false;
     }
     cg_case *c = p->c;
@@ -441,8 +457,9 @@ static void fail_list_count(cg_parser *p, const cg_check *k)
     cg_format_worlds(c, " or ", counts, sizeof counts);
     cg_format_worlds(c, ", ", worlds, sizeof worlds);
     bool one = c->nworlds == 1 && c->worlds[0] == 1;
-    cg_error_at(&p->st, cg_p_pos(p, k->line, k->col), "expected %s value list%s (one per rank) for world%s %s, got %d", counts,
-              one ? "" : "s", c->nworlds == 1 ? "" : "s", worlds, k->value);
+    cg_error_at(&p->st, cg_p_pos(p, k->line, k->col),
+                "expected %s value list%s (one per rank) for world%s %s, got %d", counts,
+                one ? "" : "s", c->nworlds == 1 ? "" : "s", worlds, k->value);
 }
 
 static bool run_check(cg_parser *p, const cg_check *k)
@@ -452,12 +469,13 @@ static bool run_check(cg_parser *p, const cg_check *k)
     switch (k->kind) {
     case CG_CHECK_NAME:
         if (!cg_p_is_defined(p, k->name, strlen(k->name)))
-            cg_error_at(&p->st, cg_p_pos(p, k->line, k->col), "expected a defined tensor name, got '%s'", k->name);
+            cg_error_at(&p->st, cg_p_pos(p, k->line, k->col),
+                        "expected a defined tensor name, got '%s'", k->name);
         break;
     case CG_CHECK_RANK:
         if (k->value >= largest)
-            cg_error_at(&p->st, cg_p_pos(p, k->line, k->col), "expected a rank below %d (the largest world), got %d", largest,
-                      k->value);
+            cg_error_at(&p->st, cg_p_pos(p, k->line, k->col),
+                        "expected a rank below %d (the largest world), got %d", largest, k->value);
         break;
     case CG_CHECK_LISTS:
         if (!is_world(c, k->value))
@@ -474,7 +492,8 @@ bool cg_run_checks(cg_parser *p)
         return false;
     }
     if (p->c->nworlds == 0) {
-        cg_error_at(&p->st, cg_p_pos(p, 1, 1), "expected 'world N' or 'worlds ...', got end of file");
+        cg_error_at(&p->st, cg_p_pos(p, 1, 1),
+                    "expected 'world N' or 'worlds ...', got end of file");
         return false;
     }
     for (int i = 0; i < p->nchecks; i++)

@@ -15,7 +15,8 @@
 bool cg_p_enter(cg_parser *p)
 {
     if (p->depth >= CG_MAX_NESTING) {
-        cg_error_at(&p->st, cg_p_here(p), "expected at most %d nested expressions, got more", CG_MAX_NESTING);
+        cg_error_at(&p->st, cg_p_here(p), "expected at most %d nested expressions, got more",
+                    CG_MAX_NESTING);
         return false;
     }
     p->depth++;
@@ -120,7 +121,8 @@ static cg_expr *parse_level(cg_parser *p, int level)
     int links = 0;
     for (const binop *b; left && (b = match_op(p, level));) {
         if (level == LEVEL_CMP && links > 0) {
-            cg_error_at(&p->st, cg_p_here(p), "expected a single comparison (they do not chain), got %s", cg_p_got(p));
+            cg_error_at(&p->st, cg_p_here(p),
+                        "expected a single comparison (they do not chain), got %s", cg_p_got(p));
         } else if (cg_p_enter(p)) {
             links++;
             cg_token at = p->tok;

@@ -47,7 +47,7 @@ enum { CG_HDR_CASE, CG_HDR_SOURCE, CG_HDR_WORLD, CG_HDR_DTYPE, CG_HDR_TOLERANCE,
 
 typedef struct cg_parser {
     cg_lexer lx;
-    cg_token tok;          /* the current token, not yet consumed: read it with cg_p_tok */
+    cg_token tok; /* the current token, not yet consumed: read it with cg_p_tok */
     cg_case *c;
     cg_status st;          /* the first error (cg_error_at keeps it); it stops everything */
     char got[96];          /* cg_p_got's description of the current token */
@@ -74,8 +74,8 @@ static inline const cg_token *cg_p_tok(const cg_parser *p)
     static const cg_token eof = {.kind = CG_TOK_EOF};
     return cg_p_failed(p) ? &eof : &p->tok;
 }
-cg_srcpos cg_p_here(const cg_parser *p);   /* the current token's place */
-const char *cg_p_got(cg_parser *p);        /* the current token described, in p->got */
+cg_srcpos cg_p_here(const cg_parser *p); /* the current token's place */
+const char *cg_p_got(cg_parser *p);      /* the current token described, in p->got */
 
 void cg_p_advance(cg_parser *p);
 void cg_p_advance_mode(cg_parser *p, cg_lex_mode mode);

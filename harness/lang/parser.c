@@ -78,11 +78,15 @@ cg_token cg_p_peek(const cg_parser *p)
 }
 
 bool cg_p_is(const cg_parser *p, const char *punct) { return cg_tok_is(cg_p_tok(p), punct); }
-bool cg_p_is_name(const cg_parser *p, const char *name) { return cg_tok_is_name(cg_p_tok(p), name); }
+bool cg_p_is_name(const cg_parser *p, const char *name)
+{
+    return cg_tok_is_name(cg_p_tok(p), name);
+}
 
 bool cg_p_at_statement_end(const cg_parser *p)
 {
-    return cg_p_tok(p)->kind == CG_TOK_NEWLINE || cg_p_tok(p)->kind == CG_TOK_EOF || cg_p_is(p, ";");
+    return cg_p_tok(p)->kind == CG_TOK_NEWLINE || cg_p_tok(p)->kind == CG_TOK_EOF ||
+           cg_p_is(p, ";");
 }
 
 bool cg_p_tok_uint(const cg_token *t, unsigned long long max, unsigned long long *out)
@@ -251,13 +255,14 @@ static bool parse_target(cg_parser *p, cg_stmt *s, int *cap)
         return false;
     }
     if (cg_p_is_reserved(t->text, t->len)) {
-        cg_error_at(&p->st, cg_p_pos(p, t->line, t->col), "expected a tensor name, got the reserved word '%.*s'", (int)t->len,
-                  t->text);
+        cg_error_at(&p->st, cg_p_pos(p, t->line, t->col),
+                    "expected a tensor name, got the reserved word '%.*s'", (int)t->len, t->text);
         return false;
     }
     for (int i = 0; i < s->nnames; i++)
         if (compare_name(s->names[i], t->text, t->len) == 0) {
-            cg_error_at(&p->st, cg_p_pos(p, t->line, t->col), "expected distinct names, got '%s' twice", s->names[i]);
+            cg_error_at(&p->st, cg_p_pos(p, t->line, t->col),
+                        "expected distinct names, got '%s' twice", s->names[i]);
             return false;
         }
     if (!cg_p_grow(p, &s->names, s->nnames, cap, sizeof *s->names))
@@ -277,7 +282,8 @@ static cg_stmt *parse_assignment(cg_parser *p)
     while (ok && (ok = parse_target(p, s, &cap)) && cg_p_is(p, ","))
         cg_p_advance(p);
     if (ok && !cg_p_is(p, "=")) {
-        cg_error_at(&p->st, cg_p_here(p), "expected %s, got %s", s->nnames == 1 ? "'=' or ','" : "'='", cg_p_got(p));
+        cg_error_at(&p->st, cg_p_here(p), "expected %s, got %s",
+                    s->nnames == 1 ? "'=' or ','" : "'='", cg_p_got(p));
         ok = false;
     }
     if (ok) {
@@ -303,7 +309,8 @@ static cg_stmt *parse_call_statement(cg_parser *p)
         return NULL;
     }
     if (!f->statement) {
-        cg_error_at(&p->st, cg_p_here(p), "expected a statement call (backward, zero_grad or send), got %s", cg_p_got(p));
+        cg_error_at(&p->st, cg_p_here(p),
+                    "expected a statement call (backward, zero_grad or send), got %s", cg_p_got(p));
         return NULL;
     }
     cg_stmt *s = new_stmt(p, CG_S_CALL);
@@ -322,11 +329,14 @@ static cg_stmt *parse_statement(cg_parser *p)
         return NULL;
     }
     if (p->in_block && cg_tok_is_name(t, "on")) {
-        cg_error_at(&p->st, cg_p_here(p), "expected a statement inside an on-block (they do not nest), got %s", cg_p_got(p));
+        cg_error_at(&p->st, cg_p_here(p),
+                    "expected a statement inside an on-block (they do not nest), got %s",
+                    cg_p_got(p));
         return NULL;
     }
     if (p->in_block && (cg_is_header_word(t) || cg_tok_is_name(t, "expect"))) {
-        cg_error_at(&p->st, cg_p_here(p), "expected a statement inside an on-block, got %s", cg_p_got(p));
+        cg_error_at(&p->st, cg_p_here(p), "expected a statement inside an on-block, got %s",
+                    cg_p_got(p));
         return NULL;
     }
     cg_token next = cg_p_peek(p);

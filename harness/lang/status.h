@@ -12,6 +12,10 @@
 
 #include <stdarg.h>
 
+#ifdef __cplusplus
+extern "C" { /* the GPU module's kernel files are CUDA C++ */
+#endif
+
 #define CG_ERR_LEN 512
 
 /* A place in a case file (an error's location). */
@@ -78,5 +82,9 @@ int cg_error_wrap(cg_status *st, const cg_status *cause, cg_srcpos pos, int rank
             goto label;                                                                           \
         }                                                                                         \
     } while (0)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

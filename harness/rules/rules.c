@@ -107,7 +107,8 @@ int cg_rules_backward(const cg_rules *r, cg_rule_call *call)
     describe_call(call->coll, what, sizeof what);
     /* the message may be an argument: cg_error formats before it stores */
     return cg_error(call->st, "backward of %s: %s", what,
-                    call->st && call->st->msg[0] ? call->st->msg : "the rule set failed without a message");
+                    call->st && call->st->msg[0] ? call->st->msg
+                                                 : "the rule set failed without a message");
 }
 
 int cg_rules_unsupported(cg_rule_call *call, const char *by)
@@ -121,11 +122,10 @@ static int check_local(cg_rule_call *call, size_t gx_want, size_t gy_want)
 {
     if (call->gy->dtype != call->gx->dtype)
         return cg_error(call->st, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
-                             cg_dtype_name(call->gx->dtype));
+                        cg_dtype_name(call->gx->dtype));
     if ((size_t)call->gx->numel != gx_want || (size_t)call->gy->numel != gy_want)
         return cg_error(call->st, "gx has %lld elements and gy %lld, expected %zu and %zu",
-                             (long long)call->gx->numel, (long long)call->gy->numel, gx_want,
-                             gy_want);
+                        (long long)call->gx->numel, (long long)call->gy->numel, gx_want, gy_want);
     return 0;
 }
 

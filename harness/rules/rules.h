@@ -35,14 +35,15 @@ typedef struct cg_rule_call {
     const cg_tensor *y;       /* this rank's output (forward value) */
     const cg_tensor *gy;      /* gradient arriving at y; zeros when none reached it */
     cg_tensor *gx;            /* to fill: gradient for x, zero on entry, x's shape and dtype */
-    cg_status *st;            /* on failure: cg_error(call->st, ...); cg_rules_backward names the call */
+    cg_status *st; /* on failure: cg_error(call->st, ...); cg_rules_backward names the call */
 } cg_rule_call;
 
 /* A rule-set plugin (--rules ./libx.so) is a shared object exporting
  *     const cg_rules *collgrad_rules(void);
  * The tool refuses a table whose abi_version differs from this one; the
  * number changes whenever cg_rules or cg_rule_call changes layout. */
-#define CG_RULES_ABI_VERSION 4 /* 2: cg_rules.docs; 3: cg_rule_call.counts and .st;
+#define CG_RULES_ABI_VERSION                                                                       \
+    4 /* 2: cg_rules.docs; 3: cg_rule_call.counts and .st;
                                   4: cg_error(call->st, ...) replaces cg_rules_fail */
 #define CG_RULES_ENTRY "collgrad_rules"
 typedef const struct cg_rules *(*cg_rules_entry_fn)(void);

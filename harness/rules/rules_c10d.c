@@ -27,7 +27,7 @@ static cg_wiring c10d_wiring(const cg_coll *c)
 static int c10d_backward(cg_rule_call *call)
 {
     return cg_error(call->st, "c10d collectives have no autograd node (identity or detached "
-                               "wiring), so no backward formula exists");
+                              "wiring), so no backward formula exists");
 }
 
 static const cg_backward_doc c10d_docs[] = {

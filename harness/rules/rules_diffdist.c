@@ -23,7 +23,7 @@ static int check_same_dtype(cg_rule_call *call)
     if (call->gy->dtype == call->gx->dtype)
         return 0;
     return cg_error(call->st, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
-                         cg_dtype_name(call->gx->dtype));
+                    cg_dtype_name(call->gx->dtype));
 }
 
 /* W reduces: block j of g goes to rank j, which receives the sum into gx.
@@ -58,8 +58,8 @@ static int all_gather_by_reduces(cg_rule_call *call)
     int rc;
     if ((size_t)call->gx->numel != call->counts->inputs[call->rank] || (size_t)call->gy->numel != total)
         rc = cg_error(call->st, "gx has %lld elements and gy %lld, expected %zu and %zu",
-                           (long long)call->gx->numel, (long long)call->gy->numel,
-                           call->counts->inputs[call->rank], total);
+                      (long long)call->gx->numel, (long long)call->gy->numel,
+                      call->counts->inputs[call->rank], total);
     else if (!(scratch = cg_local_scratch(call)) ||
              !(ignored = cg_local_buffer(call, scratch, largest * cg_dtype_size(call->gx->dtype))))
         rc = -1;
@@ -77,11 +77,10 @@ static int broadcast_keeping_gradient(cg_rule_call *call)
     if (check_same_dtype(call) < 0)
         return -1;
     if ((size_t)call->gx->numel != n)
-        return cg_error(call->st, "gx has %lld elements but gy %zu", (long long)call->gx->numel,
-                             n);
+        return cg_error(call->st, "gx has %lld elements but gy %zu", (long long)call->gx->numel, n);
     if (call->coll->root < 0 || call->coll->root >= call->world)
         return cg_error(call->st, "root %d is not a rank of a world of %d", call->coll->root,
-                             call->world);
+                        call->world);
     if (cg_tp_reduce(call->tp, call->site, call->gy->data, call->gx->data, n, call->gx->dtype, CGT_SUM,
                      call->coll->root) < 0)
         return cg_error(call->st, "%s", call->tp->st.msg);

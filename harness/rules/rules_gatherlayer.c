@@ -30,10 +30,10 @@ static int own_slice_of_own_gradient(cg_rule_call *call)
     free(off);
     if ((size_t)call->gx->numel != mine || (size_t)call->gy->numel != total)
         return cg_error(call->st, "gx has %lld elements and gy %lld, expected %zu and %zu",
-                             (long long)call->gx->numel, (long long)call->gy->numel, mine, total);
+                        (long long)call->gx->numel, (long long)call->gy->numel, mine, total);
     if (call->gy->dtype != call->gx->dtype)
         return cg_error(call->st, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
-                             cg_dtype_name(call->gx->dtype));
+                        cg_dtype_name(call->gx->dtype));
     size_t esz = cg_dtype_size(call->gx->dtype);
     return cg_local_copy(call, call->gx->data, (const char *)call->gy->data + start * esz,
                          mine * esz);

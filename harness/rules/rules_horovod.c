@@ -37,7 +37,7 @@ static int check_same_dtype(cg_rule_call *call)
     if (call->gy->dtype == call->gx->dtype)
         return 0;
     return cg_error(call->st, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
-                         cg_dtype_name(call->gx->dtype));
+                    cg_dtype_name(call->gx->dtype));
 }
 
 /* gx = all_reduce(g, forward op): Horovod's allreduce gradient for every op. */
@@ -48,7 +48,7 @@ static int all_reduce_with_forward_op(cg_rule_call *call)
         return -1;
     if ((size_t)call->gy->numel != n || (unsigned)call->coll->op >= CG_RED_COUNT)
         return cg_error(call->st, "gy has %lld elements, expected %zu (op %d)",
-                             (long long)call->gy->numel, n, (int)call->coll->op);
+                        (long long)call->gy->numel, n, (int)call->coll->op);
     if (cg_tp_all_reduce(call->tp, call->site, call->gy->data, call->gx->data, n, call->gx->dtype,
                          cg_rules_tp_op(call->coll->op)) < 0)
         return cg_error(call->st, "%s", call->tp->st.msg);
@@ -69,7 +69,7 @@ static int all_gather_average(cg_rule_call *call)
         return -1;
     if ((size_t)call->gx->numel != mine || (size_t)call->gy->numel != total)
         return cg_error(call->st, "gx has %lld elements and gy %lld, expected %zu and %zu",
-                             (long long)call->gx->numel, (long long)call->gy->numel, mine, total);
+                        (long long)call->gx->numel, (long long)call->gy->numel, mine, total);
     size_t esz = cg_dtype_size(call->gx->dtype);
     cg_graph *scratch = cg_local_scratch(call);
     char *avg = scratch ? cg_local_buffer(call, scratch, total * esz) : NULL;
@@ -108,10 +108,9 @@ static int broadcast_average(cg_rule_call *call)
         return -1;
     if (call->coll->root < 0 || call->coll->root >= call->world)
         return cg_error(call->st, "root %d is not a rank of a world of %d", call->coll->root,
-                             call->world);
+                        call->world);
     if (at_root && (size_t)call->gx->numel != n)
-        return cg_error(call->st, "gx has %lld elements but gy %zu", (long long)call->gx->numel,
-                             n);
+        return cg_error(call->st, "gx has %lld elements but gy %zu", (long long)call->gx->numel, n);
     cg_graph *scratch = at_root ? NULL : cg_local_scratch(call);
     void *recv = at_root ? call->gx->data
                  : scratch ? cg_local_buffer(call, scratch, n * cg_dtype_size(call->gx->dtype))

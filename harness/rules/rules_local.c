@@ -115,8 +115,7 @@ int cg_local_xla_grad(cg_rule_call *call, bool prod, const cg_tensor *gy, const 
                       const cg_tensor *y, cg_tensor *gx)
 {
     if (x->on_device)
-        return cg_cuda_xla_grad(x->dtype, prod, gy->data, x->data, y->data, gx->data,
-                                x->numel) < 0
+        return cg_cuda_xla_grad(x->dtype, prod, gy->data, x->data, y->data, gx->data, x->numel) < 0
                    ? cg_error_cuda(call->st)
                    : 0;
     for (int64_t e = 0; e < x->numel; e++) {

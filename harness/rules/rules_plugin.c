@@ -27,9 +27,11 @@ static void builtin_names(char *buf, size_t len)
 /* 0 when a loaded table can be used, else -1 with st saying why. */
 static int check_table(const char *path, const cg_rules *r, cg_status *st)
 {
-    CG_CHECK(r->abi_version == CG_RULES_ABI_VERSION, st, "%s: rule set ABI version %d, this collgrad-check "
+    CG_CHECK(r->abi_version == CG_RULES_ABI_VERSION, st,
+             "%s: rule set ABI version %d, this collgrad-check "
              "needs %d (rebuild the plugin against this version's rules.h: version 3 replaced "
-             "cg_rule_call.in_counts with counts, the forward's counts, whose inputs[] is what in_counts was; "
+             "cg_rule_call.in_counts with counts, the forward's counts, whose inputs[] is what "
+             "in_counts was; "
              "version 4 replaced cg_rules_fail(call, ...) with cg_error(call->st, ...) and "
              "cg_rules_tp_fail(call) with cg_error(call->st, \"%%s\", call->tp->st.msg))",
              path, r->abi_version, CG_RULES_ABI_VERSION);

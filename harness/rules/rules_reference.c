@@ -38,7 +38,7 @@ static int expect_numel(cg_rule_call *c, const char *what, const cg_tensor *t, s
     if ((size_t)t->numel == want)
         return 0;
     return cg_error(c->st, "%s has %lld elements on rank %d, expected %zu", what,
-                         (long long)t->numel, c->rank, want);
+                    (long long)t->numel, c->rank, want);
 }
 
 /* ---- the op's local factor: d(op_k x_k)[e] / dx_i[e] ----------------------- */
@@ -173,17 +173,18 @@ static int check_call(cg_rule_call *c)
     cg_coll_kind k = c->coll->kind;
     const cg_collective *d = cg_collective_of(k);
     if (!d || d->p2p)
-        return cg_error(c->st, "no backward formula: %s is not a collective (the worker "
-                                "wires send and recv itself)", cg_coll_name(k));
+        return cg_error(c->st,
+                        "no backward formula: %s is not a collective (the worker "
+                        "wires send and recv itself)",
+                        cg_coll_name(k));
     if (c->x->dtype != c->gx->dtype || c->gy->dtype != c->gx->dtype)
         return cg_error(c->st, "dtypes differ: x %s, gy %s, gx %s", cg_dtype_name(c->x->dtype),
-                             cg_dtype_name(c->gy->dtype), cg_dtype_name(c->gx->dtype));
+                        cg_dtype_name(c->gy->dtype), cg_dtype_name(c->gx->dtype));
     if (c->gx->numel != c->x->numel)
         return cg_error(c->st, "gx has %lld elements but x has %lld", (long long)c->gx->numel,
-                             (long long)c->x->numel);
+                        (long long)c->x->numel);
     if (cg_coll_has_root(k) && (c->coll->root < 0 || c->coll->root >= c->world))
-        return cg_error(c->st, "root %d is not a rank of a world of %d", c->coll->root,
-                             c->world);
+        return cg_error(c->st, "root %d is not a rank of a world of %d", c->coll->root, c->world);
     return 0;
 }
 

@@ -21,10 +21,10 @@ static int all_reduce_with_forward_op(cg_rule_call *call)
     size_t n = (size_t)call->x->numel;
     if ((size_t)call->gy->numel != n || call->gx->numel != call->x->numel)
         return cg_error(call->st, "gy has %lld elements and gx %lld, expected %zu",
-                             (long long)call->gy->numel, (long long)call->gx->numel, n);
+                        (long long)call->gy->numel, (long long)call->gx->numel, n);
     if (call->gy->dtype != call->gx->dtype)
         return cg_error(call->st, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
-                             cg_dtype_name(call->gx->dtype));
+                        cg_dtype_name(call->gx->dtype));
     if ((unsigned)call->coll->op >= CG_RED_COUNT)
         return cg_error(call->st, "unknown reduction op %d", (int)call->coll->op);
     if (cg_tp_all_reduce(call->tp, call->site, call->gy->data, call->gx->data, n, call->gx->dtype,

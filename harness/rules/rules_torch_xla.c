@@ -28,11 +28,11 @@ static int all_reduce_local(cg_rule_call *call)
         return cg_error(call->st, "unknown reduction op %d", (int)call->coll->op);
     if (call->gy->dtype != call->gx->dtype)
         return cg_error(call->st, "gy is %s but gx is %s", cg_dtype_name(call->gy->dtype),
-                             cg_dtype_name(call->gx->dtype));
+                        cg_dtype_name(call->gx->dtype));
     if (call->gy->numel != n || call->y->numel != n || call->gx->numel != n)
         return cg_error(call->st, "gy, y and gx have %lld, %lld and %lld elements, expected %lld",
-                             (long long)call->gy->numel, (long long)call->y->numel,
-                             (long long)call->gx->numel, (long long)n);
+                        (long long)call->gy->numel, (long long)call->y->numel,
+                        (long long)call->gx->numel, (long long)n);
     size_t bytes = (size_t)n * cg_dtype_size(call->gx->dtype);
     switch (call->coll->op) {
     case CG_RED_SUM:

@@ -17,7 +17,8 @@ static const cg_plan_event *plan_event(const cg_wcomm *w, cg_graph *g, const cg_
         if (ev->coll.seq == c->seq && (ev->rank < 0 || ev->rank == w->rank))
             return ev;
     }
-    cg_error(cg_graph_status(g), "expected the oracle's plan to hold %s #%d, got nothing", cg_coll_name(c->kind), c->seq);
+    cg_error(cg_graph_status(g), "expected the oracle's plan to hold %s #%d, got nothing",
+             cg_coll_name(c->kind), c->seq);
     return NULL;
 }
 

@@ -343,11 +343,13 @@ static int th_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int p
         memcpy(buf, m->data, bytes);
         free(m);
     } else if (m) {
-        rc = cg_error(&t->st, "rank %d sent %zu bytes with tag %d, rank %d expects %zu", peer, m->bytes, tag, t->rank, bytes);
+        rc = cg_error(&t->st, "rank %d sent %zu bytes with tag %d, rank %d expects %zu", peer,
+                      m->bytes, tag, t->rank, bytes);
     } else if (sh->aborted) {
         rc = cg_error(&t->st, "%s", sh->why);
     } else {
-        rc = cg_error(&t->st, "rank %d finished its program without sending tag %d to rank %d", peer, tag, t->rank);
+        rc = cg_error(&t->st, "rank %d finished its program without sending tag %d to rank %d",
+                      peer, tag, t->rank);
     }
     pthread_mutex_unlock(&sh->mu);
     return rc;

@@ -227,8 +227,10 @@ static int gather_observed(const buf *mine, int world, cg_observed *obs, cg_stat
             MPI_Status probe;
             int count;
             if (MPI_Probe(r, RESULT_TAG, MPI_COMM_WORLD, &probe) != MPI_SUCCESS ||
-                MPI_Get_count(&probe, MPI_BYTE, &count) != MPI_SUCCESS || !(p = malloc((size_t)count + 1)) ||
-                MPI_Recv(p, count, MPI_BYTE, r, RESULT_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+                MPI_Get_count(&probe, MPI_BYTE, &count) != MPI_SUCCESS ||
+                !(p = malloc((size_t)count + 1)) ||
+                MPI_Recv(p, count, MPI_BYTE, r, RESULT_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
+                    MPI_SUCCESS) {
                 return cg_error_infra(st, "collecting rank %d's results over MPI failed", r);
             }
             n = (size_t)count;
@@ -246,8 +248,8 @@ static int gather_observed(const buf *mine, int world, cg_observed *obs, cg_stat
 /* Run the program under `rules` on every rank and collect it on rank 0.
  * 0; 1 on rank 0 when a rank's results could not be collected (st set);
  * -1 on a local failure. */
-static int run_and_gather(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const cg_oracle *plan,
-                          cg_device dev, cg_observed *obs, cg_status *st)
+static int run_and_gather(const cg_case *cs, const cg_rules *rules, cg_tp *tp,
+                          const cg_oracle *plan, cg_device dev, cg_observed *obs, cg_status *st)
 {
     buf b = {0};
     run_rank(cs, rules, tp, plan, dev, &b);

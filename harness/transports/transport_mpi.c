@@ -44,13 +44,13 @@ static const char *mpi_error_text(int rc, char *text)
 
 /* Call fn(args...) and, on failure, record "fn failed: <MPI's text>" and
  * return -1 from the calling function (the shape of NCCL's checks.h). */
-#define MPI_TRY(t, fn, args)                                                                      \
-    do {                                                                                          \
-        int rc_ = fn args;                                                                        \
-        if (rc_ != MPI_SUCCESS) {                                                                 \
-            char text_[MPI_MAX_ERROR_STRING];                                                     \
-            return cg_error(&(t)->st, "%s failed: %s", #fn, mpi_error_text(rc_, text_));          \
-        }                                                                                         \
+#define MPI_TRY(t, fn, args)                                                                       \
+    do {                                                                                           \
+        int rc_ = fn args;                                                                         \
+        if (rc_ != MPI_SUCCESS) {                                                                  \
+            char text_[MPI_MAX_ERROR_STRING];                                                      \
+            return cg_error(&(t)->st, "%s failed: %s", #fn, mpi_error_text(rc_, text_));           \
+        }                                                                                          \
     } while (0)
 
 /* ---- bf16/f16 reductions -------------------------------------------------- */
@@ -147,8 +147,10 @@ static int int_counts(cg_transport *t, const size_t *counts, int *ic, int *displ
     size_t total = 0;
     for (int k = 0; k < t->world; k++) {
         if (counts[k] > INT_MAX || total + counts[k] > INT_MAX)
-            return cg_error(&t->st, "counts[%d] = %zu brings the total past INT_MAX (%d): MPI counts and "
-                        "displacements are int", k, counts[k], INT_MAX);
+            return cg_error(&t->st,
+                            "counts[%d] = %zu brings the total past INT_MAX (%d): MPI counts and "
+                            "displacements are int",
+                            k, counts[k], INT_MAX);
         ic[k] = (int)counts[k];
         displs[k] = (int)total;
         total += counts[k];
@@ -331,10 +333,12 @@ static int mpi_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int 
     MPI_TRY(t, MPI_Recv, (buf, n, type, peer, tag, t->comm, &st));
     MPI_TRY(t, MPI_Get_count, (&st, type, &got));
     if (got == MPI_UNDEFINED)
-        return cg_error(&t->st, "recv from rank %d tag %d: expected %d elements, got a partial element",
-                    peer, tag, n);
+        return cg_error(&t->st,
+                        "recv from rank %d tag %d: expected %d elements, got a partial element",
+                        peer, tag, n);
     if (got != n)
-        return cg_error(&t->st, "recv from rank %d tag %d: expected %d elements, got %d", peer, tag, n, got);
+        return cg_error(&t->st, "recv from rank %d tag %d: expected %d elements, got %d", peer, tag,
+                        n, got);
     return 0;
 }
 

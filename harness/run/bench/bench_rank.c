@@ -86,7 +86,8 @@ static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rul
     *bwd += t2 - t1;
     *bwd_bytes = bytes_moved(tp) - b0;
     if (rc != 0)
-        cg_error(st, "%s", cg_graph_status(g)->msg[0] ? cg_graph_status(g)->msg : "MPI_Barrier failed");
+        cg_error(st, "%s",
+                 cg_graph_status(g)->msg[0] ? cg_graph_status(g)->msg : "MPI_Barrier failed");
     cg_graph_free(g);
     return rc;
 }

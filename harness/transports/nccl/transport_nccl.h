@@ -25,7 +25,7 @@ struct cg_transport {
     int nself, self_cap;
     struct cgn_outgoing *out;  /* sends to other ranks, not yet issued (transport_nccl_p2p.c) */
     int nout, out_cap;
-    cg_status st;            /* the last failure: what last_error says */
+    cg_status st; /* the last failure: what last_error says */
 };
 
 /* ---- errors: 0, or -1 with t->st set (cg_error, status.h) ------------------------ */

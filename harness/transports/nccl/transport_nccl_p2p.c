@@ -77,8 +77,10 @@ static int take_self(cg_transport *t, void *buf, size_t bytes, int tag)
     while (i < t->nself && t->self[i].tag != tag)
         i++;
     if (i == t->nself)
-        return cg_error(&t->st, "recv from rank %d (itself) tag %d: no such message was sent, so it "
-                        "would wait forever", t->rank, tag);
+        return cg_error(&t->st,
+                        "recv from rank %d (itself) tag %d: no such message was sent, so it "
+                        "would wait forever",
+                        t->rank, tag);
     struct cgn_self_msg msg = t->self[i];
     if (msg.bytes != bytes)
         return cg_error(&t->st, "recv from rank %d (itself) tag %d: expected %zu bytes, got %zu",

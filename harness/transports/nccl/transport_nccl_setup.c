@@ -238,7 +238,8 @@ static int claim_device(cg_transport *t)
         return -1;
     bool share = share_gpu_requested();
     if (nlocal > ndev && !share)
-        return cg_error(&t->st, "%d ranks on this host share %d GPU%s, which NCCL refuses (\"Duplicate "
+        return cg_error(&t->st,
+                        "%d ranks on this host share %d GPU%s, which NCCL refuses (\"Duplicate "
                         "GPU detected\"); set COLLGRAD_NCCL_SHARE_GPU=1 to run them anyway",
                         nlocal, ndev, ndev == 1 ? "" : "s");
     if (share)
