@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "status.h"
+
 #ifndef CG_GPU_MODULE_BUILD
 #define CG_GPU_MODULE_BUILD "" /* the build tree's module (CMakeLists.txt) */
 #endif
@@ -21,9 +23,9 @@
 #endif
 
 static void *module;     /* dlopen handle, NULL until loaded */
-static char error[1024]; /* why the last load or lookup failed */
+static cg_status error;  /* why the last load or lookup failed */
 
-const char *cg_gpu_module_error(void) { return error; }
+const char *cg_gpu_module_error(void) { return error.msg; }
 bool cg_gpu_module_loaded(void) { return module != NULL; }
 
 /* The executable's directory into dir (with a trailing '/'), or "" when
@@ -57,14 +59,13 @@ static void *load(void)
             continue;
         module = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
         if (!module)
-            snprintf(error, sizeof error, "cannot load the GPU module %s: %s", paths[i], dlerror());
+            cg_error(&error, "cannot load the GPU module %s: %s", paths[i], dlerror());
         return module;
     }
     if (env && *env)
-        snprintf(error, sizeof error, "the GPU module %s (COLLGRAD_GPU_MODULE) does not exist", env);
+        cg_error(&error, "the GPU module %s (COLLGRAD_GPU_MODULE) does not exist", env);
     else
-        snprintf(error, sizeof error,
-                 "the GPU module %s is not beside the executable (%s) nor in %s nor at %s; "
+        cg_error(&error, "the GPU module %s is not beside the executable (%s) nor in %s nor at %s; "
                  "set COLLGRAD_GPU_MODULE to its path",
                  CG_GPU_MODULE_FILE, dir, installed, CG_GPU_MODULE_BUILD[0] ? CG_GPU_MODULE_BUILD : "-");
     return NULL;
@@ -80,11 +81,10 @@ const void *cg_gpu_module_table(const char *entry, int version)
     memcpy(&fn, &sym, sizeof fn); /* ISO C: no cast from object to function pointer */
     const int *table = fn ? fn() : NULL;
     if (!table)
-        snprintf(error, sizeof error, "the GPU module has no %s (%s)", entry,
+        cg_error(&error, "the GPU module has no %s (%s)", entry,
                  fn ? "it returned NULL" : "missing symbol");
     else if (*table != version)
-        snprintf(error, sizeof error,
-                 "the GPU module's %s table is version %d, this collgrad-check needs %d "
+        cg_error(&error, "the GPU module's %s table is version %d, this collgrad-check needs %d "
                  "(rebuild %s with the tool)", entry, *table, version, CG_GPU_MODULE_FILE);
     else
         return table;
