@@ -51,7 +51,7 @@ static double objective_at(const cg_case *cs, const cg_oracle *o, const cg_otens
                            double delta, cg_status *st)
 {
     cg_perturb p = {t->rank, t->stmt, t->name, e, delta};
-    return cg_oracle_objective(cs, o->world, &p, st);
+    return cg_oracle_objective(cs, o->world, &p, &o->deadline, st);
 }
 
 /* One element's central difference and its error estimates. 0, or 2 with
@@ -64,9 +64,10 @@ static int difference(const cg_case *cs, cg_oracle *o, const cg_otensor *t, int6
     const double at[4] = {h, -h, 2 * h, -2 * h};
     for (int i = 0; i < 4; i++) {
         f[i] = objective_at(cs, o, t, e, at[i], &st);
-        if (cg_cancelled()) { /* each step re-runs the whole program: a stop ends the steps */
+        if (cg_cancelled(
+                &o->deadline)) { /* each step re-runs the whole program: a stop ends them */
             char why[128];
-            cg_error_infra(&o->st, "%s", cg_cancel_reason(why, sizeof why));
+            cg_error_infra(&o->st, "%s", cg_cancel_reason(&o->deadline, why, sizeof why));
             return 3;
         }
         if (isnan(f[i])) { /* a run that failed says why; a NaN objective does not */

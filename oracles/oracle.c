@@ -18,8 +18,8 @@ void cg_sim_run_close(cg_sim_run *R)
     memset(R, 0, sizeof *R);
 }
 
-int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_perturb *p, cg_sim_mode mode,
-                    cg_status *st)
+int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_perturb *p,
+                    cg_sim_mode mode, const cg_deadline *d, cg_status *st)
 {
     int ranks[CG_MAX_WORLD];
     for (int r = 0; r < world; r++)
@@ -31,6 +31,8 @@ int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_pertur
         cg_error_infra(st, "%s: out of memory", cs->file);
         return 3;
     }
+    if (d)
+        cg_graph_set_deadline(R->g, *d);
     cg_sim_set_mode(R->sim, mode);
     R->comm = cg_sim_comm(R->sim);
     R->I = cg_interp_new(cs, world, ranks, world, CG_F64, R->g, &R->comm);
@@ -101,7 +103,8 @@ static bool wants_per_root(const cg_case *cs)
     return false;
 }
 
-static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode mode);
+static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode mode,
+                             cg_deadline d);
 
 /* A run that failed for want of memory or was stopped says so first, with
  * the phase and the case: "out of memory in the backward pass of case X:
@@ -110,9 +113,9 @@ static void name_infra_error(cg_oracle *o, const cg_case *cs, const char *phase)
 {
     char detail[sizeof o->st.msg], why[128];
     snprintf(detail, sizeof detail, "%s", o->st.msg);
-    if (cg_cancelled())
-        cg_error_infra(&o->st, "%s in %s of case %s", cg_cancel_reason(why, sizeof why), phase,
-                 cs->name);
+    if (cg_cancelled(&o->deadline))
+        cg_error_infra(&o->st, "%s in %s of case %s",
+                       cg_cancel_reason(&o->deadline, why, sizeof why), phase, cs->name);
     else
         cg_error_infra(&o->st, "out of memory in %s of case %s%s%s", phase, cs->name,
                  detail[0] ? ": " : "", detail);
@@ -120,25 +123,31 @@ static void name_infra_error(cg_oracle *o, const cg_case *cs, const char *phase)
 
 cg_oracle *cg_oracle_run(const cg_case *cs, int world, bool fd)
 {
-    return oracle_run(cs, world, fd, CG_SIM_TRUTH);
+    return oracle_run(cs, world, fd, CG_SIM_TRUTH, cg_deadline_after(0));
+}
+
+cg_oracle *cg_oracle_run_within(const cg_case *cs, int world, bool fd, double seconds)
+{
+    return oracle_run(cs, world, fd, CG_SIM_TRUTH, cg_deadline_after(seconds));
 }
 
 cg_oracle *cg_oracle_run_mode(const cg_case *cs, int world, cg_sim_mode mode)
 {
-    return oracle_run(cs, world, false, mode);
+    return oracle_run(cs, world, false, mode, cg_deadline_after(0));
 }
 
-static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode mode)
+static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode mode, cg_deadline d)
 {
     cg_oracle *o = calloc(1, sizeof *o);
     if (!o)
         return NULL;
     o->world = world;
     o->mode = mode;
+    o->deadline = d;
     snprintf(o->fd_skip_reason, sizeof o->fd_skip_reason, "not requested");
     cg_sim_run R;
     const char *phase = "the forward pass";
-    o->st.code = cg_sim_run_open(&R, cs, world, NULL, mode, &o->st);
+    o->st.code = cg_sim_run_open(&R, cs, world, NULL, mode, &o->deadline, &o->st);
     if (o->st.code == 0 && (phase = "copying the forward values", collect_tensors(o, &R) != 0))
         o->st.code = 3;
     if (o->st.code == 0) {
@@ -170,7 +179,7 @@ int cg_oracle_add_per_root(const cg_case *cs, cg_oracle *o)
         return o->st.code;
     cg_status st = CG_STATUS_OK;
     cg_sim_run R;
-    int rc = cg_sim_run_open(&R, cs, o->world, NULL, o->mode, &st);
+    int rc = cg_sim_run_open(&R, cs, o->world, NULL, o->mode, &o->deadline, &st);
     if (rc == 0)
         rc = cg_oracle_derive_per_root(o, &R, &st);
     cg_sim_run_close(&R);
@@ -207,11 +216,12 @@ const cg_otensor *cg_oracle_find(const cg_oracle *o, const char *name, int rank)
     return NULL;
 }
 
-double cg_oracle_objective(const cg_case *cs, int world, const void *perturb, cg_status *st)
+double cg_oracle_objective(const cg_case *cs, int world, const void *perturb, const cg_deadline *d,
+                           cg_status *st)
 {
     cg_sim_run R;
     double f = NAN;
-    if (cg_sim_run_open(&R, cs, world, perturb, CG_SIM_TRUTH, st) == 0) {
+    if (cg_sim_run_open(&R, cs, world, perturb, CG_SIM_TRUTH, d, st) == 0) {
         f = 0.0;
         for (int k = 0; k < world; k++) {
             cg_tensor *const *roots;
@@ -230,7 +240,7 @@ double *cg_oracle_eval_expr(const cg_case *cs, int world, int rank, const cg_exp
 {
     cg_sim_run R;
     double *v = NULL;
-    if (cg_sim_run_open(&R, cs, world, NULL, CG_SIM_TRUTH, st) == 0) {
+    if (cg_sim_run_open(&R, cs, world, NULL, CG_SIM_TRUTH, NULL, st) == 0) {
         cg_tensor *t = cg_interp_eval_expect(R.I, e, rank);
         if (!t)
             cg_error(st, "%s", cg_interp_status(R.I)->msg);

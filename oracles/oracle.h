@@ -66,6 +66,7 @@ typedef struct cg_fd_element {
 typedef struct cg_oracle {
     int world;
     cg_sim_mode mode;        /* how its collectives differentiate */
+    cg_deadline deadline;    /* its runs stop here (cg_oracle_run_within); at 0 = none */
     bool per_root_ready;     /* own_loss and per_root are filled */
     cg_status st;            /* st.code: CG_OK, CG_E_CASE (a bad program: st.msg is
                                 "file:line:col: expected ...") or CG_E_INFRA */
@@ -91,6 +92,10 @@ typedef struct cg_oracle {
  * out of memory); on a bad program, st.code is 2 and st.msg says where. With
  * fd false the finite-difference check is skipped ("not requested"). */
 cg_oracle *cg_oracle_run(const cg_case *cs, int world, bool fd);
+/* The same, stopping once `seconds` (> 0) have passed: every run of the
+ * program, the finite differences' included, answers "deadline: the S s job
+ * limit (--timeout) passed in <phase> of case X" (st.code 3). */
+cg_oracle *cg_oracle_run_within(const cg_case *cs, int world, bool fd, double seconds);
 /* The same under a variant mode (no finite differences). */
 cg_oracle *cg_oracle_run_mode(const cg_case *cs, int world, cg_sim_mode mode);
 void cg_oracle_free(cg_oracle *o);
@@ -110,7 +115,8 @@ double *cg_oracle_eval_expr(const cg_case *cs, int world, int rank, const cg_exp
 
 /* internal, shared with fdcheck.c: the global function sum_k L_k at a
  * perturbed input (see interp.h), or NAN with st on failure. */
-double cg_oracle_objective(const cg_case *cs, int world, const void *perturb, cg_status *st);
+double cg_oracle_objective(const cg_case *cs, int world, const void *perturb, const cg_deadline *d,
+                           cg_status *st);
 int cg_oracle_fdcheck(const cg_case *cs, cg_oracle *o);
 
 #endif

@@ -20,10 +20,11 @@ typedef struct cg_sim_run {
 } cg_sim_run;
 
 /* Execute the program of cs on `world` simulated ranks, with one input
- * perturbed when p is not NULL. Returns 0; 2 with st for a bad program;
- * 3 when out of memory. Whatever the result, the caller closes R. */
-int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_perturb *p, cg_sim_mode mode,
-                    cg_status *st);
+ * perturbed when p is not NULL, stopping at deadline d (NULL: none). Returns
+ * 0; 2 with st for a bad program; 3 when out of memory or stopped. Whatever
+ * the result, the caller closes R. */
+int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_perturb *p,
+                    cg_sim_mode mode, const cg_deadline *d, cg_status *st);
 /* Free everything R holds; R may be partly opened (or zeroed). */
 void cg_sim_run_close(cg_sim_run *R);
 

@@ -35,6 +35,7 @@ struct cg_graph {
     int64_t max_tensor, max_total; /* element budget (cg_graph_set_limits); 0 = none */
     int ranks;                 /* the ranks max_total is for (the message names one rank's share) */
     int64_t total;             /* elements of every tensor made so far */
+    cg_deadline deadline;      /* the run's limit (cg_graph_set_deadline); at 0 = none */
 };
 
 /* ---- the arena ----------------------------------------------------------- */
@@ -171,11 +172,13 @@ cg_status *cg_graph_status(cg_graph *g) { return &g->st; }
 
 int cg_check_cancel(cg_graph *g)
 {
-    if (!cg_cancelled())
+    if (!cg_cancelled(&g->deadline))
         return 0;
     char why[128];
-    return cg_error_infra(&g->st, "%s", cg_cancel_reason(why, sizeof why));
+    return cg_error_infra(&g->st, "%s", cg_cancel_reason(&g->deadline, why, sizeof why));
 }
+
+void cg_graph_set_deadline(cg_graph *g, cg_deadline d) { g->deadline = d; }
 
 /* The first reason is kept: it names the earliest op that broke smoothness. */
 void cg_note_nondiff(cg_graph *g, const char *reason)

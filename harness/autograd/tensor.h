@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "dtype.h" /* lang: cg_dtype and the half formats */
+#include "cancel.h"  /* a run's deadline */
 #include "status.h"  /* lang: the error type */
 
 #define CG_MAX_DIMS 4
@@ -66,9 +67,11 @@ void cg_graph_set_limits(cg_graph *g, int64_t per_tensor, int64_t per_rank, int 
  * one an argument) keeps the class of its cause, so an op that wraps "out of
  * memory" is still out of memory. */
 cg_status *cg_graph_status(cg_graph *g);
-/* 0, or -1 with an infra error naming why when the run was asked to stop
- * (cancel.h): long loops call it between steps. */
+/* 0, or -1 with an infra error naming why when the run was asked to stop:
+ * a signal, or the graph's deadline passed (cancel.h). Long loops call it
+ * between steps. A new graph has no deadline; its owner sets the run's. */
 int cg_check_cancel(cg_graph *g);
+void cg_graph_set_deadline(cg_graph *g, cg_deadline d);
 
 /* Non-differentiable points met by the forward pass (MAX at ties, relu(0),
  * abs(0)). The oracle's finite-difference check is skipped with this reason. */

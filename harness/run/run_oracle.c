@@ -113,9 +113,8 @@ int cg_run_oracle_only(const cg_options *o, const cg_case_set *set, cg_report *r
         }
         for (int w = 0; w < nw && !cg_stop_signal(); w++) {
             double t0 = cg_now();
-            cg_cancel_set_deadline(o->timeout); /* the job's limit, as in a distributed run */
-            cg_oracle *orc = cg_oracle_run(cs, worlds[w], !o->no_fd);
-            cg_cancel_clear();
+            /* the job's limit, as in a distributed run */
+            cg_oracle *orc = cg_oracle_run_within(cs, worlds[w], !o->no_fd, o->timeout);
             cg_case_result *res = cg_report_add_case(rep, cs->name, cs->file, cs->source, worlds[w]);
             if (!orc || !res) {
                 cg_oracle_free(orc);
