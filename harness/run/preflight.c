@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "board.h"
+#include "process_fault.h"
 #include "plugin.h"
 #include "rules.h"
 #include "runner.h"
@@ -46,14 +46,15 @@ static int check_rules(const char *name, cg_status *st)
     return cg_rules_load(name, st) ? 0 : CG_EXIT_USAGE;
 }
 
-/* A data fault (transport_fault.h) or a process fault (board.h). */
+/* A data fault (transport_fault.h) or a process fault (process_fault.h). */
 static int check_inject(const char *spec, cg_status *st)
 {
     cg_fault f;
     int kind = cg_fault_parse(spec, &f, st);
     if (kind == 0)
         return 0;
-    if (kind > 0 && cg_board_inject(spec, st) == 0)
+    cg_process_fault pf;
+    if (kind > 0 && cg_process_fault_parse(spec, &pf, st) == 0)
         return 0;
     if (kind > 0) { /* neither table knows it: the data faults' message names every kind */
         cg_status all = CG_STATUS_OK;

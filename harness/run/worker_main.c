@@ -18,6 +18,7 @@
 #include "worker.h"
 #include "launch_env.h"
 #include "preflight.h"
+#include "process_fault.h"
 
 bool cg_launched_by_mpi(void)
 {
@@ -146,11 +147,14 @@ static int sum_injected(cg_tp *tp, long *total)
 }
 
 static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *jobs, int njobs, cg_tp *tp,
-                    cg_tp *trusted, bool data_fault, cg_report *rep, int *worst)
+                    cg_tp *trusted, bool data_fault, cg_process_fault *pfault, cg_report *rep,
+                    int *worst)
 {
     for (int i = 0; i < njobs; i++) {
         const cg_case *cs = set->cases[jobs[i].case_index];
         cg_board_job(i, cs->name);
+        if (pfault)
+            cg_process_fault_set_case(pfault, cs->name);
         cg_tol tol = cg_case_tol(cs, cg_tol_for(cs->dtype));
         cg_fault_set_case(tp, cs->name, tol.rtol, tol.atol);
         tp->ncoll = 0;
@@ -233,15 +237,19 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         rc = CG_EXIT_USAGE;
     }
     cg_fault fault;
+    cg_process_fault pfault = {0}; /* lives as long as tp */
     int data_fault = o->inject ? cg_fault_parse(o->inject, &fault, &st) : 1;
     if (data_fault == 0) {
         if (cg_fault_install(&tp, &fault) != 0) {
             fprintf(stderr, "collgrad-check: %s\n", tp.st.msg);
             rc = CG_EXIT_INFRA;
         }
-    } else if (data_fault < 0 || (o->inject && cg_board_inject(o->inject, &st) != 0)) {
+    } else if (data_fault < 0 || (o->inject && cg_process_fault_parse(o->inject, &pfault, &st) != 0)) {
         fprintf(stderr, "collgrad-check: %s\n", st.msg);
         rc = CG_EXIT_USAGE;
+    } else if (o->inject && cg_process_fault_install(&tp, &pfault) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", tp.st.msg);
+        rc = CG_EXIT_INFRA;
     }
     if (!o->worker)
         signal(SIGALRM, on_deadline);
@@ -274,7 +282,8 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
             }
         }
     }
-    if (rc == 0 && run_jobs(o, set, jobs, njobs, &tp, trusted, data_fault == 0, rep, &worst) != 0) {
+    if (rc == 0 && run_jobs(o, set, jobs, njobs, &tp, trusted, data_fault == 0,
+                           pfault.kind ? &pfault : NULL, rep, &worst) != 0) {
         fprintf(stderr, "collgrad-check: rank %d: out of memory or MPI failure\n", tp.rank);
         rc = CG_EXIT_INFRA;
     }

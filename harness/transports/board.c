@@ -19,12 +19,6 @@
 
 static cg_board_slot *my_slot; /* this rank's slot, NULL outside a job */
 
-static struct {
-    int kind; /* 0 none, 1 hang, 2 exit */
-    int rank;
-    char filter[96];
-} inject;
-
 /* The file starts with this header, so a rank never trusts a file that only
  * happens to have the right size: a truncated or foreign board is an error,
  * never a SIGBUS or garbage in a report. */
@@ -134,26 +128,25 @@ static void publish(const cg_tp_fingerprint *call)
     my_slot->since = now();
 }
 
-/* The board's watcher (transport.h): "in a call" from before it to after
- * it; an injected hang or exit fires before the rank's first call. */
+/* The board's watcher (transport.h): "in a call" from before it to after it. */
 static int before_call(void *self, cg_tp *tp, const cg_tp_fingerprint *call)
 {
-    (void)self;
+    (void)self, (void)tp;
     if (!my_slot)
         return 0;
-    if (inject.kind && inject.rank == tp->rank && (!inject.filter[0] || strstr(my_slot->case_name, inject.filter))) {
-        publish(call);
-        my_slot->in_call = 0; /* it stops before the call: its peers wait inside it */
-        my_slot->before_call = 1;
-        my_slot->injected = 1;
-        if (inject.kind == 2)
-            exit(7); /* recorded by the atexit handler below */
-        for (;;)
-            pause(); /* an injected hang: only a signal ends it */
-    }
     publish(call);
     my_slot->in_call = 1;
     return 0;
+}
+
+void cg_board_stop_before(const cg_tp_fingerprint *call)
+{
+    if (!my_slot)
+        return;
+    publish(call);
+    my_slot->in_call = 0; /* it stops before the call: its peers wait inside it */
+    my_slot->before_call = 1;
+    my_slot->injected = 1;
 }
 
 static void after_call(void *self, cg_tp *tp, const cg_tp_fingerprint *call, int rc)
@@ -208,23 +201,6 @@ void cg_board_done(void)
 {
     if (my_slot)
         my_slot->state = CG_RANK_DONE;
-}
-
-int cg_board_inject(const char *spec, cg_status *st)
-{
-    char kind[16] = "";
-    int rank = -1, n = 0;
-    memset(&inject, 0, sizeof inject);
-    if (sscanf(spec, "%15[a-z]:%d%n", kind, &rank, &n) < 2 || rank < 0 ||
-        (strcmp(kind, "hang") != 0 && strcmp(kind, "exit") != 0)) {
-        cg_error(st, "expected --inject hang:RANK[:CASE] or exit:RANK[:CASE], got '%s'", spec);
-        return -1;
-    }
-    inject.kind = kind[0] == 'h' ? 1 : 2;
-    inject.rank = rank;
-    if (spec[n] == ':')
-        snprintf(inject.filter, sizeof inject.filter, "%s", spec + n + 1);
-    return 0;
 }
 
 static int append(char *buf, size_t len, size_t *at, const char *fmt, ...)

@@ -50,9 +50,9 @@ int cg_board_watch(cg_tp *tp);
 void cg_board_job(int job, const char *case_name); /* a new job starts on this rank */
 void cg_board_done(void);                           /* this rank finished its jobs */
 
-/* Fault injection for the tool's own tests: `hang` or `exit` on one rank at
- * its first communication call of a job whose case name contains `filter`. */
-int cg_board_inject(const char *spec, cg_status *st); /* "hang:1", "exit:0:name" */
+/* This rank stops for good before `call` (an injected process fault,
+ * process_fault.h): the slot shows the call, outside it, as injected. */
+void cg_board_stop_before(const cg_tp_fingerprint *call);
 
 /* Launcher side: describe every rank that did not finish, one sentence. */
 void cg_board_describe(const cg_board *b, char *buf, size_t len);

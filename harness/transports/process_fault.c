@@ -1,0 +1,46 @@
+/* process_fault.c — see process_fault.h. */
+#include "process_fault.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "board.h"
+
+int cg_process_fault_parse(const char *spec, cg_process_fault *f, cg_status *st)
+{
+    char kind[16] = "";
+    int rank = -1, n = 0;
+    memset(f, 0, sizeof *f);
+    if (sscanf(spec, "%15[a-z]:%d%n", kind, &rank, &n) < 2 || rank < 0 ||
+        (strcmp(kind, "hang") != 0 && strcmp(kind, "exit") != 0))
+        return cg_error(st, "expected --inject hang:RANK[:CASE] or exit:RANK[:CASE], got '%s'", spec);
+    f->kind = kind[0] == 'h' ? CG_PFAULT_HANG : CG_PFAULT_EXIT;
+    f->rank = rank;
+    if (spec[n] == ':')
+        snprintf(f->filter, sizeof f->filter, "%s", spec + n + 1);
+    return 0;
+}
+
+/* Before any call of the chosen rank in a matching job: stop there for good.
+ * The board (if any) first shows the call the rank stopped before; its peers
+ * wait inside it, which is what the launcher must then name. */
+static int before_call(void *self, cg_tp *tp, const cg_tp_fingerprint *call)
+{
+    const cg_process_fault *f = self;
+    if (tp->rank != f->rank || !f->case_name || (f->filter[0] && !strstr(f->case_name, f->filter)))
+        return 0;
+    cg_board_stop_before(call);
+    if (f->kind == CG_PFAULT_EXIT)
+        exit(7); /* the board's exit handler records it */
+    for (;;)
+        pause(); /* an injected hang: only a signal ends it */
+}
+
+int cg_process_fault_install(cg_tp *tp, cg_process_fault *f)
+{
+    return cg_tp_watch(tp, (cg_tp_watcher){before_call, NULL, f});
+}
+
+void cg_process_fault_set_case(cg_process_fault *f, const char *case_name) { f->case_name = case_name; }
