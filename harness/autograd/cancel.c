@@ -21,6 +21,8 @@ cg_deadline cg_deadline_after(double seconds)
 
 void cg_cancel_on_signal(int sig) { signal_seen = sig; }
 
+int cg_cancel_signal(void) { return signal_seen; }
+
 static bool passed(const cg_deadline *d) { return d && d->at > 0 && now() > d->at; }
 
 bool cg_cancelled(const cg_deadline *d) { return signal_seen || passed(d); }

@@ -26,6 +26,8 @@ cg_deadline cg_deadline_after(double seconds);
 
 /* From a signal handler: the run should stop (reason "interrupted by signal N"). */
 void cg_cancel_on_signal(int sig);
+/* The signal received, or 0. */
+int cg_cancel_signal(void);
 
 /* Whether to stop now: a signal came, or d (NULL: none) has passed. Cheap: a
  * flag, and a clock read when d is set. */

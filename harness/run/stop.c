@@ -6,15 +6,9 @@
 #include <signal.h>
 #include <string.h>
 
-static volatile sig_atomic_t stop_signal;
-
-/* The flag ends the run between jobs; cg_cancel_on_signal stops the job in
- * progress too, within one op (cancel.h). */
-static void on_stop(int sig)
-{
-    stop_signal = sig;
-    cg_cancel_on_signal(sig);
-}
+/* One flag, cancel.h's: it stops the job in progress within one op, and the
+ * run loop reads it between jobs (cg_stop_signal). */
+static void on_stop(int sig) { cg_cancel_on_signal(sig); }
 
 /* sigaction, not signal(): under ISO C (-std=c11) glibc's signal() has
  * System V semantics, one-shot, so a second SIGINT killed the run with its
@@ -30,4 +24,4 @@ void cg_stop_install(void)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-int cg_stop_signal(void) { return stop_signal; }
+int cg_stop_signal(void) { return cg_cancel_signal(); }
