@@ -5,8 +5,9 @@
  * included) -w + -n times, then the raw transport calls of the forward and
  * of its transpose (the floor any backward must pay), and prints a row:
  * times, algbw/busbw, the bytes the backward moved against the transpose's,
- * the ratio to raw, the peak RSS. The correctness check (oracle + diff, as a
- * case job) runs once per size afterwards and is reported beside the row.
+ * the ratio to raw, the peak RSS. The correctness check compares the last
+ * timed iteration's output and gradient, on every rank, with the oracle's
+ * (bench_check.c), and is reported beside the row.
  * `bench --oracle` times the oracle alone over simulated world sizes and
  * fits its growth exponent. */
 #ifndef CG_BENCH_H
@@ -16,6 +17,8 @@
 #include <stdint.h>
 
 #include "comm.h"
+#include "ir.h"
+#include "result.h"
 #include "status.h"
 #include "tensor.h"
 
@@ -29,7 +32,7 @@ typedef struct cg_bench_opts {
     const char *rules, *transport;
     int world;
     const char *json;           /* NULL: no JSON */
-    bool check;                 /* run the oracle + diff once per size */
+    bool check;                 /* check each size against the oracle */
     bool oracle;                /* --oracle: time the oracle alone */
     int oracle_max_world;
     bool in_mpiexec;            /* internal: this process is one rank */
@@ -65,6 +68,24 @@ int cg_bench_write_json(const cg_bench_opts *o, const cg_bench_row *rows, int n,
 /* The bench's call in the case language, from the collective's syntax:
  * "all_gather(x)", "broadcast(x, 0)", "reduce(x, 0, sum)". */
 void cg_bench_call(const cg_bench_opts *o, char *buf, size_t len);
+/* bench_check.c: the bench program as a case, n input elements per rank:
+ * x = param(ones(n) * (rank + 1)); y = CALL; backward(y). NULL with st. */
+cg_case *cg_bench_program(const cg_bench_opts *o, int world, int64_t n, cg_status *st);
+/* What one rank's y and x.grad must be at n_in input elements per rank:
+ * constant on blocks of `scale` elements, so kept per block (the oracle's
+ * run of the program at n_in / scale). The arrays are owned by the truth. */
+typedef struct cg_bench_truth {
+    int64_t scale;     /* elements per block */
+    double *y, *gx;    /* per block: y's value, x's per_rank gradient */
+    int64_t ny, nx;
+    cg_tol tol;        /* the case's, for the dtype (result.h) */
+} cg_bench_truth;
+int cg_bench_truth_make(const cg_bench_opts *o, int world, int rank, int64_t n_in, cg_bench_truth *t,
+                        cg_status *st);
+void cg_bench_truth_free(cg_bench_truth *t);
+/* 0 when y and x's gradient (NULL: zeros) match t element for element,
+ * else -1 with st naming the first element off. */
+int cg_bench_truth_check(const cg_bench_truth *t, const cg_tensor *x, const cg_tensor *y, cg_status *st);
 /* The busbw factor of nccl-tests' PERFORMANCE.md for this collective. */
 double cg_bench_busbw_factor(cg_coll_kind k, int world);
 

@@ -20,15 +20,6 @@
 #include "rss.h"
 #include "runner.h"
 
-static cg_case *program(const cg_bench_opts *o, int world, int64_t n, cg_status *st)
-{
-    char text[512], call[64];
-    cg_bench_call(o, call, sizeof call);
-    snprintf(text, sizeof text, "case oracle_%s\nworlds %d\nx = param(ones(%lld) * (rank + 1))\ny = %s\n"
-             "backward(y)\n", cg_coll_name(o->coll), world, (long long)n, call);
-    return cg_parse_case("bench.case", text, strlen(text), st);
-}
-
 int cg_bench_oracle(const cg_bench_opts *o)
 {
     int maxw = o->oracle_max_world < CG_MAX_WORLD ? o->oracle_max_world : CG_MAX_WORLD;
@@ -44,7 +35,7 @@ int cg_bench_oracle(const cg_bench_opts *o)
         for (int64_t bytes = o->minbytes; bytes <= o->maxbytes; bytes *= o->factor) {
             int64_t n = bytes / (int64_t)esz > 0 ? bytes / (int64_t)esz : 1;
             cg_status st = CG_STATUS_OK;
-            cg_case *cs = program(o, w, n, &st);
+            cg_case *cs = cg_bench_program(o, w, n, &st);
             if (!cs) {
                 fprintf(stderr, "collgrad-check bench: %s\n", st.msg);
                 return CG_EXIT_INFRA;

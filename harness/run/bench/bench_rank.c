@@ -7,8 +7,9 @@
  *      output (seeded with ones, as backward(y) is), timed separately;
  *   2. the raw transport calls: the forward collective and its transpose,
  *      on buffers allocated once;
- *   3. once, the correctness check: the same program as a case job (oracle +
- *      diff, worker.h), timed on its own and never inside 1 or 2.
+ *   3. the correctness check of the last iteration of 1: every rank compares
+ *      its y and x.grad with the oracle's (bench_check.c), after the timed
+ *      span, and rank 0 reports the first rank off.
  * Times are the slowest rank's mean per iteration; bytes are rank 0's own
  * (the transport's per-entry counters, transport.h). */
 #include "bench.h"
@@ -25,7 +26,6 @@
 #include "rss.h"
 #include "runner.h"
 #include "transport.h"
-#include "worker.h"
 #include "worker_comm.h"
 
 typedef struct shape {
@@ -58,9 +58,11 @@ static uint64_t bytes_moved(const cg_tp *tp)
     return sum;
 }
 
-/* One iteration of phase 1. 0, or -1 with st. */
+/* One iteration of phase 1. 0, or -1 with st. With truth, the iteration's
+ * y and x.grad are then checked (phase 3): a mismatch goes into *verdict. */
 static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, const cg_plan_event *ev,
-                          int64_t n_in, double *fwd, double *bwd, uint64_t *bwd_bytes, cg_status *st)
+                          int64_t n_in, double *fwd, double *bwd, uint64_t *bwd_bytes,
+                          const cg_bench_truth *truth, cg_status *verdict, double *check_s, cg_status *st)
 {
     cg_graph *g = cg_graph_new();
     cg_tensor *x = g ? cg_full(g, o->dtype, 1, &n_in, tp->rank + 1.0) : NULL;
@@ -85,6 +87,10 @@ static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rul
     *fwd += t1 - t0;
     *bwd += t2 - t1;
     *bwd_bytes = bytes_moved(tp) - b0;
+    if (rc == 0 && truth) {
+        cg_bench_truth_check(truth, x, out[0], verdict);
+        *check_s += cg_now() - t2;
+    }
     if (rc != 0)
         cg_error(st, "%s",
                  cg_graph_status(g)->msg[0] ? cg_graph_status(g)->msg : "MPI_Barrier failed");
@@ -140,37 +146,29 @@ static int raw(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *
     return rc;
 }
 
-/* Phase 3: the program as a case, checked like any other (worker.h). */
-static void check(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *row)
+/* Phase 3's verdict on rank 0: the first failing rank's message, or "ok".
+ * Every rank calls it. */
+static int gather_verdict(cg_tp *tp, const cg_status *mine, cg_bench_row *row)
 {
-    char text[512];
-    char call[64];
-    cg_bench_call(o, call, sizeof call);
-    snprintf(text, sizeof text, "case bench_%s\nworlds %d\ndtype %s\nx = param(ones(%lld) * (rank + 1))\n"
-             "y = %s\nbackward(y)\n", cg_coll_name(o->coll), tp->world, cg_dtype_name(o->dtype),
-             (long long)s->n_in, call);
-    double t0 = cg_now();
-    cg_status st = CG_STATUS_OK;
-    cg_case *cs = cg_parse_case("bench.case", text, strlen(text), &st);
-    cg_report *rep = cg_report_new("distributed", o->transport, o->rules, "cpu");
-    cg_case_result *res = rep ? cg_report_add_case(rep, "bench", "bench.case", NULL, tp->world) : NULL;
-    cg_job job = {0, "", false};
-    snprintf(job.rules, sizeof job.rules, "%s", o->rules);
-    int ec = 0;
-    row->check_ran = true;
-    if (!cs || !res) {
-        snprintf(row->check_msg, sizeof row->check_msg, "%s", cs ? "out of memory" : st.msg);
-    } else if (cg_worker_job(cs, &job, tp, tp, CG_DEVICE_CPU, false, res, &ec) != 0) {
-        snprintf(row->check_msg, sizeof row->check_msg, "the check failed to run");
-    } else if (tp->rank == 0) {
-        cg_case_finish(res);
-        row->check_ok = res->status == CG_PASS && res->nchecks > 0; /* a check that compared nothing fails */
-        snprintf(row->check_msg, sizeof row->check_msg, "%s",
-                 res->status == CG_PASS ? "ok" : res->message ? res->message : "gradients differ from the oracle");
+    char *all = tp->rank == 0 ? calloc((size_t)tp->world, CG_ERR_LEN) : NULL;
+    if (tp->rank == 0 && !all)
+        return -1;
+    int rc = MPI_Gather(mine->msg, CG_ERR_LEN, MPI_CHAR, all, CG_ERR_LEN, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rc == MPI_SUCCESS && tp->rank == 0) {
+        row->check_ran = true;
+        row->check_ok = true;
+        snprintf(row->check_msg, sizeof row->check_msg, "ok");
+        for (int r = 0; r < tp->world && row->check_ok; r++) {
+            const char *m = all + (size_t)r * CG_ERR_LEN;
+            if (m[0]) {
+                row->check_ok = false;
+                snprintf(row->check_msg, sizeof row->check_msg, "rank %d: %.*s", r,
+                         (int)sizeof row->check_msg - 16, m);
+            }
+        }
     }
-    row->check_s = cg_now() - t0;
-    cg_report_free(rep);
-    cg_case_free(cs);
+    free(all);
+    return rc == MPI_SUCCESS ? 0 : -1;
 }
 
 /* Reduce a rank-local value to its maximum on rank 0. */
@@ -199,10 +197,20 @@ static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, in
     double fwd = 0.0, bwd = 0.0, f = 0.0, b = 0.0;
     uint64_t bb = 0;
     int rc = 0;
-    malloc_trim(0); /* what the last size's check left in the heap is not this size's peak */
+    /* the oracle's answer first: its memory is not the iteration's peak */
+    cg_bench_truth truth = {0};
+    cg_status verdict = CG_STATUS_OK;
+    double t0 = cg_now();
+    if (o->check) /* a failure is the verdict; the size still runs */
+        cg_bench_truth_make(o, tp->world, tp->rank, s.n_in, &truth, &verdict);
+    double check_s = cg_now() - t0;
+    const cg_bench_truth *check = o->check && !verdict.code ? &truth : NULL;
+    malloc_trim(0); /* what the last size left in the heap is not this size's peak */
     cg_rss_reset_peak();
     for (int i = 0; rc == 0 && i < o->warmup + o->iters; i++) {
-        rc = differentiable(o, tp, rules, &ev, s.n_in, &f, &b, &bb, &st);
+        bool last = i == o->warmup + o->iters - 1;
+        rc = differentiable(o, tp, rules, &ev, s.n_in, &f, &b, &bb, last ? check : NULL, &verdict,
+                            &check_s, &st);
         if (i >= o->warmup) {
             fwd += f;
             bwd += b;
@@ -219,11 +227,15 @@ static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, in
     row->ratio = row->raw_s > 0 ? (row->fwd_s + row->bwd_s) / row->raw_s : 0.0;
     if (rc != 0) {
         fprintf(stderr, "collgrad-check bench: rank %d, %lld bytes: %s\n", tp->rank, (long long)row->bytes, st.msg);
+        cg_bench_truth_free(&truth);
         return -1;
     }
-    if (o->check)
-        check(o, tp, &s, row);
-    return 0;
+    if (o->check) {
+        row->check_s = max_on_root(check_s);
+        rc = gather_verdict(tp, &verdict, row);
+    }
+    cg_bench_truth_free(&truth);
+    return rc;
 }
 
 int cg_bench_ranks(const cg_bench_opts *o)
