@@ -67,6 +67,17 @@ int cg_accum_grad(cg_graph *g, cg_tensor *t, const cg_tensor *d)
     return p ? cg_tensor_accumulate(g, p, d) : -1;
 }
 
+int cg_accum_grad_owned(cg_graph *g, cg_tensor *t, cg_tensor *d)
+{
+    bool same = t->requires_grad && !t->pgrad && d != t && d->dtype == t->dtype &&
+                d->on_device == t->on_device && d->ndim == t->ndim &&
+                memcmp(d->shape, t->shape, (size_t)t->ndim * sizeof *t->shape) == 0;
+    if (!same)
+        return cg_accum_grad(g, t, d);
+    t->pgrad = d;
+    return 0;
+}
+
 /* Element by element: for the CPU ops' loops only, so a device tensor here
  * is a bug in an op's dispatch, reported rather than dereferenced. */
 int cg_accum_grad_at(cg_graph *g, cg_tensor *t, int64_t i, double v)

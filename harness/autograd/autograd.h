@@ -41,6 +41,11 @@ bool cg_any_requires_grad(cg_tensor *const *in, int nin);
 /* t->pgrad += d (elementwise, same numel). Allocates pgrad on first use.
  * No-op when t does not require grad. Returns 0 or -1 (OOM). */
 int cg_accum_grad(cg_graph *g, cg_tensor *t, const cg_tensor *d);
+/* The same for a d its caller made for this gradient alone and never touches
+ * again (a collective's gx): the first gradient to reach t is d itself,
+ * adopted rather than copied, so a pass holds one buffer per gradient, not
+ * two. Later ones, or a d of another dtype or shape, are added as above. */
+int cg_accum_grad_owned(cg_graph *g, cg_tensor *t, cg_tensor *d);
 /* t->pgrad[i] += v, allocating pgrad on first use; no-op without requires_grad.
  * Host tensors only (the CPU ops' loops). */
 int cg_accum_grad_at(cg_graph *g, cg_tensor *t, int64_t i, double v);

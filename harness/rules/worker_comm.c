@@ -44,7 +44,7 @@ static int coll_backward(cg_graph *g, cg_node *n)
                          n->out->pgrad, gx, cg_graph_status(g)};
     if (cg_rules_backward(ctx->rules, &call) != 0)
         return -1;
-    return cg_accum_grad(g, x, gx);
+    return cg_accum_grad_owned(g, x, gx); /* gx was made for this call alone */
 }
 
 /* In-place collectives autograd never saw (c10d): the gradient passes
@@ -138,7 +138,7 @@ static int send_backward(cg_graph *g, cg_node *n)
         cg_error(cg_graph_status(g), "backward of send: %s", ctx->w->tp->st.msg);
         return -1;
     }
-    return cg_accum_grad(g, x, gx);
+    return cg_accum_grad_owned(g, x, gx);
 }
 
 /* recv's backward: send the gradient that reached the received tensor back. */
