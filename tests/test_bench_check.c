@@ -9,6 +9,7 @@
  *       all_gather        y_r = [1.., 2.., 3.., 4..];   x_r.grad = 4 (every rank's y holds x_r)
  *       reduce_scatter    y_r = 10 (its block's sum);   x_r.grad = 1 (each input feeds one output)
  *       broadcast(root 0) y_r = 1;    x_0.grad = 4, x_r.grad = 0 elsewhere
+ *       all_to_all        y_r = [1.., 2.., 3.., 4..] (block k from rank k); x_r.grad = 1
  *  2. The reduction itself: at a size where the full program is cheap, every
  *     element of the full oracle's y and x.grad equals the truth's block
  *     value, for every collective, op and world the bench takes.
@@ -78,6 +79,12 @@ START_TEST(the_numbers_by_hand)
         expect_blocks(t.y, t.ny, (double[]){1});
         expect_blocks(t.gx, t.nx, (double[]){r == 0 ? 4 : 0});
         cg_bench_truth_free(&t);
+
+        t = truth_of(CG_C_ALL_TO_ALL, CG_RED_SUM, r);
+        ck_assert_int_eq(t.scale, 2);
+        expect_blocks(t.y, t.ny, (double[]){1, 2, 3, 4});
+        expect_blocks(t.gx, t.nx, (double[]){1, 1, 1, 1});
+        cg_bench_truth_free(&t);
     }
 }
 END_TEST
@@ -105,7 +112,7 @@ START_TEST(the_reduced_program_has_the_full_ones_blocks)
                  {CG_C_ALL_REDUCE, CG_RED_PROD},    {CG_C_ALL_REDUCE, CG_RED_MAX},
                  {CG_C_ALL_REDUCE, CG_RED_MIN},     {CG_C_ALL_GATHER, CG_RED_SUM},
                  {CG_C_REDUCE_SCATTER, CG_RED_SUM}, {CG_C_REDUCE_SCATTER, CG_RED_AVG},
-                 {CG_C_BROADCAST, CG_RED_SUM}};
+                 {CG_C_BROADCAST, CG_RED_SUM},      {CG_C_ALL_TO_ALL, CG_RED_SUM}};
     for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
         for (int w = 2; w <= 4; w++) {
             cg_bench_opts o = opts(calls[c].k, calls[c].op);

@@ -9,7 +9,7 @@
 . "$(dirname "$0")/common.bash"
 
 # sizes: 64 KiB and 256 KiB of f32, 16384 and 65536 elements
-for coll in all_reduce all_gather reduce_scatter broadcast; do
+for coll in all_reduce all_gather reduce_scatter broadcast all_to_all; do
     expect_exit 0 -- "$BIN" bench -b 64K -e 256K -f 4 -n 2 -w 1 -W 2 -c "$coll" --json "$TMP/$coll.json"
     expect_grep "^# collgrad-check bench: $coll" "$TMP/out"
     python3 - "$TMP/$coll.json" "$coll" > "$TMP/py.out" 2>&1 <<'PY' && ok || bad "$coll rows: $(cat "$TMP/py.out")"
@@ -24,8 +24,10 @@ for r in rows:
     n = r["bytes"]          # the larger buffer; a rank's other buffer is n/W for the split collectives
     # the transpose of each forward, counted as send block + receive block on rank 0:
     # all_reduce: all_reduce (n + n); all_gather: reduce_scatter (n + n/2);
-    # reduce_scatter: all_gather (n/2 + n); broadcast: reduce to rank 0 (n + n)
-    want = {"all_reduce": 2 * n, "all_gather": n + n // 2, "reduce_scatter": n // 2 + n, "broadcast": 2 * n}[coll]
+    # reduce_scatter: all_gather (n/2 + n); broadcast: reduce to rank 0 (n + n);
+    # all_to_all: all_to_all (n + n: every rank's buffer is the whole size)
+    want = {"all_reduce": 2 * n, "all_gather": n + n // 2, "reduce_scatter": n // 2 + n, "broadcast": 2 * n,
+            "all_to_all": 2 * n}[coll]
     assert r["transpose_bytes"] == want, (r["transpose_bytes"], want)
     assert r["bwd_bytes"] == r["transpose_bytes"], (r["bwd_bytes"], r["transpose_bytes"])
     assert r["check_ok"] is True and r["check_s"] > 0
@@ -33,7 +35,8 @@ for r in rows:
     assert r["peak_rss_bytes"] > 0 and r["world"] == 2 and r["collective"] == coll
     # the raw floor as nccl-tests would print it: bytes over its time, times the
     # collective's bus factor at W=2 (all_reduce 2(W-1)/W = 1; the others 1/2 or 1)
-    factor = {"all_reduce": 1.0, "all_gather": 0.5, "reduce_scatter": 0.5, "broadcast": 1.0}[coll]
+    factor = {"all_reduce": 1.0, "all_gather": 0.5, "reduce_scatter": 0.5, "broadcast": 1.0,
+              "all_to_all": 0.5}[coll]
     raw_alg = n / r["raw_s"] / 1e9
     assert abs(r["raw_algbw_gbs"] - raw_alg) <= 1e-9 * raw_alg, (r["raw_algbw_gbs"], raw_alg)
     assert abs(r["raw_busbw_gbs"] - raw_alg * factor) <= 1e-9 * raw_alg, (r["raw_busbw_gbs"], factor)
@@ -49,7 +52,7 @@ sys.exit(0 if r['bwd_bytes'] == 0 and r['check_ok'] is False else 1)" && ok || b
 
 # usage errors
 expect_exit 2 -- "$BIN" bench -c gather
-expect_grep "expected all_reduce, all_gather, reduce_scatter or broadcast" "$TMP/out"
+expect_grep "expected all_reduce, all_gather, reduce_scatter, broadcast or all_to_all" "$TMP/out"
 expect_exit 2 -- "$BIN" bench -b 1M -e 1K
 expect_exit 2 -- "$BIN" bench -b 12Q
 expect_exit 2 -- "$BIN" bench --bogus

@@ -26,7 +26,7 @@ typedef struct cg_bench_opts {
     int64_t minbytes, maxbytes;
     int factor;                 /* -f: each size is the previous times this */
     int iters, warmup;
-    cg_coll_kind coll;          /* all_reduce, all_gather, reduce_scatter, broadcast */
+    cg_coll_kind coll;          /* all_reduce, all_gather, reduce_scatter, broadcast, all_to_all */
     cg_redop op;
     cg_dtype dtype;
     const char *rules, *transport;

@@ -33,11 +33,12 @@ cg_case *cg_bench_program(const cg_bench_opts *o, int world, int64_t n, cg_statu
 }
 
 /* Elements per block of the program at n_in input elements per rank: a
- * split input's share (n_in / W), else the whole input (an elementwise
- * output, or one rank's block of a gathered one). */
+ * split input's share (n_in / W: reduce_scatter's, all_to_all's), else the
+ * whole input (an elementwise output, or one rank's block of a gathered one). */
 static int64_t block_of(const cg_bench_opts *o, int world, int64_t n_in)
 {
-    bool splits = cg_collective_of(o->coll)->shape == CG_SHAPE_BLOCK;
+    cg_shape_rule rule = cg_collective_of(o->coll)->shape;
+    bool splits = rule == CG_SHAPE_BLOCK || rule == CG_SHAPE_BLOCKS;
     return splits && n_in % world == 0 ? n_in / world : n_in;
 }
 

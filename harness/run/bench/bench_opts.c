@@ -25,7 +25,8 @@ static void usage(FILE *f)
             "  -f, --stepfactor F       multiply the size by F each step (default 4)\n"
             "  -n, --iters N            timed iterations per size (default 5)\n"
             "  -w, --warmup_iters N     untimed iterations first (default 1)\n"
-            "  -c, --collective NAME    all_reduce, all_gather, reduce_scatter, broadcast (default all_reduce)\n"
+            "  -c, --collective NAME    all_reduce, all_gather, reduce_scatter, broadcast, all_to_all\n"
+            "                           (default all_reduce)\n"
             "  -o, --op OP              sum, avg, prod, max, min (default sum)\n"
             "  -d, --datatype T         f32, f64, f16, bf16 (default f32)\n"
             "  -r, --rules NAME         rule set of the backward (default reference)\n"
@@ -104,8 +105,8 @@ int cg_bench_parse(int argc, char **argv, cg_bench_opts *o)
         case 'W': if (parse_int(optarg, 1, CG_MAX_WORLD, &o->world)) return bad("-W", optarg, "1..64"); break;
         case 'c':
             if ((k = cg_coll_from_name(optarg)) != CG_C_ALL_REDUCE && k != CG_C_ALL_GATHER &&
-                k != CG_C_REDUCE_SCATTER && k != CG_C_BROADCAST)
-                return bad("-c", optarg, "all_reduce, all_gather, reduce_scatter or broadcast");
+                k != CG_C_REDUCE_SCATTER && k != CG_C_BROADCAST && k != CG_C_ALL_TO_ALL)
+                return bad("-c", optarg, "all_reduce, all_gather, reduce_scatter, broadcast or all_to_all");
             o->coll = (cg_coll_kind)k;
             break;
         case 'o':

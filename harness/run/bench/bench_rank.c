@@ -38,9 +38,10 @@ static shape shape_for(const cg_bench_opts *o, int64_t bytes, int world)
     int64_t count = bytes / (int64_t)cg_dtype_size(o->dtype);
     cg_shape_rule rule = cg_collective_of(o->coll)->shape;
     bool gathers = rule == CG_SHAPE_CAT, splits = rule == CG_SHAPE_BLOCK; /* by rows, into W blocks */
+    bool exchanges = rule == CG_SHAPE_BLOCKS; /* all_to_all: W blocks out, W blocks in */
     if (count < 1)
         count = 1;
-    if (gathers || splits)
+    if (gathers || splits || exchanges)
         count = count < world ? world : count / world * world;
     shape s = {count, count, count};
     if (gathers)
