@@ -450,7 +450,7 @@ static bool is_world(const cg_case *c, int n)
     return false;
 }
 
-static void fail_list_count(cg_parser *p, const cg_check *k)
+static void list_count_mismatch(cg_parser *p, const cg_check *k)
 {
     char counts[256], worlds[256];
     const cg_case *c = p->c;
@@ -479,7 +479,7 @@ static bool run_check(cg_parser *p, const cg_check *k)
         break;
     case CG_CHECK_LISTS:
         if (!is_world(c, k->value))
-            fail_list_count(p, k);
+            list_count_mismatch(p, k);
         break;
     }
     return !cg_p_failed(p);
