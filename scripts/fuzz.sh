@@ -34,7 +34,7 @@ sources=(
   harness/lang/parse_call.c harness/lang/ir.c harness/lang/dtype.c harness/lang/coll_words.c
   harness/lang/status.c
   harness/autograd/tensor.c harness/autograd/autograd.c harness/autograd/ops_elementwise.c
-  harness/autograd/ops_matmul.c harness/autograd/ops_reduce.c harness/autograd/ops_shape.c
+  harness/autograd/ops_matmul.c harness/autograd/ops_reduce.c harness/autograd/ops_shape.c harness/autograd/ops_loss.c
   harness/autograd/rng.c harness/autograd/tensor_math.c harness/autograd/cuda_absent.c
   harness/autograd/cancel.c
   harness/interp/interp.c harness/interp/interp_call.c harness/interp/interp_expr.c harness/interp/interp_splits.c

@@ -63,7 +63,8 @@ static int backward1(cg_graph *g, cg_tensor *root)
 
 typedef enum {
     ADD, SUB, MUL, DIV, POW, NEG, EXP, LOG, TANH, RELU, ABS, SUM, MEAN, LSE, LOG_SOFTMAX,
-    MAXN, MINN, MATMUL, TRANSPOSE, RESHAPE, CAT, SLICE, INDEX, CLONE, LAYER
+    MAXN, MINN, MATMUL, TRANSPOSE, RESHAPE, CAT, SLICE, INDEX, CLONE, LAYER, SQRT, NORM, SOFTMAX,
+    XENT
 } op_kind;
 
 typedef struct {
@@ -147,7 +148,25 @@ static const grad_case grad_cases[] = {
     {"clone", CLONE, {0}, 1, {M23}},
     {"layer: log_softmax(tanh(x@w) + b)", LAYER, {1}, 3,
      {M23, IN(2, -1, 1, 3, 4), IN(0, -1, 1, 0)}},
+    {"sqrt", SQRT, {0}, 1, {IN(2, 0.5, 3, 2, 3)}},
+    {"norm", NORM, {0}, 1, {T234}},
+    {"softmax axis 0", SOFTMAX, {0}, 1, {T234}},
+    {"softmax axis 2", SOFTMAX, {2}, 1, {T234}},
+    {"softmax all", SOFTMAX, {-1}, 1, {M23}},
+    {"cross_entropy, labels [2, 0, 3]", XENT, {0}, 1, {IN(2, -2, 2, 3, 4)}},
 };
+
+/* cross_entropy's labels in the gradient checks: constants, not inputs. */
+static cg_tensor *xent_labels(cg_graph *g)
+{
+    cg_tensor *l = cg_tensor_new(g, CG_F64, 1, (int64_t[]){3});
+    if (l) {
+        cg_set(l, 0, 2);
+        cg_set(l, 1, 0);
+        cg_set(l, 2, 3);
+    }
+    return l;
+}
 
 static cg_tensor *apply(cg_graph *g, const grad_case *c, cg_tensor **x)
 {
@@ -179,6 +198,10 @@ static cg_tensor *apply(cg_graph *g, const grad_case *c, cg_tensor **x)
     case CLONE: return cg_clone(g, x[0]);
     case LAYER:
         return cg_log_softmax(g, cg_add(g, cg_tanh(g, cg_matmul(g, x[0], x[1])), x[2]), axis);
+    case SQRT: return cg_sqrt(g, x[0]);
+    case NORM: return cg_norm(g, x[0]);
+    case SOFTMAX: return cg_softmax(g, x[0], axis);
+    case XENT: return cg_cross_entropy(g, x[0], xent_labels(g));
     }
     return NULL;
 }
@@ -395,6 +418,42 @@ START_TEST(test_log_softmax_large_inputs)
     assert_values(y, 2, (double[]){-l, 1 - l}, 1e-12);
     ck_assert_int_eq(backward1(g, cg_sum(g, y, -1)), 0);
     assert_values(x->grad, 2, (double[]){1 - 2 * p0, 1 - 2 * p1}, 1e-12);
+    cg_graph_free(g);
+}
+END_TEST
+
+/* sqrt([4, 9]) = [2, 3]; norm([3, 4]) = 5 with gradient x / |x| = [0.6, 0.8];
+ * softmax([0, ln 3]) = [1/4, 3/4]; cross_entropy([[0, ln 3]], [1]) = -ln(3/4)
+ * with gradient softmax - onehot = [1/4, -1/4]; labels that are not whole
+ * numbers in 0..C-1 are refused, naming the first. */
+START_TEST(test_loss_op_values)
+{
+    cg_graph *g = cg_graph_new();
+    assert_values(cg_sqrt(g, vec(g, 2, (double[]){4, 9}, false)), 2, (double[]){2, 3}, 0);
+    cg_tensor *v = vec(g, 2, (double[]){3, 4}, true);
+    cg_tensor *n = cg_norm(g, v);
+    ck_assert_int_eq(n->ndim, 0);
+    assert_values(n, 1, (double[]){5}, 1e-15);
+    ck_assert_int_eq(backward1(g, n), 0);
+    assert_values(v->grad, 2, (double[]){0.6, 0.8}, 1e-15);
+    assert_values(cg_softmax(g, vec(g, 2, (double[]){0, log(3.0)}, false), 0), 2, (double[]){0.25, 0.75},
+                  1e-15);
+    cg_tensor *logits = cg_tensor_new(g, CG_F64, 2, (int64_t[]){1, 2});
+    cg_set(logits, 1, log(3.0));
+    as_param(logits);
+    cg_tensor *one = vec(g, 1, (double[]){1}, false);
+    cg_tensor *ce = cg_cross_entropy(g, logits, one);
+    ck_assert_int_eq(ce->ndim, 0);
+    assert_values(ce, 1, (double[]){-log(0.75)}, 1e-15);
+    ck_assert_int_eq(backward1(g, ce), 0);
+    assert_values(logits->grad, 2, (double[]){0.25, -0.25}, 1e-15);
+    ck_assert_ptr_null(cg_cross_entropy(g, logits, vec(g, 1, (double[]){0.5}, false)));
+    ck_assert_str_eq(cg_graph_status(g)->msg, "expected class labels in 0..1, got 0.5 at 0");
+    ck_assert_ptr_null(cg_cross_entropy(g, logits, vec(g, 1, (double[]){2}, false)));
+    ck_assert_str_eq(cg_graph_status(g)->msg, "expected class labels in 0..1, got 2 at 0");
+    ck_assert_ptr_null(cg_cross_entropy(g, logits, vec(g, 2, (double[]){0, 1}, false)));
+    ck_assert_str_eq(cg_graph_status(g)->msg,
+                     "expected logits [B, C] and labels [B], got 2-D logits and 2 labels");
     cg_graph_free(g);
 }
 END_TEST
@@ -678,6 +737,7 @@ static Suite *ops_suite(void)
     tcase_add_test(hand, test_logsumexp_large_inputs);
     tcase_add_test(hand, test_log_softmax_large_inputs);
     tcase_add_test(hand, test_numel0_shapes);
+    tcase_add_test(hand, test_loss_op_values);
     tcase_add_test(hand, test_error_messages);
     tcase_add_test(hand, test_fail_may_quote_itself);
     suite_add_tcase(s, hand);

@@ -55,4 +55,16 @@ cg_tensor *cg_index(cg_graph *g, cg_tensor *a, int64_t i);
 cg_tensor *cg_clone(cg_graph *g, cg_tensor *a);  /* identity with its own node */
 cg_tensor *cg_detach(cg_graph *g, cg_tensor *a); /* copy without history, requires_grad false */
 
+/* the ops of real losses, built from the ones above (ops_loss.c); a NULL
+ * input is passed on as NULL */
+cg_tensor *cg_sqrt(cg_graph *g, cg_tensor *a);            /* elementwise, a^0.5 */
+cg_tensor *cg_norm(cg_graph *g, cg_tensor *a);            /* 2-norm of all elements -> scalar */
+cg_tensor *cg_softmax(cg_graph *g, cg_tensor *a, int axis); /* exp(log_softmax(a, axis)) */
+/* [B, classes] of dtype dt, where g's tensors live: 1 at [b, labels[b]], 0
+ * elsewhere; labels 1-D, whole numbers in 0..classes-1 (else NULL with the
+ * graph's error). */
+cg_tensor *cg_one_hot(cg_graph *g, const cg_tensor *labels, int64_t classes, cg_dtype dt);
+/* mean_b -log_softmax(logits, 1)[b, labels[b]]: logits [B, C], labels [B] */
+cg_tensor *cg_cross_entropy(cg_graph *g, cg_tensor *logits, const cg_tensor *labels);
+
 #endif

@@ -174,6 +174,7 @@ static cg_tensor *local_op(const call_ctx *c, int slot)
     static const struct { const char *name; cg_tensor *(*fn)(cg_graph *, cg_tensor *); } unary[] = {
         {"exp", cg_exp}, {"log", cg_log}, {"tanh", cg_tanh}, {"relu", cg_relu}, {"abs", cg_abs},
         {"neg", cg_neg}, {"transpose", cg_transpose}, {"clone", cg_clone}, {"detach", cg_detach},
+        {"sqrt", cg_sqrt}, {"norm", cg_norm},
     };
     if (strcmp(f, "cat") == 0) {
         int n = npositional(c->e), axis = 0;
@@ -198,17 +199,21 @@ static cg_tensor *local_op(const call_ctx *c, int slot)
     for (size_t k = 0; k < sizeof unary / sizeof unary[0]; k++)
         if (strcmp(f, unary[k].name) == 0)
             return unary[k].fn(g, t);
-    if (strcmp(f, "pow") == 0 || strcmp(f, "matmul") == 0) {
+    if (strcmp(f, "pow") == 0 || strcmp(f, "matmul") == 0 || strcmp(f, "cross_entropy") == 0) {
         cg_tensor *b = tensor_arg(c, 1, slot);
-        return !b ? NULL : f[0] == 'p' ? cg_pow(g, t, b) : cg_matmul(g, t, b);
+        return !b ? NULL : f[0] == 'p' ? cg_pow(g, t, b) : f[0] == 'm' ? cg_matmul(g, t, b)
+             : cg_cross_entropy(g, t, b);
     }
     int axis;
-    bool is_lsm = strcmp(f, "log_softmax") == 0;
-    if (strcmp(f, "sum") == 0 || strcmp(f, "mean") == 0 || strcmp(f, "logsumexp") == 0 || is_lsm) {
-        if (axis_arg(c, slot, t, 1, is_lsm ? (t->ndim > 0 ? t->ndim - 1 : 0) : -1, &axis) != 0)
+    bool is_lsm = strcmp(f, "log_softmax") == 0, is_sm = strcmp(f, "softmax") == 0;
+    if (strcmp(f, "sum") == 0 || strcmp(f, "mean") == 0 || strcmp(f, "logsumexp") == 0 || is_lsm ||
+        is_sm) {
+        int last = t->ndim > 0 ? t->ndim - 1 : 0; /* the softmaxes' default, as torch's dim=-1 */
+        if (axis_arg(c, slot, t, 1, is_lsm || is_sm ? last : -1, &axis) != 0)
             return NULL;
-        return f[0] == 's' ? cg_sum(g, t, axis) : f[0] == 'm' ? cg_mean(g, t, axis)
-             : is_lsm ? cg_log_softmax(g, t, axis) : cg_logsumexp(g, t, axis);
+        return is_sm ? cg_softmax(g, t, axis) : f[0] == 's' ? cg_sum(g, t, axis)
+             : f[0] == 'm' ? cg_mean(g, t, axis) : is_lsm ? cg_log_softmax(g, t, axis)
+             : cg_logsumexp(g, t, axis);
     }
     if (strcmp(f, "reshape") == 0) {
         int nd = npositional(c->e) - 1;

@@ -14,7 +14,8 @@ from .ir import Node
 Value = object  # float or torch.Tensor
 
 _UNARY = {"exp": torch.exp, "log": torch.log, "tanh": torch.tanh, "relu": torch.relu,
-          "abs": torch.abs, "neg": torch.neg, "clone": torch.clone, "detach": torch.Tensor.detach}
+          "abs": torch.abs, "neg": torch.neg, "clone": torch.clone, "detach": torch.Tensor.detach,
+          "sqrt": torch.sqrt, "norm": lambda t: torch.linalg.vector_norm(t.reshape(-1))}
 
 _REDUCTIONS = {"sum": torch.sum, "mean": torch.mean, "logsumexp": torch.logsumexp}
 
@@ -85,11 +86,14 @@ def local_op(r, e: Node, args: List[Value], kwargs: Dict[str, Value]) -> torch.T
     if name in ("pow", "matmul"):
         b = r.tensor(args[1])
         return torch.pow(t, b) if name == "pow" else torch.matmul(t, b)
-    if name in _REDUCTIONS or name == "log_softmax":
+    if name == "cross_entropy":
+        return cross_entropy(r, e, t, r.tensor(args[1]))
+    if name in _REDUCTIONS or name in ("log_softmax", "softmax"):
         given = args[1] if len(args) > 1 else kwargs.get("axis")
         node = nodes[1] if len(args) > 1 else e["kwargs"].get("axis")
-        if name == "log_softmax":
-            return torch.log_softmax(t, axis(r, t, given, node, max(t.dim() - 1, 0)))
+        if name in ("log_softmax", "softmax"):
+            f = torch.log_softmax if name == "log_softmax" else torch.softmax
+            return f(t, axis(r, t, given, node, max(t.dim() - 1, 0)))
         dim = axis(r, t, given, node, -1)
         if dim < 0:
             return _REDUCTIONS[name](t.reshape(-1), 0) if name == "logsumexp" else _REDUCTIONS[name](t)
@@ -103,3 +107,16 @@ def local_op(r, e: Node, args: List[Value], kwargs: Dict[str, Value]) -> torch.T
             raise r.fail(nodes[1], f"expected an axis in [0, {t.dim()}), got {ax}")
         return t[(slice(None),) * ax + (slice(lo, hi),)]
     raise r.fail(e, f"expected a tensor function, got '{name}'")
+
+
+def cross_entropy(r, e: Node, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """torch's cross_entropy (mean over the batch) of logits [B, C] and class
+    labels [B], which the language holds as whole numbers in a float tensor."""
+    if logits.dim() != 2 or labels.dim() != 1 or labels.numel() != logits.shape[0]:
+        raise r.fail(e, f"expected logits [B, C] and labels [B], got {logits.dim()}-D logits "
+                        f"and {labels.numel()} labels")
+    classes = logits.shape[1]
+    for b, v in enumerate(labels.detach().tolist()):
+        if not (0 <= v < classes and v == math.floor(v)):
+            raise r.fail(e, f"expected class labels in 0..{classes - 1}, got {v:g} at {b}")
+    return torch.nn.functional.cross_entropy(logits, labels.detach().long())

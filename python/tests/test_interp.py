@@ -14,7 +14,7 @@ import unittest
 import torch
 import torch.distributed as dist
 
-from collgrad_torch import apis, interp, ir, rng
+from collgrad_torch import apis, interp, ir, ops, rng
 
 _TMP = tempfile.mkdtemp(prefix="collgrad-torch-test-")
 
@@ -88,6 +88,29 @@ class InterpTest(unittest.TestCase):
         self.assertAlmostEqual(values(r.env["c"])[0], math.log(sum(math.exp(v) for v in (1, 2, 3, 4))), 12)
         row = math.log(math.exp(1) + math.exp(2))
         self.assertAlmostEqual(values(r.env["d"])[0], 1 - row, 12)
+
+    def test_loss_ops(self):
+        # sqrt([4, 9]) = [2, 3]; norm([3, 4]) = 5; softmax([0, ln 3]) = [1/4, 3/4];
+        # cross_entropy([[0, ln 3]], [1]) = -ln(3/4), its gradient softmax - onehot
+        r = run("case l\nworld 1\na = sqrt([4, 9])\nb = norm([3, 4])\nc = softmax([0, 1.0986122886681098])\n"
+                "z = param([[0, 1.0986122886681098]])\nce = cross_entropy(z, [1])\nbackward(ce)\n")
+        self.assertEqual(values(r.env["a"]), [2.0, 3.0])
+        self.assertAlmostEqual(values(r.env["b"])[0], 5.0, 14)
+        for got, want in zip(values(r.env["c"]), [0.25, 0.75]):
+            self.assertAlmostEqual(got, want, 14)
+        self.assertAlmostEqual(values(r.env["ce"])[0], -math.log(0.75), 14)
+        for got, want in zip(values(r.env["z"].grad), [0.25, -0.25]):
+            self.assertAlmostEqual(got, want, 14)
+
+    def test_cross_entropy_refuses_labels_that_are_not_classes(self):
+        # the C side refuses such a case before export; torch's side says the same
+        r = run("case l\nworld 1\nz = param([[0, 1]])\nce = cross_entropy(z, [1])\n")
+        node = r.case.program[1]["expr"]
+        logits = torch.zeros(1, 2, dtype=torch.float64)
+        for labels, why in (([0.5], "got 0.5 at 0"), ([2.0], "got 2 at 0")):
+            with self.assertRaises(interp.CaseError) as ctx:
+                ops.cross_entropy(r, node, logits, torch.tensor(labels, dtype=torch.float64))
+            self.assertIn(f"expected class labels in 0..1, {why}", str(ctx.exception))
 
     def test_backward_accumulates_and_zero_grad_drops(self):
         r = run("case z\nworld 1\nx = param(ones(2))\ny = x * 3\nbackward(sum(y))\nbackward(sum(y))\n")
