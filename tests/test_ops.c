@@ -148,6 +148,11 @@ static const grad_case grad_cases[] = {
     {"clone", CLONE, {0}, 1, {M23}},
     {"layer: log_softmax(tanh(x@w) + b)", LAYER, {1}, 3,
      {M23, IN(2, -1, 1, 3, 4), IN(0, -1, 1, 0)}},
+    {"add broadcast [2,3] + [3]", ADD, {0}, 2, {M23, IN(1, -2, 2, 3)}},
+    {"mul broadcast [2,1] * [1,3]", MUL, {0}, 2, {IN(2, -2, 2, 2, 1), IN(2, -2, 2, 1, 3)}},
+    {"sub broadcast [3] - [2,1]", SUB, {0}, 2, {IN(1, -2, 2, 3), IN(2, -2, 2, 2, 1)}},
+    {"div broadcast [2,3,4] / [3,1]", DIV, {0}, 2, {T234, IN(2, 0.5, 2, 3, 1)}},
+    {"pow broadcast [4,1,3] ^ [2,1]", POW, {0}, 2, {IN(3, 0.5, 2, 4, 1, 3), IN(2, -1, 1, 2, 1)}},
     {"sqrt", SQRT, {0}, 1, {IN(2, 0.5, 3, 2, 3)}},
     {"norm", NORM, {0}, 1, {T234}},
     {"softmax axis 0", SOFTMAX, {0}, 1, {T234}},
@@ -458,6 +463,33 @@ START_TEST(test_loss_op_values)
 }
 END_TEST
 
+/* numpy's broadcasting: [[1], [2]] + [10, 20, 30] = [[11, 21, 31], [12, 22, 32]];
+ * the [2,1] operand's gradient sums its row (3 each), the [3] one's its
+ * column (2 each); shapes that do not broadcast keep their message. */
+START_TEST(test_numpy_broadcasting_values)
+{
+    cg_graph *g = cg_graph_new();
+    cg_tensor *col = cg_tensor_new(g, CG_F64, 2, (int64_t[]){2, 1});
+    cg_set(col, 0, 1);
+    cg_set(col, 1, 2);
+    as_param(col);
+    cg_tensor *row = vec(g, 3, (double[]){10, 20, 30}, true);
+    cg_tensor *y = cg_add(g, col, row);
+    ck_assert(y->ndim == 2 && y->shape[0] == 2 && y->shape[1] == 3);
+    assert_values(y, 6, (double[]){11, 21, 31, 12, 22, 32}, 0);
+    ck_assert_int_eq(backward1(g, cg_sum(g, y, -1)), 0);
+    assert_values(col->grad, 2, (double[]){3, 3}, 0);
+    assert_values(row->grad, 3, (double[]){2, 2, 2}, 0);
+    cg_tensor *zero_rows = cg_tensor_new(g, CG_F64, 2, (int64_t[]){0, 1});
+    cg_tensor *e = cg_mul(g, zero_rows, row);
+    ck_assert(e->shape[0] == 0 && e->shape[1] == 3);
+    cg_tensor *m = cg_tensor_new(g, CG_F64, 2, (int64_t[]){2, 3});
+    ck_assert_ptr_null(cg_add(g, m, vec(g, 2, (double[]){1, 2}, false)));
+    ck_assert_str_eq(cg_graph_status(g)->msg, "expected matching shapes for add, got [2,3] and [2]");
+    cg_graph_free(g);
+}
+END_TEST
+
 START_TEST(test_numel0_shapes)
 {
     cg_graph *g = cg_graph_new();
@@ -738,6 +770,7 @@ static Suite *ops_suite(void)
     tcase_add_test(hand, test_log_softmax_large_inputs);
     tcase_add_test(hand, test_numel0_shapes);
     tcase_add_test(hand, test_loss_op_values);
+    tcase_add_test(hand, test_numpy_broadcasting_values);
     tcase_add_test(hand, test_error_messages);
     tcase_add_test(hand, test_fail_may_quote_itself);
     suite_add_tcase(s, hand);

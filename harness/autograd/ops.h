@@ -8,9 +8,10 @@
  * the source position. The output dtype is the dtype of the first tensor
  * input; mixing dtypes is an error.
  *
- * Broadcasting: binary elementwise ops accept equal shapes, or one operand
- * with numel 1 (a scalar or [1], [1,1], ...), which broadcasts; the output
- * takes the other operand's shape. Nothing else broadcasts. */
+ * Broadcasting: binary elementwise ops broadcast as numpy does (dimensions
+ * aligned from the last, each pair equal or one of them 1). One operand with
+ * numel 1 goes straight to the kernel; other shapes are first expanded to the
+ * common one by reshape, cat and slice (ops_elementwise.c). */
 #ifndef CG_OPS_H
 #define CG_OPS_H
 

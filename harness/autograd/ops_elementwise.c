@@ -4,6 +4,9 @@
  * shared forward and one shared backward. Values and derivatives are taken in
  * double and rounded once into the output's dtype. A numel-1 operand
  * broadcasts against the other; its gradient is the sum over the output.
+ * Other shapes broadcast as numpy's do: both operands are first expanded to
+ * the common shape by reshape, cat and slice, whose backwards sum the
+ * gradient back over the repeated axes.
  * On a CUDA graph the same scaffolding hands the op's code to its kernel
  * twin (cuda/ops_elementwise.cu) instead of running the loop. */
 #include "ops.h"
@@ -21,13 +24,15 @@ static int64_t operand_index(const cg_tensor *t, int64_t i)
     return t->numel == 1 ? 0 : i;
 }
 
-/* The operand whose shape the output takes, or NULL (and an error) when the
- * shapes neither match nor broadcast. Two numel-1 operands give the one with
- * more dimensions, as numpy does. */
+/* The operand whose shape the output takes, or NULL when the shapes neither
+ * match nor one has a single element (then *error says why, NULL when
+ * numpy's broadcasting may still pair them). Two numel-1 operands give the
+ * one with more dimensions, as numpy does. */
 static const cg_tensor *output_shape_of(cg_graph *g, const char *op, const cg_tensor *a,
-                                        const cg_tensor *b)
+                                        const cg_tensor *b, bool *dtype_error)
 {
-    if (a->dtype != b->dtype) {
+    *dtype_error = a->dtype != b->dtype;
+    if (*dtype_error) {
         cg_error(cg_graph_status(g), "expected matching dtypes for %s, got %s and %s", op,
                  cg_dtype_name(a->dtype), cg_dtype_name(b->dtype));
         return NULL;
@@ -40,10 +45,57 @@ static const cg_tensor *output_shape_of(cg_graph *g, const char *op, const cg_te
         return a;
     if (a->numel == 1)
         return b;
-    char sa[64], sb[64];
-    cg_error(cg_graph_status(g), "expected matching shapes for %s, got %s and %s", op,
-             cg_shape_str(a, sa, sizeof sa), cg_shape_str(b, sb, sizeof sb));
     return NULL;
+}
+
+/* ---- numpy broadcasting ---------------------------------------------------- */
+
+/* The shape a and b broadcast to (numpy: dimensions aligned from the last,
+ * each pair equal or one of them 1). false (the graph's error) when they do
+ * not. */
+static bool broadcast_shape(cg_graph *g, const char *op, const cg_tensor *a, const cg_tensor *b,
+                            int *ndim, int64_t *shape)
+{
+    *ndim = a->ndim > b->ndim ? a->ndim : b->ndim;
+    for (int d = 0; d < *ndim; d++) {
+        int da = d - (*ndim - a->ndim), db = d - (*ndim - b->ndim);
+        int64_t x = da >= 0 ? a->shape[da] : 1, y = db >= 0 ? b->shape[db] : 1;
+        if (x != y && x != 1 && y != 1) {
+            char sa[64], sb[64];
+            cg_error(cg_graph_status(g), "expected matching shapes for %s, got %s and %s", op,
+                     cg_shape_str(a, sa, sizeof sa), cg_shape_str(b, sb, sizeof sb));
+            return false;
+        }
+        shape[d] = x == 1 ? y : x;
+    }
+    return true;
+}
+
+/* t repeated along axis d to k (t's size there is 1): copies of t joined by
+ * cat, doubling, then sliced to k. Built from cat and slice, so the gradient
+ * of the copies is summed back into t by their backwards, on either side. */
+static cg_tensor *repeat_axis(cg_graph *g, cg_tensor *t, int d, int64_t k)
+{
+    while (t && t->shape[d] < k)
+        t = cg_cat(g, (cg_tensor *[]){t, t}, 2, d);
+    return t && t->shape[d] != k ? cg_slice(g, t, d, 0, k) : t;
+}
+
+/* t broadcast to `shape` (which it broadcasts to): leading 1s by reshape,
+ * then every axis of size 1 repeated. */
+static cg_tensor *expand_to(cg_graph *g, cg_tensor *t, int ndim, const int64_t *shape)
+{
+    if (t->ndim < ndim) {
+        int64_t padded[CG_MAX_DIMS];
+        int lead = ndim - t->ndim;
+        for (int d = 0; d < ndim; d++)
+            padded[d] = d < lead ? 1 : t->shape[d - lead];
+        t = cg_reshape(g, t, ndim, padded);
+    }
+    for (int d = 0; t && d < ndim; d++)
+        if (t->shape[d] != shape[d])
+            t = repeat_axis(g, t, d, shape[d]);
+    return t;
 }
 
 /* ---- binary scaffolding -------------------------------------------------- */
@@ -54,7 +106,16 @@ static cg_tensor *binary_forward(cg_graph *g, const char *op, cg_tensor *a, cg_t
                                  binary_fn f, cg_cuda_binary_op code,
                                  int (*backward)(cg_graph *, cg_node *))
 {
-    const cg_tensor *like = output_shape_of(g, op, a, b);
+    bool dtype_error;
+    const cg_tensor *like = output_shape_of(g, op, a, b, &dtype_error);
+    if (!like && !dtype_error) { /* numpy's broadcasting: both operands expanded to one shape */
+        int ndim;
+        int64_t shape[CG_MAX_DIMS];
+        if (!broadcast_shape(g, op, a, b, &ndim, shape))
+            return NULL;
+        cg_tensor *ea = expand_to(g, a, ndim, shape), *eb = ea ? expand_to(g, b, ndim, shape) : NULL;
+        return eb ? binary_forward(g, op, ea, eb, f, code, backward) : NULL;
+    }
     cg_tensor *out = like ? cg_tensor_like(g, like) : NULL;
     cg_tensor *in[2] = {a, b};
     if (!out || cg_check_placed(g, op, out, in, 2) < 0)
