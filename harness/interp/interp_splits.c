@@ -104,6 +104,18 @@ int cg_read_splits(cg_interp *I, const cg_expr *e, cg_coll_kind kind, const cg_v
                                   list_str(want, w, a, sizeof a), I->ranks[s],
                                   list_str(recv + (size_t)s * (size_t)w, w, b, sizeof b));
     }
+    /* A reduce_scatter reduces block by block: every rank must cut its input
+     * the same way (a scatter's are the root's alone; an all_to_all's are
+     * each rank's own). */
+    const cg_collective *d = cg_collective_of(kind);
+    bool agree = d && d->shape == CG_SHAPE_BLOCK && !cg_coll_has_root(kind);
+    for (int s = 1; rc == 0 && agree && s < I->nslots; s++)
+        if (memcmp(send, send + (size_t)s * (size_t)w, (size_t)w * sizeof *send) != 0)
+            rc = cg_error_at_rank(&I->st, e->args[i]->pos, cg_slot_rank(I, s), I->world,
+                                  "expected the same send_splits on every rank of a %s, got %s "
+                                  "here and %s on rank %d",
+                                  cg_coll_name(kind), list_str(send + (size_t)s * (size_t)w, w, a, sizeof a),
+                                  list_str(send, w, b, sizeof b), I->ranks[0]);
     if (rc != 0) {
         free(send);
         return -1;

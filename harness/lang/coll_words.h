@@ -14,7 +14,7 @@
 #define CG_COLLECTIVE_WORDS(X)                                                                   \
     X(ALL_REDUCE, "all_reduce", 1, 2, "op", NULL, 1, false)                                      \
     X(ALL_GATHER, "all_gather", 1, 1, NULL, NULL, -1, false)                                     \
-    X(REDUCE_SCATTER, "reduce_scatter", 1, 2, "op", NULL, 1, false)                              \
+    X(REDUCE_SCATTER, "reduce_scatter", 1, 3, "op", "send_splits", 1, false)                     \
     X(BROADCAST, "broadcast", 1, 2, "root", NULL, 1, false)                                      \
     X(REDUCE, "reduce", 1, 3, "root", "op", 1, false)                                            \
     X(GATHER, "gather", 1, 2, "root", NULL, 1, false)                                            \

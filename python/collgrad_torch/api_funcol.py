@@ -50,7 +50,7 @@ class FuncolApi(comm.Api):
         return comm.concat_unpadded(parts, rows)
 
     def reduce_scatter(self, call: Call, x: torch.Tensor) -> torch.Tensor:
-        pieces = comm.blocks(comm.as_rows(x), call.world)
+        pieces = comm.call_blocks(call, comm.as_rows(x))
         most = max(p.shape[0] for p in pieces)
         padded = torch.cat([comm.pad_rows(p, most) for p in pieces])
         y = self.funcol.reduce_scatter_tensor(padded, _OPS[call.op], 0, self.group)

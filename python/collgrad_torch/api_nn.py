@@ -38,7 +38,7 @@ class NnApi(comm.Api):
         return comm.concat_unpadded(parts, rows)
 
     def reduce_scatter(self, call: Call, x: torch.Tensor) -> torch.Tensor:
-        pieces = comm.blocks(comm.as_rows(x), call.world)
+        pieces = comm.call_blocks(call, comm.as_rows(x))
         most = max(p.shape[0] for p in pieces)
         padded = [comm.pad_rows(p, most) for p in pieces]
         out = padded[call.rank].new_empty(padded[call.rank].shape)

@@ -75,6 +75,17 @@ def blocks(x: torch.Tensor, world: int) -> List[torch.Tensor]:
     return [x[chunk_lo(n, world, r):chunk_lo(n, world, r + 1)] for r in range(world)]
 
 
+def call_blocks(call: Call, x: torch.Tensor) -> List[torch.Tensor]:
+    """x's first axis in the call's blocks: by this rank's row of the call's
+    explicit send_splits (reduce_scatter's, which every rank shares), else
+    balanced."""
+    if call.event.splits is None:
+        return blocks(x, call.world)
+    sizes = list(call.event.splits[call.rank])
+    at = [sum(sizes[:r]) for r in range(call.world + 1)]
+    return [x[at[r]:at[r + 1]] for r in range(call.world)]
+
+
 def gathered_rows(call: Call) -> List[int]:
     """Rows every rank contributes to a gather (its input's first axis)."""
     return [rows_of(s) for s in call.event.shapes]

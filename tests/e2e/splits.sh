@@ -35,4 +35,11 @@ bad_case recv 4:48 "expected recv_splits \[1, 1\] \(what the ranks' send_splits 
     'y = all_to_all(x, rank == 0 ? [1, 2] : [1, 0], rank == 0 ? [2, 0] : [2, 0])'
 bad_case keyword 4:72 "expected recv_splits \\[1, 1\\] \\(what the ranks' send_splits send rank 0\\), got \\[0, 0\\]" \
     'y = all_to_all(x, send_splits=rank == 0 ? [1, 2] : [1, 0], recv_splits=[0, 0])'
+# reduce_scatter: every rank cuts its input the same way (here 2 rows each)
+printf 'case rs_agree\nworld 2\nx = param(ones(2))\ny = reduce_scatter(x, sum, rank == 0 ? [2, 0] : [1, 1])\nbackward(sum(y))\n' \
+    > "$TMP/rs_agree.case"
+for mode in --oracle-only ""; do
+    expect_exit 2 -- "$BIN" $mode "$TMP/rs_agree.case"
+    expect_grep "rs_agree.case:4:28: expected the same send_splits on every rank of a reduce_scatter, got \[1, 1\] here and \[2, 0\] on rank 0 \(rank 1, world 2\)" "$TMP/out"
+done
 finish
