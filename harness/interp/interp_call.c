@@ -223,6 +223,32 @@ static cg_tensor *local_op(const call_ctx *c, int slot)
                 return NULL;
         return cg_reshape(g, t, nd, shape);
     }
+    if (strcmp(f, "chunk") == 0 || strcmp(f, "split") == 0) {
+        /* torch.chunk(t, n) / torch.split(t, size) on the first axis, the
+         * pieces stacked: [n, rows / n, ...], so chunk(x, world)[rank] is this
+         * rank's piece; the pieces must be equal (a reshape, differentiable) */
+        int64_t k, rows = t->ndim ? t->shape[0] : 1;
+        if (int_arg(c, 1, slot, f[0] == 'c' ? "a number of chunks" : "a chunk size", &k) != 0)
+            return NULL;
+        int64_t n = f[0] == 'c' ? k : (k > 0 ? rows / k : 0), size = n > 0 ? rows / n : 0;
+        if (t->ndim == 0 || k <= 0 || n * size != rows || (f[0] == 's' && size != k)) {
+            cg_error_at_rank(&c->I->st, c->e->args[1]->pos, cg_slot_rank(c->I, slot), c->I->world,
+                             "expected %s that cuts the first axis (%lld rows) into equal pieces, "
+                             "got %lld", f[0] == 'c' ? "a number of chunks" : "a chunk size",
+                             (long long)rows, (long long)k);
+            return NULL;
+        }
+        int64_t shape[CG_MAX_DIMS + 1] = {n, size};
+        for (int d = 1; d < t->ndim; d++)
+            shape[d + 1] = t->shape[d];
+        if (t->ndim + 1 > CG_MAX_DIMS) {
+            cg_error_at_rank(&c->I->st, c->e->pos, cg_slot_rank(c->I, slot), c->I->world,
+                             "expected at most %d dimensions after %s, got %d", CG_MAX_DIMS, f,
+                             t->ndim + 1);
+            return NULL;
+        }
+        return cg_reshape(g, t, t->ndim + 1, shape);
+    }
     if (strcmp(f, "slice") == 0) {
         int64_t v[3];
         for (int k = 0; k < 3; k++)

@@ -48,6 +48,8 @@ static const cg_function functions[] = {
     FN("reshape", 2, 5),
     FN_KW("cat", 1, 64, "axis", NULL, -1),
     FN("slice", 4, 4),
+    FN("chunk", 2, 2),
+    FN("split", 2, 2),
     FN("detach", 1, 1),
     FN("clone", 1, 1),
     STMT("backward", 1),

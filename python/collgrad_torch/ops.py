@@ -98,6 +98,17 @@ def local_op(r, e: Node, args: List[Value], kwargs: Dict[str, Value]) -> torch.T
         if dim < 0:
             return _REDUCTIONS[name](t.reshape(-1), 0) if name == "logsumexp" else _REDUCTIONS[name](t)
         return _REDUCTIONS[name](t, dim)
+    if name in ("chunk", "split"):
+        # torch.chunk(t, n) / torch.split(t, size) on dim 0, the equal pieces stacked
+        k = r.integer(args[1], nodes[1], "a number of chunks" if name == "chunk" else "a chunk size")
+        rows = t.shape[0] if t.dim() else 1
+        n = k if name == "chunk" else (rows // k if k > 0 else 0)
+        if t.dim() == 0 or n <= 0 or rows % n or (name == "split" and rows // n != k):
+            what = "a number of chunks" if name == "chunk" else "a chunk size"
+            raise r.fail(nodes[1], f"expected {what} that cuts the first axis ({rows} rows) into equal "
+                                   f"pieces, got {k}")
+        pieces = torch.chunk(t, n) if name == "chunk" else torch.split(t, k)
+        return torch.stack(list(pieces))
     if name == "reshape":
         return t.reshape([r.integer(a, nodes[k + 1], "a dimension") for k, a in enumerate(args[1:])])
     if name == "slice":

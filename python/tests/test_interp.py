@@ -112,6 +112,12 @@ class InterpTest(unittest.TestCase):
                 ops.cross_entropy(r, node, logits, torch.tensor(labels, dtype=torch.float64))
             self.assertIn(f"expected class labels in 0..1, {why}", str(ctx.exception))
 
+    def test_chunk_and_split_stack_equal_pieces(self):
+        r = run("case c\nworld 1\nx = arange(6)\nc = chunk(x, 3)\ns = split(x, 3)\n")
+        self.assertEqual(list(r.env["c"].shape), [3, 2])
+        self.assertEqual(values(r.env["c"]), [0, 1, 2, 3, 4, 5])
+        self.assertEqual(list(r.env["s"].shape), [2, 3])
+
     def test_backward_accumulates_and_zero_grad_drops(self):
         r = run("case z\nworld 1\nx = param(ones(2))\ny = x * 3\nbackward(sum(y))\nbackward(sum(y))\n")
         self.assertEqual(values(r.env["x"].grad), [6.0, 6.0])

@@ -35,6 +35,10 @@ bad_case recv 4:48 "expected recv_splits \[1, 1\] \(what the ranks' send_splits 
     'y = all_to_all(x, rank == 0 ? [1, 2] : [1, 0], rank == 0 ? [2, 0] : [2, 0])'
 bad_case keyword 4:72 "expected recv_splits \\[1, 1\\] \\(what the ranks' send_splits send rank 0\\), got \\[0, 0\\]" \
     'y = all_to_all(x, send_splits=rank == 0 ? [1, 2] : [1, 0], recv_splits=[0, 0])'
+# chunk/split: equal pieces only (torch would make a short last piece)
+printf 'case uneven\nworld 2\nx = param(arange(5))\nc = chunk(x, world)\nbackward(sum(c))\n' > "$TMP/uneven.case"
+expect_exit 2 -- "$BIN" --oracle-only "$TMP/uneven.case"
+expect_grep "uneven.case:4:14: expected a number of chunks that cuts the first axis \(5 rows\) into equal pieces, got 2" "$TMP/out"
 # reduce_scatter: every rank cuts its input the same way (here 2 rows each)
 printf 'case rs_agree\nworld 2\nx = param(ones(2))\ny = reduce_scatter(x, sum, rank == 0 ? [2, 0] : [1, 1])\nbackward(sum(y))\n' \
     > "$TMP/rs_agree.case"
