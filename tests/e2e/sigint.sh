@@ -4,8 +4,9 @@
 # second SIGINT does not kill the run before its report is written (signal()
 # is one-shot under ISO C: the handlers are installed with sigaction now).
 . "$(dirname "$0")/common.bash"
-# about 10 s of finite differences on this machine: 64 re-runs of an 8-rank program per param
-printf 'case slowfd\nworlds 8\nx = param(ones(100000))\ny = all_reduce(x * x, sum)\nbackward(sum(y * y))\n' \
+# about 12 s of finite differences when idle (at 100000 elements it was 3 s, shorter than the wait
+# below): 64 re-runs of an 8-rank program per param
+printf 'case slowfd\nworlds 8\nx = param(ones(400000))\ny = all_reduce(x * x, sum)\nbackward(sum(y * y))\n' \
     > "$TMP/slowfd.case"
 "$BIN" --oracle-only --json "$TMP/o.json" "$TMP/slowfd.case" > "$TMP/out" 2>&1 &
 pid=$!
