@@ -32,6 +32,7 @@ for r in rows:
     assert r["bwd_bytes"] == r["transpose_bytes"], (r["bwd_bytes"], r["transpose_bytes"])
     assert r["check_ok"] is True and r["check_s"] > 0
     assert r["fwd_s"] > 0 and r["bwd_s"] > 0 and r["raw_s"] > 0 and r["ratio"] > 0
+    assert 0 < r["raw_fwd_s"] <= r["raw_s"], (r["raw_fwd_s"], r["raw_s"])  # the forward is part of the pair
     assert r["peak_rss_bytes"] > 0 and r["world"] == 2 and r["collective"] == coll
     # the raw floor as nccl-tests would print it: bytes over its time, times the
     # collective's bus factor at W=2 (all_reduce 2(W-1)/W = 1; the others 1/2 or 1)

@@ -43,6 +43,7 @@ typedef struct cg_bench_row {
     int64_t bytes;              /* nccl-tests' size: the larger buffer */
     int64_t count;              /* elements of that buffer */
     double fwd_s, bwd_s, raw_s; /* mean per iteration, slowest rank */
+    double raw_fwd_s;           /* raw's forward call alone (MPI_Allgather for all_gather, ...) */
     double ratio;               /* (fwd + bwd) / raw */
     int64_t bwd_bytes, transpose_bytes; /* moved by one rank (rank 0) */
     int64_t peak_rss_bytes;     /* largest rank's peak during the timed loop */

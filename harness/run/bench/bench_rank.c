@@ -102,13 +102,15 @@ static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rul
 /* Phase 2's calls: the forward collective, then its transpose (the table's),
  * as a sum of gradients; every per-rank count is the bench's equal block. */
 static int raw_pair(const cg_bench_opts *o, cg_tp *tp, void *a, void *b, const shape *s,
-                    const cg_coll_counts *counts, uint64_t *transpose_bytes)
+                    const cg_coll_counts *counts, uint64_t *transpose_bytes, double *fwd_s)
 {
+    double t0 = cg_now();
     const cg_collective *d = cg_collective_of(o->coll);
     size_t n = (size_t)s->count;
     const cg_tp_site site = {0, false}; /* the bench program's one call */
     int rc = cg_tp_collective(tp, site, d->kind, cg_rules_tp_op(o->op), 0, a, d->in_place ? a : b, n, counts,
                               o->dtype);
+    *fwd_s = cg_now() - t0;
     uint64_t b0 = bytes_moved(tp);
     if (rc == 0)
         rc = cg_tp_collective(tp, (cg_tp_site){0, true}, d->transpose, CGT_SUM, 0, b, a, n, counts, o->dtype);
@@ -127,19 +129,22 @@ static int raw(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *
     for (int r = 0; counts && r < tp->world; r++)
         counts->inputs[r] = counts->blocks[r] = counts->recv[r] = (size_t)(s->count / tp->world);
     uint64_t tb = 0;
-    double t = 0.0;
+    double t = 0.0, tf = 0.0, f = 0.0;
     for (int i = 0; rc == 0 && i < o->warmup + o->iters; i++) {
         if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
             rc = -1;
         double t0 = cg_now();
-        if (rc == 0 && raw_pair(o, tp, a, b, s, counts, &tb) != 0) {
+        if (rc == 0 && raw_pair(o, tp, a, b, s, counts, &tb, &f) != 0) {
             cg_error(st, "%s", tp->st.msg);
             rc = -1;
         }
-        if (i >= o->warmup)
+        if (i >= o->warmup) {
             t += cg_now() - t0;
+            tf += f;
+        }
     }
     row->raw_s = t / o->iters;
+    row->raw_fwd_s = tf / o->iters;
     row->transpose_bytes = (int64_t)tb;
     free(a);
     free(b);
@@ -225,6 +230,7 @@ static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, in
     if (rc == 0)
         rc = raw(o, tp, &s, row, &st);
     row->raw_s = max_on_root(row->raw_s);
+    row->raw_fwd_s = max_on_root(row->raw_fwd_s);
     row->ratio = row->raw_s > 0 ? (row->fwd_s + row->bwd_s) / row->raw_s : 0.0;
     if (rc != 0) {
         fprintf(stderr, "collgrad-check bench: rank %d, %lld bytes: %s\n", tp->rank, (long long)row->bytes, st.msg);

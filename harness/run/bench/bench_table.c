@@ -66,6 +66,7 @@ static cJSON *row_json(const cg_bench_opts *o, const cg_bench_row *r)
     cJSON_AddNumberToObject(j, "fwd_s", r->fwd_s);
     cJSON_AddNumberToObject(j, "bwd_s", r->bwd_s);
     cJSON_AddNumberToObject(j, "raw_s", r->raw_s);
+    cJSON_AddNumberToObject(j, "raw_fwd_s", r->raw_fwd_s); /* the fastest call's forward alone */
     cJSON_AddNumberToObject(j, "ratio", r->ratio);
     double algbw = algbw_of(r, r->fwd_s + r->bwd_s), raw_algbw = algbw_of(r, r->raw_s);
     double factor = cg_bench_busbw_factor(o->coll, o->world);
