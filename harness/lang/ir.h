@@ -141,6 +141,8 @@ typedef struct cg_case {
     int nexpects;
     cg_expect **expects;
     cg_limits limits;         /* what it was loaded under (cg_load_case); defaults if parsed directly */
+    char *text; /* the file's bytes as parsed (cg_load_case), owned; NULL if parsed directly */
+    size_t text_len;
 } cg_case;
 
 /* Parse the text of a case file. `file` is used in messages and stored.

@@ -296,40 +296,6 @@ int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths, const cg_
     return rc;
 }
 
-int cg_case_set_load_list(cg_case_set *set, const char *list_file, const cg_limits *lim)
-{
-    memset(set, 0, sizeof *set);
-    FILE *f = fopen(list_file, "r");
-    if (!f) {
-        fprintf(stderr, "collgrad-check: %s: cannot read the case list: %s\n", list_file, strerror(errno));
-        return CG_EXIT_INFRA;
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    int rc = 0;
-    while (rc == 0 && getdelim(&line, &cap, '\0', f) > 0) {
-        cg_status st = CG_STATUS_OK;
-        cg_case *c = cg_load_case(line, lim, &st);
-        cg_case **grown = c ? realloc(set->cases, (size_t)(set->n + 2) * sizeof *grown) : NULL;
-        if (!c || !grown) {
-            fprintf(stderr, "collgrad-check: %s no longer loads (changed during the run?): %s\n", line,
-                    c ? "out of memory" : st.msg);
-            cg_case_free(c);
-            rc = CG_EXIT_INFRA;
-            break;
-        }
-        set->cases = grown;
-        set->cases[set->n++] = c;
-    }
-    if (rc == 0 && ferror(f)) {
-        fprintf(stderr, "collgrad-check: %s: cannot read the case list\n", list_file);
-        rc = CG_EXIT_INFRA;
-    }
-    free(line);
-    fclose(f);
-    return rc;
-}
-
 /* The rule-set name of x, when no registered rule set has it: one line
  * naming every name that would do. 0, or -1 when the name is known. */
 static int unknown_rules(const cg_case *cs, const cg_expect *x, const char *plugin_name, cg_status *st)

@@ -33,12 +33,6 @@ typedef struct cg_case_set {
  * to stderr and keeping it in set->bad (the good ones stay loaded, so a run
  * can go on and report both); 3 on I/O or memory failure. */
 int cg_case_set_load(cg_case_set *set, char *const *paths, int npaths, const cg_limits *lim);
-/* Load exactly the files listed in list_file (NUL-terminated paths, in
- * order): the set the launcher loaded, so that its job indices mean the same
- * cases in every rank however many paths there are and whatever appeared in
- * a directory since. 0; 3 when the list cannot be read or a listed file no
- * longer loads (it changed during the run), with the reason on stderr. */
-int cg_case_set_load_list(cg_case_set *set, const char *list_file, const cg_limits *lim);
 /* Keep only the cases (and bad files, by their base name less ".case")
  * whose name matches the POSIX extended regex include (NULL: all) and not
  * exclude (NULL: none), in order. 0; 2 with st for a bad expression, or

@@ -126,11 +126,32 @@ static int parse_int(const char *s, long lo, long hi, int *out)
 
 /* Long options without a short form, by number. */
 enum {
-    OPT_ORACLE_ONLY = 256, OPT_LIST, OPT_CHECK_SYNC, OPT_NO_FD, OPT_VERSION, OPT_JSON, OPT_JUNIT, OPT_RULES,
-    OPT_TRANSPORT, OPT_DEVICE, OPT_TIMEOUT, OPT_WORLD, OPT_INJECT, OPT_BACKEND, OPT_TORCH_BACKEND, OPT_PYTHON,
-    OPT_EXPLAIN, OPT_REPEAT, OPT_MAX_CASE_BYTES, OPT_MAX_ELEMENTS, OPT_MAX_CASE_ELEMENTS,
+    OPT_ORACLE_ONLY = 256,
+    OPT_LIST,
+    OPT_CHECK_SYNC,
+    OPT_NO_FD,
+    OPT_VERSION,
+    OPT_JSON,
+    OPT_JUNIT,
+    OPT_RULES,
+    OPT_TRANSPORT,
+    OPT_DEVICE,
+    OPT_TIMEOUT,
+    OPT_WORLD,
+    OPT_INJECT,
+    OPT_BACKEND,
+    OPT_TORCH_BACKEND,
+    OPT_PYTHON,
+    OPT_EXPLAIN,
+    OPT_REPEAT,
+    OPT_MAX_CASE_BYTES,
+    OPT_MAX_ELEMENTS,
+    OPT_MAX_CASE_ELEMENTS,
     /* internal: the launcher passes these to the ranks it starts */
-    OPT_WORKER, OPT_JOBS, OPT_BOARD, OPT_RESULTS, OPT_CASE_LIST,
+    OPT_WORKER,
+    OPT_BUNDLE,
+    OPT_BOARD,
+    OPT_LAUNCH_HOST,
 };
 
 static const struct option long_options[] = {
@@ -160,10 +181,9 @@ static const struct option long_options[] = {
     {"max-elements", required_argument, NULL, OPT_MAX_ELEMENTS},
     {"max-case-elements", required_argument, NULL, OPT_MAX_CASE_ELEMENTS},
     {"worker", no_argument, NULL, OPT_WORKER},
-    {"jobs", required_argument, NULL, OPT_JOBS},
+    {"bundle", required_argument, NULL, OPT_BUNDLE},
     {"board", required_argument, NULL, OPT_BOARD},
-    {"results", required_argument, NULL, OPT_RESULTS},
-    {"case-list", required_argument, NULL, OPT_CASE_LIST},
+    {"launch-host", required_argument, NULL, OPT_LAUNCH_HOST},
     {NULL, 0, NULL, 0},
 };
 
@@ -183,10 +203,9 @@ static int take_value(cg_options *o, int opt, const char *name, const char *val)
     case OPT_TORCH_BACKEND: o->torch_backend = val; break;
     case OPT_PYTHON: o->python = val; break;
     case OPT_EXPLAIN: o->explain = val; break;
-    case OPT_JOBS: o->jobs_file = val; break;
+    case OPT_BUNDLE: o->bundle_file = val; break;
     case OPT_BOARD: o->board_file = val; break;
-    case OPT_RESULTS: o->results_file = val; break;
-    case OPT_CASE_LIST: o->case_list = val; break;
+    case OPT_LAUNCH_HOST: o->launch_host = val; break;
     case OPT_DEVICE:
         if (strcmp(val, "cpu") != 0 && strcmp(val, "cuda") != 0)
             return usage_error(o, "expected cpu or cuda after --device, got '%s'", val);

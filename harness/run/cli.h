@@ -40,8 +40,11 @@ typedef struct cg_options {
     const char *python;  /* --python PATH: the interpreter of the PyTorch ranks */
     /* set by the launcher for the processes it starts under mpiexec */
     bool worker;
-    const char *jobs_file, *board_file, *results_file;
-    const char *case_list;   /* --case-list FILE: the launcher's NUL-separated case files */
+    const char *
+        bundle_file; /* --bundle FILE: the launcher's cases and jobs (bundle.h), read by one rank */
+    const char *board_file; /* --board FILE: the status board of the launcher's node (board.h) */
+    const char
+        *launch_host; /* --launch-host NAME: the launcher's host; ranks elsewhere skip its files */
     char usage[512];     /* what was wrong with the command line, when parsing failed */
     int npaths;
     char **paths;        /* case files or directories; none = the built-in cases */

@@ -23,18 +23,22 @@
 #include <unistd.h>
 
 #include "board.h"
+#include "bundle.h"
+#include "bundle_share.h"
 #include "jobs.h"
 #include "report_json.h"
 #include "runner.h"
 #include "stop.h"
 #include "terminal.h"
+#include "worker.h"
 
 typedef struct launch {
     const cg_options *o;
     const cg_case_set *set;
     cg_report *rep;
     char dir[256];           /* private temporary directory (tmpdir.h) */
-    char jobs[280], board[280], results[280], log[280], cases[280];
+    char bundle[280], board[280], results[280], log[280];
+    char host[256]; /* where this launcher runs: ranks elsewhere skip its files */
     int index, total, worst;
 } launch;
 
@@ -60,35 +64,22 @@ static const char *mpiexec_path(void)
     return env && *env ? env : CG_MPIEXEC;
 }
 
-/* The launcher's loaded set, one NUL-terminated path per case in set order:
- * the ranks load exactly these (cg_case_set_load_list), so the job indices
- * agree however many paths there were (mpiexec's own argument handling fails
- * near a thousand) and whatever a directory gained since. */
-static int write_case_list(const launch *L)
+/* The cases and the jobs still to run at this world, in one file that one
+ * rank reads and broadcasts (bundle.h): the ranks run exactly the bytes the
+ * launcher parsed, in its order, and no rank elsewhere needs this directory. */
+static int write_bundle(const launch *L, const cg_job *jobs, int n, cg_status *st)
 {
-    FILE *f = fopen(L->cases, "w");
+    FILE *f = fopen(L->bundle, "w");
     if (!f)
-        return -1;
-    int bad = 0;
-    for (int i = 0; i < L->set->n && !bad; i++)
-        bad = fputs(L->set->cases[i]->file, f) == EOF || fputc('\0', f) == EOF;
-    bad |= fclose(f) != 0;
-    if (bad)
-        fprintf(stderr, "collgrad-check: cannot write %s: %s\n", L->cases, strerror(errno));
-    return bad ? -1 : 0;
+        return cg_error_infra(st, "cannot write %s: %s", L->bundle, strerror(errno));
+    int rc = cg_bundle_write(f, L->set, jobs, n, st);
+    if (fclose(f) != 0 && rc == 0)
+        rc = cg_error_infra(st, "cannot write %s: %s", L->bundle, strerror(errno));
+    return rc;
 }
 
-static int write_jobs(const launch *L, const cg_job *jobs, int n)
-{
-    FILE *f = fopen(L->jobs, "w");
-    if (!f)
-        return -1;
-    for (int i = 0; i < n; i++)
-        fprintf(f, "%d %d %s\n", jobs[i].case_index, jobs[i].expect_only, jobs[i].rules);
-    return fclose(f) == 0 ? 0 : -1;
-}
-
-/* argv for: mpiexec -n W <self> --worker --jobs J --board B --results R <options> <paths> */
+/* argv for: mpiexec -n W <self> --worker --bundle F --board B --launch-host H <options>;
+ * mpiexec's stdout (rank 0's results, worker.h) into L->results, its stderr into L->log */
 static pid_t start_job(const launch *L, int world)
 {
     char self[PATH_MAX], wbuf[16], tbuf[32], lbuf[3][32];
@@ -100,10 +91,21 @@ static pid_t start_job(const launch *L, int world)
     snprintf(tbuf, sizeof tbuf, "%g", L->o->timeout);
     const char *argv[64];
     int a = 0;
-    const char *fixed[] = {mpiexec_path(), "-n", wbuf, self, "--worker", "--jobs", L->jobs, "--board",
-                           L->board, "--results", L->results, "--case-list", L->cases,
-                           "--transport", L->o->transport,
-                           "--timeout", tbuf};
+    const char *fixed[] = {mpiexec_path(),
+                           "-n",
+                           wbuf,
+                           self,
+                           "--worker",
+                           "--bundle",
+                           L->bundle,
+                           "--board",
+                           L->board,
+                           "--launch-host",
+                           L->host,
+                           "--transport",
+                           L->o->transport,
+                           "--timeout",
+                           tbuf};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         argv[a++] = fixed[i];
     if (L->o->device) {
@@ -132,7 +134,7 @@ static pid_t start_job(const launch *L, int world)
         argv[a++] = "--world";
         argv[a++] = wbuf;
     }
-    argv[a] = NULL; /* the cases travel in L->cases, never as arguments (write_case_list) */
+    argv[a] = NULL; /* the cases travel in the bundle, never as arguments (write_bundle) */
     fflush(NULL);
     pid_t parent = getpid();
     pid_t pid = fork();
@@ -142,14 +144,12 @@ static pid_t start_job(const launch *L, int world)
          * ranks follow their parents (worker_main.c): no orphan spins on */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
             _exit(127);
+        int results = open(L->results, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         int log = open(L->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         int devnull = open("/dev/null", O_RDONLY);
-        if (log >= 0) {
-            dup2(log, STDOUT_FILENO);
-            dup2(log, STDERR_FILENO);
-        }
-        if (devnull >= 0)
-            dup2(devnull, STDIN_FILENO);
+        if (results < 0 || log < 0 || devnull < 0 || dup2(results, STDOUT_FILENO) < 0 ||
+            dup2(log, STDERR_FILENO) < 0 || dup2(devnull, STDIN_FILENO) < 0)
+            _exit(127);
         execv(argv[0], (char *const *)argv);
         fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
@@ -159,7 +159,8 @@ static pid_t start_job(const launch *L, int world)
     return pid;
 }
 
-/* Read complete new lines of the results file from *offset; each is a job. */
+/* Read complete new lines of the results file from *offset; each that
+ * carries the results prefix (worker.h) is a job. */
 static int take_results(launch *L, long *offset, int *done)
 {
     FILE *f = fopen(L->results, "r");
@@ -172,7 +173,9 @@ static int take_results(launch *L, long *offset, int *done)
     fseek(f, *offset, SEEK_SET);
     while ((len = getline(&line, &cap, f)) > 0 && line[len - 1] == '\n') {
         *offset += len;
-        if (cg_case_from_json_line(L->rep, line) != 0) {
+        if (strncmp(line, CG_RESULT_PREFIX, strlen(CG_RESULT_PREFIX)) != 0)
+            continue;
+        if (cg_case_from_json_line(L->rep, line + strlen(CG_RESULT_PREFIX)) != 0) {
             rc = -1;
             break;
         }
@@ -258,9 +261,9 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
         long offset = 0;
         int done = 0, status = 0;
         cg_board board = {0};
-        if (write_jobs(L, jobs + start, n - start) != 0 ||
+        if (write_bundle(L, jobs + start, n - start, &st) != 0 ||
             cg_board_create(&board, L->board, w, &st) != 0) {
-            fprintf(stderr, "collgrad-check: %s\n", st.msg[0] ? st.msg : "cannot write the job list");
+            fprintf(stderr, "collgrad-check: %s\n", st.msg);
             return -1;
         }
         unlink(L->results);
@@ -323,7 +326,7 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
 
 static int cleanup_dir(launch *L)
 {
-    const char *files[] = {"jobs", "board", "results", "log", "cases"};
+    const char *files[] = {"bundle", "board", "results", "log"};
     return cg_tmpdir_remove(L->dir, files, (int)(sizeof files / sizeof files[0]));
 }
 
@@ -336,13 +339,16 @@ int cg_run_launcher(const cg_options *o, const cg_case_set *set, cg_report *rep)
         fprintf(stderr, "collgrad-check: %s\n", st.msg);
         return CG_EXIT_INFRA;
     }
-    snprintf(L.jobs, sizeof L.jobs, "%s/jobs", L.dir);
+    snprintf(L.bundle, sizeof L.bundle, "%s/bundle", L.dir);
     snprintf(L.board, sizeof L.board, "%s/board", L.dir);
     snprintf(L.results, sizeof L.results, "%s/results", L.dir);
     snprintf(L.log, sizeof L.log, "%s/log", L.dir);
-    snprintf(L.cases, sizeof L.cases, "%s/cases", L.dir);
     cg_job *per_world[CG_MAX_WORLD + 1] = {0};
-    int counts[CG_MAX_WORLD + 1] = {0}, rc = write_case_list(&L) == 0 ? 0 : CG_EXIT_INFRA;
+    int counts[CG_MAX_WORLD + 1] = {0}, rc = 0;
+    if (cg_host_name(L.host, sizeof L.host) != 0) {
+        fprintf(stderr, "collgrad-check: cannot read this host's name: %s\n", strerror(errno));
+        rc = CG_EXIT_INFRA;
+    }
     for (int w = 1; w <= CG_MAX_WORLD && rc == 0; w++) {
         counts[w] = cg_jobs_for_world(o, set, w, &per_world[w]);
         if (counts[w] < 0)

@@ -122,9 +122,13 @@ static int run_rounds(const cg_options *o, const cg_case_set *set)
  * set->bad (the run goes on and reports them) or st set (refused); 3. */
 static int select_cases(const cg_options *o, cg_case_set *set, cg_status *st)
 {
-    int rc = o->case_list ? cg_case_set_load_list(set, o->case_list, &o->limits)
-                          : cg_case_set_load(set, o->paths, o->npaths, &o->limits);
-    if (o->case_list || rc == CG_EXIT_INFRA) /* the ranks' set was checked by the launcher */
+    if (o->worker &&
+        o->bundle_file) { /* a launcher's rank gets its set over MPI (bundle_share.h) */
+        memset(set, 0, sizeof *set);
+        return 0;
+    }
+    int rc = cg_case_set_load(set, o->paths, o->npaths, &o->limits);
+    if (rc == CG_EXIT_INFRA)
         return rc;
     int rules_rc = cg_case_set_check_rules(set, plugin_rules_name(o));
     if (rules_rc > rc)

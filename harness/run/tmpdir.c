@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 static const char owner_name[] = "owner";
-/* What a launcher's directory may hold (launcher.c): removed by name, never by
+/* What a launcher's directory may hold (launcher.c; "jobs" and "cases" from
+ * before the bundle): removed by name, never by
  * a recursive walk, so a reaper can only delete files the tool makes. */
-static const char *const known_files[] = {"jobs", "board", "results", "log", "cases", owner_name};
+static const char *const known_files[] = {"bundle", "board", "results", "log",
+                                          "jobs",   "cases", owner_name};
 
 const char *cg_tmp_root(void)
 {

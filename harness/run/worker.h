@@ -1,8 +1,10 @@
 /* worker.h — the processes of a distributed run (one per rank).
  *
  * Two ways in: the launcher starts `mpiexec -n W collgrad-check --worker
- * --jobs F --board B --results R ...` (rank 0 appends one JSON line per
- * finished job to R); or a user starts `mpiexec -n N collgrad-check ...`
+ * --bundle F --board B --launch-host H ...` (one rank on host H reads the
+ * bundle F and broadcasts it, bundle_share.h; rank 0 writes one line per
+ * finished job to its stdout, which mpiexec carries back to the launcher);
+ * or a user starts `mpiexec -n N collgrad-check ...`
  * (or srun) directly, and rank 0 prints and writes the reports itself.
  * The run under test keeps its tensors on `--device` (device.h). */
 #ifndef CG_WORKER_H
@@ -18,6 +20,10 @@
 #include "result.h"
 #include "rules.h"
 #include "transport.h"
+
+/* How a launcher's rank 0 prefixes each finished job's JSON line on the
+ * results stream (its stdout; everything else a rank prints goes to stderr). */
+#define CG_RESULT_PREFIX "collgrad-result "
 
 /* Run one job on this rank over tp; a mismatch is diagnosed with re-runs over
  * `trusted` (the built-in MPI transport; may be tp itself). On rank 0, res

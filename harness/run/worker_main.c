@@ -1,5 +1,6 @@
 /* worker_main.c — the MPI entry point of a distributed run (worker.h). */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,49 +20,12 @@
 #include "launch_env.h"
 #include "preflight.h"
 #include "process_fault.h"
+#include "bundle_share.h"
 
 bool cg_launched_by_mpi(void)
 {
     char why[512];
     return cg_launch_env_detect(why, sizeof why) == CG_LAUNCH_RANK; /* launch_env.h says how */
-}
-
-/* "case_index expect_only rules" per line, written by the launcher; the
- * rules (a name or a plugin path) run to the end of the line. */
-static int read_jobs(const char *path, int ncases, cg_job **jobs)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    int n = 0, cap = 16;
-    cg_job *j = malloc((size_t)cap * sizeof *j);
-    char line[1024];
-    while (j && fgets(line, sizeof line, f)) {
-        int idx, only, at = 0;
-        line[strcspn(line, "\n")] = '\0';
-        if (sscanf(line, "%d %d %n", &idx, &only, &at) < 2 || at == 0)
-            continue;
-        if (idx < 0 || idx >= ncases) { /* the launcher loaded another set: never index past it */
-            fprintf(stderr, "collgrad-check: the job list names case %d of a set of %d\n", idx, ncases);
-            free(j);
-            fclose(f);
-            return -1;
-        }
-        if (n == cap) {
-            cap *= 2;
-            cg_job *g = realloc(j, (size_t)cap * sizeof *g);
-            if (!g)
-                break;
-            j = g;
-        }
-        j[n].case_index = idx;
-        snprintf(j[n].rules, sizeof j[n].rules, "%s", line + at);
-        j[n].expect_only = only != 0;
-        n++;
-    }
-    fclose(f);
-    *jobs = j;
-    return j ? n : -1;
 }
 
 /* --check-sync, a watcher stacked on the transport (transport.h): every
@@ -110,29 +74,19 @@ static void on_deadline(int sig)
     _exit(CG_EXIT_INFRA);
 }
 
-static int append_line(const char *path, const char *line)
+/* Rank 0's share of a job: label the result, then hand it on. A
+ * launcher's rank writes it as one line to the results stream, which
+ * mpiexec carries to the launcher from whichever node rank 0 is on. */
+static int deliver(const cg_options *o, FILE *results, cg_case_result *res, int index, int total)
 {
-    FILE *f = fopen(path, "a");
-    if (!f)
-        return -1;
-    int bad = fprintf(f, "%s\n", line) < 0;
-    bad |= fflush(f) != 0;
-    bad |= fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    return bad ? -1 : 0;
-}
-
-/* Rank 0's share of a job: label the result, then hand it on. */
-static int deliver(const cg_options *o, cg_report *rep, cg_case_result *res, int index, int total)
-{
-    if (o->results_file) {
+    if (o->worker) {
         char *line = cg_case_json_line(res);
-        int rc = line ? append_line(o->results_file, line) : -1;
+        int bad =
+            !line || fprintf(results, "%s%s\n", CG_RESULT_PREFIX, line) < 0 || fflush(results) != 0;
         cJSON_free(line);
-        return rc;
+        return bad ? -1 : 0;
     }
     cg_term_case(stdout, res, index, total, o->verbose);
-    (void)rep;
     return 0;
 }
 
@@ -146,9 +100,9 @@ static int sum_injected(cg_tp *tp, long *total)
     return MPI_Reduce(&mine, total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
 }
 
-static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *jobs, int njobs, cg_tp *tp,
-                    cg_tp *trusted, bool data_fault, cg_process_fault *pfault, cg_report *rep,
-                    int *worst)
+static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *jobs, int njobs,
+                    cg_tp *tp, cg_tp *trusted, bool data_fault, cg_process_fault *pfault,
+                    cg_report *rep, FILE *results, int *worst)
 {
     for (int i = 0; i < njobs; i++) {
         const cg_case *cs = set->cases[jobs[i].case_index];
@@ -181,7 +135,7 @@ static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *j
             res->duration_s = cg_now() - t0;
             if (eclass > *worst)
                 *worst = eclass;
-            if (deliver(o, rep, res, i + 1, njobs) != 0)
+            if (deliver(o, results, res, i + 1, njobs) != 0)
                 return -1;
         }
     }
@@ -195,6 +149,47 @@ static int finish_direct(const cg_options *o, cg_report *rep, double t0, int wor
     return cg_write_reports(o, rep, cg_injection_verdict(o, rep, cg_exit_status(rep, worst)));
 }
 
+/* Whether this rank runs where the launcher runs (--launch-host; without
+ * it, a run started by hand: everything is local). */
+static bool on_launch_host(const cg_options *o)
+{
+    char host[256];
+    return !o->launch_host ||
+           (cg_host_name(host, sizeof host) == 0 && strcmp(host, o->launch_host) == 0);
+}
+
+/* The launcher's cases and jobs, over MPI from a rank on its host; that
+ * rank then marks on its board the ranks that cannot see the board, so the
+ * launcher counts them as started and names them as elsewhere. Collective.
+ * 0, or -1 after saying why (every rank fails alike). */
+static int receive_bundle(const cg_options *o, bool on_host, cg_board *board, cg_case_set *set,
+                          cg_job **jobs, int *njobs)
+{
+    cg_status st = CG_STATUS_OK;
+    int reader = 0, rank = 0, world = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    if (cg_bundle_receive(o->bundle_file, on_host, &o->limits, set, jobs, njobs, &reader, &st) !=
+        0) {
+        fprintf(stderr, "collgrad-check: rank %d: %s\n", rank, st.msg);
+        return -1;
+    }
+    if (!o->board_file)
+        return 0;
+    int mine = board->base != NULL, seen[CG_MAX_WORLD] = {0};
+    if (world > CG_MAX_WORLD) /* every rank knows the world: all skip alike */
+        return 0;
+    if (MPI_Gather(&mine, 1, MPI_INT, seen, 1, MPI_INT, reader, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        fprintf(stderr, "collgrad-check: rank %d: cannot learn which ranks see the status board\n",
+                rank);
+        return -1;
+    }
+    for (int r = 0; rank == reader && board->base && r < world; r++)
+        if (!seen[r])
+            cg_board_mark_remote(board, r);
+    return 0;
+}
+
 int cg_worker_main(const cg_options *o, const cg_case_set *set)
 {
     if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
@@ -203,6 +198,17 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
     }
     double t0 = cg_now();
     int rc = 0, worst = 0, njobs = 0;
+    /* a launcher's rank: stdout is the results stream (deliver), and only
+     * results go there; whatever else anything prints lands on stderr */
+    FILE *results = NULL;
+    if (o->worker) {
+        int fd = dup(STDOUT_FILENO);
+        if (fd < 0 || !(results = fdopen(fd, "w")) || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+            fprintf(stderr, "collgrad-check: cannot set the results stream aside: %s\n",
+                    strerror(errno));
+            MPI_Abort(MPI_COMM_WORLD, CG_EXIT_INFRA);
+        }
+    }
     cg_tp tp;
     cg_board board = {0};
     cg_job *jobs = NULL;
@@ -221,16 +227,25 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         fprintf(stderr, "collgrad-check: %s\n", st.msg);
         MPI_Abort(MPI_COMM_WORLD, CG_EXIT_INFRA);
     }
-    if (o->board_file && cg_board_attach(&board, o->board_file, tp.world, &st) == 0) {
+    bool on_host = on_launch_host(o);
+    if (o->board_file && on_host && cg_board_attach(&board, o->board_file, tp.world, &st) == 0) {
         cg_board_start_rank(&board, tp.rank);
         if (cg_board_watch(&tp) != 0) {
             fprintf(stderr, "collgrad-check: %s\n", tp.st.msg);
             rc = CG_EXIT_INFRA;
         }
-    } else if (o->board_file) { /* a board that is not ours is bad input, never a SIGBUS later */
+    } else if (o->board_file &&
+               on_host) { /* a board that is not ours is bad input, never a SIGBUS later */
         fprintf(stderr, "collgrad-check: %s\n", st.msg);
         rc = CG_EXIT_USAGE;
     }
+    /* collective: every rank takes part whatever went wrong above */
+    cg_case_set bundled = {0};
+    if (o->bundle_file && receive_bundle(o, on_host, &board, &bundled, &jobs, &njobs) != 0 &&
+        rc == 0)
+        rc = CG_EXIT_INFRA;
+    if (o->bundle_file)
+        set = &bundled;
     if (!o->worker && cg_preflight_selection(o, set, tp.world, &st) != 0) {
         if (tp.rank == 0) /* every rank finds the same; one says it */
             fprintf(stderr, "collgrad-check: %s\n", st.msg);
@@ -257,7 +272,8 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         fprintf(stderr, "collgrad-check: %s\n", tp.st.msg);
         rc = CG_EXIT_INFRA;
     }
-    njobs = o->jobs_file ? read_jobs(o->jobs_file, set->n, &jobs) : cg_jobs_for_world(o, set, tp.world, &jobs);
+    if (!o->bundle_file)
+        njobs = cg_jobs_for_world(o, set, tp.world, &jobs);
     if (rc == 0 && njobs < 0) {
         fprintf(stderr, "collgrad-check: cannot read the job list\n");
         rc = CG_EXIT_INFRA;
@@ -283,7 +299,7 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         }
     }
     if (rc == 0 && run_jobs(o, set, jobs, njobs, &tp, trusted, data_fault == 0,
-                           pfault.kind ? &pfault : NULL, rep, &worst) != 0) {
+                            pfault.kind ? &pfault : NULL, rep, results, &worst) != 0) {
         fprintf(stderr, "collgrad-check: rank %d: out of memory or MPI failure\n", tp.rank);
         rc = CG_EXIT_INFRA;
     }
@@ -291,7 +307,10 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         rc = finish_direct(o, rep, t0, worst);
     cg_board_done();
     cg_report_free(rep);
+    cg_case_set_free(&bundled);
     free(jobs);
+    if (results)
+        fclose(results);
     if (second)
         cg_tp_close(&own_mpi);
     cg_fault_uninstall(&tp);

@@ -197,6 +197,12 @@ void cg_board_job(int job, const char *case_name)
     snprintf(my_slot->case_name, sizeof my_slot->case_name, "%s", case_name);
 }
 
+void cg_board_mark_remote(cg_board *b, int rank)
+{
+    if (b->slots && rank >= 0 && rank < b->world && b->slots[rank].state == CG_RANK_IDLE)
+        b->slots[rank].state = CG_RANK_REMOTE;
+}
+
 void cg_board_done(void)
 {
     if (my_slot)
@@ -293,6 +299,18 @@ static void describe_running(const cg_board *b, char *buf, size_t len, size_t *a
     }
 }
 
+/* Ranks on other nodes, which the board cannot see: named, once. */
+static void describe_remote(const cg_board *b, char *buf, size_t len, size_t *at)
+{
+    int n = 0;
+    for (int r = 0; r < b->world; r++)
+        if (b->slots[r].state == CG_RANK_REMOTE) {
+            const char *sep = n ? "," : *at && buf[*at - 2] != ';' ? "; " : "";
+            append(buf, len, at, "%s%s%d", sep, n ? "" : "unseen on other nodes: rank ", r);
+            n++;
+        }
+}
+
 void cg_board_describe(const cg_board *b, char *buf, size_t len)
 {
     size_t at = 0;
@@ -318,4 +336,5 @@ void cg_board_describe(const cg_board *b, char *buf, size_t len)
         }
     }
     describe_running(b, buf, len, &at);
+    describe_remote(b, buf, len, &at);
 }

@@ -5,9 +5,13 @@
  * a transport call is waiting for a peer; the stuck rank is the one that is
  * outside any call, or inside an earlier one than the others.
  *
+ * The board is a file of the launcher's node: ranks on other nodes
+ * cannot see it, run without it, and show as "on another node".
+ *
  * Writers are the ranks (their own slot only, including from signal
- * handlers: plain stores to mapped memory are async-signal-safe); the reader
- * is the launcher after the job ended or was killed. */
+ * handlers: plain stores to mapped memory are async-signal-safe; and one
+ * rank marking the remote ones); the reader is the launcher after the job
+ * ended or was killed. */
 #ifndef CG_BOARD_H
 #define CG_BOARD_H
 
@@ -16,7 +20,16 @@
 #include "ir.h"
 #include "transport.h"
 
-enum { CG_RANK_IDLE, CG_RANK_RUNNING, CG_RANK_DONE, CG_RANK_EXITED, CG_RANK_SIGNALED };
+/* REMOTE: a rank on another node, which cannot see this board (a rank on
+ * the launcher's host marks it once the job's bundle went round). */
+enum {
+    CG_RANK_IDLE,
+    CG_RANK_RUNNING,
+    CG_RANK_DONE,
+    CG_RANK_EXITED,
+    CG_RANK_SIGNALED,
+    CG_RANK_REMOTE
+};
 
 typedef struct cg_board_slot {
     int32_t pid, state, job, exit_code, signal_no;
@@ -49,6 +62,10 @@ void cg_board_start_rank(cg_board *b, int rank);
 int cg_board_watch(cg_tp *tp);
 void cg_board_job(int job, const char *case_name); /* a new job starts on this rank */
 void cg_board_done(void);                           /* this rank finished its jobs */
+
+/* Mark slot `rank` as a rank on another node (CG_RANK_REMOTE), unless it
+ * started on this board after all. */
+void cg_board_mark_remote(cg_board *b, int rank);
 
 /* This rank stops for good before `call` (an injected process fault,
  * process_fault.h): the slot shows the call, outside it, as injected. */
