@@ -115,6 +115,7 @@ START_TEST(written_then_parsed_comes_back)
     /* a case parsed without its text cannot be handed on */
     free(cases[0]->text);
     cases[0]->text = NULL;
+    free(buf);
     f = open_memstream(&buf, &len);
     ck_assert_int_eq(cg_bundle_write(f, &set, jobs, 2, &st), -1);
     fclose(f);

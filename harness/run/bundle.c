@@ -92,12 +92,13 @@ static int take_case(cursor *c, const cg_limits *lim, cg_case **out)
         c->p = at;
         return expected(c, "'case PATHLEN TEXTLEN' whose path and text are there");
     }
-    char *path = strndup(c->p, plen);
-    if (!path || strlen(path) != plen) {
-        free(path);
-        return path ? expected(c, "a path without NUL bytes")
-                    : cg_error_infra(c->st, "out of memory");
-    }
+    if (memchr(c->p, '\0', plen))
+        return expected(c, "a path without NUL bytes");
+    char *path = malloc(plen + 1); /* not strndup: the bytes after the path need not hold a NUL */
+    if (!path)
+        return cg_error_infra(c->st, "out of memory");
+    memcpy(path, c->p, plen);
+    path[plen] = '\0';
     *out = cg_parse_case(path, c->p + plen, tlen, c->st);
     free(path);
     if (!*out)
