@@ -608,6 +608,42 @@ START_TEST(test_retain_intermediate)
 }
 END_TEST
 
+/* root.backward(grad): d(sum grad * x^2)/dx = 2 x grad, by hand: x = [1, 2, 3],
+ * grad = [1, 10, 100] gives [2, 40, 600]; the gradient is adopted, not
+ * copied, and a root without grad fails as in cg_backward. */
+START_TEST(test_backward_with_given_gradient)
+{
+    cg_graph *g = cg_graph_new();
+    cg_tensor *x = vec(g, 3, (double[]){1, 2, 3}, true);
+    cg_tensor *y = cg_mul(g, x, x);
+    cg_tensor *grad = vec(g, 3, (double[]){1, 10, 100}, false);
+    y->retain = true;
+    ck_assert_int_eq(cg_backward_with(g, y, grad), 0);
+    assert_values(x->grad, 3, (double[]){2, 40, 600}, 0);
+    ck_assert_ptr_eq(y->grad, grad); /* adopted */
+    cg_tensor *c = vec(g, 3, (double[]){1, 1, 1}, false);
+    ck_assert_int_eq(cg_backward_with(g, c, grad), -1);
+    ck_assert_ptr_nonnull(strstr(cg_graph_status(g)->msg, "does not require grad"));
+    cg_graph_free(g);
+}
+END_TEST
+
+/* fill: every element v, rounded to the dtype once. */
+START_TEST(test_fill)
+{
+    cg_graph *g = cg_graph_new();
+    int64_t n = 5;
+    cg_dtype dts[] = {CG_F64, CG_F32, CG_BF16, CG_F16};
+    for (size_t k = 0; k < sizeof dts / sizeof *dts; k++) {
+        cg_tensor *t = cg_full(g, dts[k], 1, &n, -7.0);
+        ck_assert_int_eq(cg_tensor_fill(g, t, 0.5), 0);
+        for (int64_t i = 0; i < n; i++)
+            ck_assert_double_eq(cg_get(t, i), 0.5);
+    }
+    cg_graph_free(g);
+}
+END_TEST
+
 START_TEST(test_root_without_grad_fails)
 {
     cg_graph *g = cg_graph_new();
@@ -778,6 +814,8 @@ static Suite *ops_suite(void)
     tcase_add_test(ag, test_grad_accumulates_over_passes);
     tcase_add_test(ag, test_retain_intermediate);
     tcase_add_test(ag, test_root_without_grad_fails);
+    tcase_add_test(ag, test_backward_with_given_gradient);
+    tcase_add_test(ag, test_fill);
     tcase_add_test(ag, test_always_run_gets_zero_gradient);
     suite_add_tcase(s, ag);
     TCase *store = tcase_create("storage");

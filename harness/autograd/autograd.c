@@ -198,6 +198,19 @@ int cg_backward_weighted(cg_graph *g, cg_tensor *const *roots, const double *wei
     return rc;
 }
 
+int cg_backward_with(cg_graph *g, cg_tensor *root, cg_tensor *grad)
+{
+    if (check_roots(g, &root, 1) < 0)
+        return -1;
+    int rc = cg_accum_grad_owned(g, root, grad);
+    if (rc == 0)
+        rc = run_tape(g);
+    if (rc == 0)
+        rc = fold_pgrads(g);
+    drop_pgrads(g);
+    return rc;
+}
+
 void cg_zero_grad(cg_graph *g)
 {
     int64_t n;

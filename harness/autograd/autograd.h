@@ -63,6 +63,10 @@ int cg_backward(cg_graph *g, cg_tensor *const *roots, int nroots);
  * weights applied to the seeds rather than recorded as ops (the oracle's
  * second pass: oracles/semantics.c). */
 int cg_backward_weighted(cg_graph *g, cg_tensor *const *roots, const double *weights, int nroots);
+/* One pass from root with the given gradient (torch's root.backward(grad)):
+ * grad, of root's shape and dtype, is adopted as root's gradient, not copied
+ * (the caller hands it over; it lives in g). 0, or -1 with the graph's error. */
+int cg_backward_with(cg_graph *g, cg_tensor *root, cg_tensor *grad);
 
 /* Drop every accumulated .grad (zero_grad()). */
 void cg_zero_grad(cg_graph *g);

@@ -131,6 +131,9 @@ int cg_tensor_copy_elems(cg_graph *g, cg_tensor *dst, int64_t dst_at, const cg_t
                          int64_t src_at, int64_t n);
 /* dst += src elementwise (same numel and dtype). */
 int cg_tensor_accumulate(cg_graph *g, cg_tensor *dst, const cg_tensor *src);
+/* t = v for every element (host: one pass; device: t * 0 + v, so t's
+ * elements must be finite). 0, or -1 with the graph's error. */
+int cg_tensor_fill(cg_graph *g, cg_tensor *t, double v);
 /* t += v, t *= v, t /= v for every element. */
 int cg_tensor_add_scalar(cg_graph *g, cg_tensor *t, double v);
 int cg_tensor_mul_scalar(cg_graph *g, cg_tensor *t, double v);

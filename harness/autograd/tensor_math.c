@@ -136,6 +136,25 @@ int cg_tensor_add_scalar(cg_graph *g, cg_tensor *t, double v)
     return 0;
 }
 
+int cg_tensor_fill(cg_graph *g, cg_tensor *t, double v)
+{
+    if (t->on_device)
+        return cg_tensor_mul_scalar(g, t, 0.0) < 0 ? -1 : cg_tensor_add_scalar(g, t, v);
+    if (t->dtype == CG_F32) {
+        float *d = t->data, f = (float)v;
+        for (int64_t i = 0; i < t->numel; i++)
+            d[i] = f;
+    } else if (t->dtype == CG_F64) {
+        double *d = t->data;
+        for (int64_t i = 0; i < t->numel; i++)
+            d[i] = v;
+    } else {
+        for (int64_t i = 0; i < t->numel; i++)
+            cg_set(t, i, v);
+    }
+    return 0;
+}
+
 int cg_tensor_scale_by(cg_tensor *t, double v, bool divide)
 {
     if (t->on_device)

@@ -134,9 +134,13 @@ static void transposed_counts(const cg_collective *t, const cg_coll_counts *f, c
 
 /* dx_i = (the transpose of the forward applied to g)_i · factor_i: the
  * forward's collective run backwards as a sum (DESIGN section 3), then the
- * local factor of its reduction op. The transpose's output lands in gx; where
- * it is meaningful only at the root, other ranks receive into a buffer the
- * transport ignores, so their gx stays zero. */
+ * local factor of its reduction op. The transpose's output lands in gx;
+ * where it is meaningful only at the root, the other ranks' gx must stay
+ * zero. A reduce (broadcast's transpose) receives into gx itself, which the
+ * transport leaves alone off the root (collgrad_transport.h): a transport
+ * that writes there anyway shows as a wrong gradient, not a hidden one, and
+ * no rank holds a spare copy of x's size. A gather's output is W times
+ * larger than gx, so there a scratch buffer of its size takes the place. */
 static int transpose_backward(cg_rule_call *c, cg_graph *s)
 {
     const cg_collective *d = cg_collective_of(c->coll->kind), *t = cg_collective_of(d->transpose);
@@ -154,11 +158,9 @@ static int transpose_backward(cg_rule_call *c, cg_graph *s)
     if (t->in_place && at_root && /* the root's g goes out in place: start from it */
         cg_local_copy(c, c->gx->data, c->gy->data, n * cg_dtype_size(c->gx->dtype)) < 0)
         return -1;
-    if (t->root_only_output && !at_root) {
-        size_t ignored = t->shape == CG_SHAPE_CAT ? sum_counts(tc->inputs, c->world) : n;
-        if (!(recv = ignored_buffer(c, s, ignored)))
-            return -1;
-    }
+    if (t->root_only_output && !at_root && t->shape == CG_SHAPE_CAT &&
+        !(recv = ignored_buffer(c, s, sum_counts(tc->inputs, c->world))))
+        return -1;
     if (cg_tp_collective(c->tp, c->site, t->kind, CGT_SUM, c->coll->root, c->gy->data, recv, n, tc, c->gx->dtype) < 0)
         return cg_error(c->st, "%s", c->tp->st.msg);
     if (!cg_coll_has_op(d->kind))

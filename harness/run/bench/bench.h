@@ -87,6 +87,10 @@ void cg_bench_truth_free(cg_bench_truth *t);
 /* 0 when y and x's gradient (NULL: zeros) match t element for element,
  * else -1 with st naming the first element off. */
 int cg_bench_truth_check(const cg_bench_truth *t, const cg_tensor *x, const cg_tensor *y, cg_status *st);
+/* Its halves: y right after the forward (the bench then writes the seed over
+ * y, bench_rank.c), x.grad after the backward. */
+int cg_bench_truth_check_y(const cg_bench_truth *t, const cg_tensor *y, cg_status *st);
+int cg_bench_truth_check_grad(const cg_bench_truth *t, const cg_tensor *x, cg_status *st);
 /* The busbw factor of nccl-tests' PERFORMANCE.md for this collective. */
 double cg_bench_busbw_factor(cg_coll_kind k, int world);
 

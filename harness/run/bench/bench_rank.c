@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "ir.h"
 #include "report_file.h"
+#include "autograd.h"
 #include "rss.h"
 #include "runner.h"
 #include "transport.h"
@@ -59,8 +60,34 @@ static uint64_t bytes_moved(const cg_tp *tp)
     return sum;
 }
 
+/* backward(y) seeds y's gradient with ones. Once y's value has been used
+ * (checked), the seed can be written over y's own storage: then a rank holds
+ * x, y and x.grad through the backward, not a fourth tensor of ones. Only
+ * where no rule reads y in the backward: SUM and AVG (MAX and MIN find the
+ * extremum in y, PROD divides by it), and never when y is x's storage (an
+ * in-place emulation). The seed, or NULL with *rc 0 where backward(y) makes
+ * its own, or with *rc -1 and the graph's error. */
+static cg_tensor *seed_over_output(const cg_bench_opts *o, cg_graph *g, const cg_tensor *x,
+                                   const cg_tensor *y, int *rc)
+{
+    bool reads_y = cg_coll_has_op(o->coll) && o->op != CG_RED_SUM && o->op != CG_RED_AVG;
+    *rc = 0;
+    if (reads_y || y == x || y->data == x->data)
+        return NULL;
+    cg_tensor *seed = cg_alloc(g, sizeof *seed); /* a second header over y's data */
+    if (!seed || (*seed = *y, 0))
+        return *rc = -1, NULL;
+    seed->node = NULL;
+    seed->grad = seed->pgrad = NULL;
+    seed->is_leaf = seed->requires_grad = seed->retain = false;
+    if (cg_tensor_fill(g, seed, 1.0) < 0)
+        return *rc = -1, NULL;
+    return seed;
+}
+
 /* One iteration of phase 1. 0, or -1 with st. With truth, the iteration's
- * y and x.grad are then checked (phase 3): a mismatch goes into *verdict. */
+ * y (before the backward) and x.grad are checked (phase 3): a mismatch goes
+ * into *verdict. */
 static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, const cg_plan_event *ev,
                           int64_t n_in, double *fwd, double *bwd, uint64_t *bwd_bytes,
                           const cg_bench_truth *truth, cg_status *verdict, double *check_s, cg_status *st)
@@ -81,15 +108,21 @@ static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rul
     if (rc == 0)
         rc = comm.collective(comm.self, g, &ev->coll, in, out);
     double t1 = cg_now();
+    if (rc == 0 && truth) {
+        cg_bench_truth_check_y(truth, out[0], verdict);
+        *check_s += cg_now() - t1;
+    }
+    double t1b = cg_now(); /* the seed is the backward's, as backward(y) makes it */
+    cg_tensor *seed = rc == 0 && out[0] ? seed_over_output(o, g, x, out[0], &rc) : NULL;
     uint64_t b0 = bytes_moved(tp);
     if (rc == 0)
-        rc = comm.backward(comm.self, g, &ev->coll.pos, out);
+        rc = seed ? cg_backward_with(g, out[0], seed) : comm.backward(comm.self, g, &ev->coll.pos, out);
     double t2 = cg_now();
     *fwd += t1 - t0;
-    *bwd += t2 - t1;
+    *bwd += t2 - t1b;
     *bwd_bytes = bytes_moved(tp) - b0;
-    if (rc == 0 && truth) {
-        cg_bench_truth_check(truth, x, out[0], verdict);
+    if (rc == 0 && truth && !verdict->code) {
+        cg_bench_truth_check_grad(truth, x, verdict);
         *check_s += cg_now() - t2;
     }
     if (rc != 0)
