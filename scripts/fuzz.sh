@@ -36,7 +36,7 @@ sources=(
   harness/autograd/tensor.c harness/autograd/autograd.c harness/autograd/ops_elementwise.c
   harness/autograd/ops_matmul.c harness/autograd/ops_reduce.c harness/autograd/ops_shape.c harness/autograd/ops_loss.c
   harness/autograd/rng.c harness/autograd/tensor_math.c harness/autograd/cuda_absent.c
-  harness/autograd/cancel.c
+  harness/autograd/cancel.c harness/autograd/big_blocks.c
   harness/interp/interp.c harness/interp/interp_call.c harness/interp/interp_expr.c harness/interp/interp_splits.c
   harness/collectives/collectives.c harness/collectives/plan.c harness/collectives/simulate.c
   oracles/oracle.c oracles/semantics.c oracles/fdcheck.c oracles/sim_comm.c

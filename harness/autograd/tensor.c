@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "big_blocks.h"
 #include "cancel.h"
 #include "cuda_ops.h"
 
@@ -20,6 +21,7 @@
 typedef struct arena_chunk {
     struct arena_chunk *next;
     size_t used, cap;
+    size_t mapped;     /* a big block's size (big_blocks.h), else 0: calloc'd */
     max_align_t mem[]; /* cap bytes, aligned for any object */
 } arena_chunk;
 
@@ -42,7 +44,10 @@ struct cg_graph {
 
 cg_graph *cg_graph_new(void)
 {
-    return calloc(1, sizeof(cg_graph));
+    cg_graph *g = calloc(1, sizeof(cg_graph));
+    if (g)
+        cg_big_enter(); /* a step of big blocks begins, or nests (big_blocks.h) */
+    return g;
 }
 
 void cg_graph_set_limits(cg_graph *g, int64_t per_tensor, int64_t per_rank, int ranks)
@@ -58,11 +63,15 @@ void cg_graph_free(cg_graph *g)
         return;
     for (arena_chunk *c = g->chunks, *next; c; c = next) {
         next = c->next;
-        free(c);
+        if (c->mapped)
+            cg_big_free(c, c->mapped);
+        else
+            free(c);
     }
     cg_cuda_arena_free(g->device);
     free(g->tensors);
     free(g);
+    cg_big_leave();
 }
 
 int cg_graph_use_cuda(cg_graph *g)
@@ -110,12 +119,17 @@ static arena_chunk *chunk_new(size_t cap)
 }
 
 /* A big request gets its own chunk, linked behind the head so the head's
- * free space stays usable for the small requests that follow. */
+ * free space stays usable for the small requests that follow; tensor data
+ * of a MiB and more comes from the big-block cache (big_blocks.h). */
 static void *alloc_dedicated(cg_graph *g, size_t n)
 {
-    arena_chunk *c = chunk_new(n);
+    size_t mapped = 0;
+    arena_chunk *c = sizeof(arena_chunk) + n >= CG_BIG_BLOCK ? cg_big_alloc(sizeof(arena_chunk) + n, &mapped)
+                                                             : chunk_new(n);
     if (!c)
         return NULL;
+    c->cap = n;
+    c->mapped = mapped;
     c->used = n;
     if (g->chunks) {
         c->next = g->chunks->next;

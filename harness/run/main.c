@@ -1,7 +1,6 @@
 /* main.c — collgrad-check: load the cases, run them in the chosen mode
  * (oracle only; as one rank inside mpiexec; or launching mpiexec per world
  * size), write the reports, exit with the contract's status (cli.h). */
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,18 +34,6 @@ static const char *plugin_rules_name(const cg_options *o)
 {
     const cg_rules *r = o->rules && cg_is_plugin_path(o->rules) ? cg_rules_load(o->rules, NULL) : NULL;
     return r ? r->name : NULL;
-}
-
-/* Tensors of the same sizes are allocated and freed over and over (every
- * job, every backward pass). Served by mmap, each one's pages would fault in
- * afresh on first touch, which costs more than the collective itself for a
- * large all_reduce; from the heap, freed memory is reused as it is. The heap
- * is trimmed where a phase ends (bench_rank.c) rather than on every free. */
-static void keep_freed_memory(void)
-{
-    /* a speed-up only: allocators that refuse it (the sanitizers') change nothing else */
-    (void)mallopt(M_MMAP_MAX, 0);
-    (void)mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
 /* The report of a run in the mode the options choose; NULL on OOM. */
@@ -142,7 +129,6 @@ static int select_cases(const cg_options *o, cg_case_set *set, cg_status *st)
 
 int main(int argc, char **argv)
 {
-    keep_freed_memory();
     if (argc > 1 && strcmp(argv[1], "compare") == 0) /* a subcommand: no cases, no MPI */
         return cg_compare_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "export-ir") == 0) /* the IR as JSON (export_ir.h) */
