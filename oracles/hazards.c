@@ -57,7 +57,34 @@ typedef struct dry_rank {
 typedef struct dry_comm {
     cg_comm inner;
     dry_rank *rank;
+    cg_wcomm *w;
 } dry_comm;
+
+/* A process group, dry: the rank's handle is the dry table with its place
+ * in the group (nothing to split: no call moves anything). */
+static int dry_group(void *self, cg_graph *g, int id, const int *members, int n)
+{
+    dry_comm *d = self;
+    cg_wcomm *w = d->w;
+    cg_tp **grown = realloc(w->groups, (size_t)(w->ngroups + 1) * sizeof *grown);
+    if (!grown)
+        return cg_error_infra(cg_graph_status(g), "out of memory for a process group");
+    w->groups = grown;
+    w->groups[w->ngroups] = NULL;
+    for (int k = 0; k < n; k++)
+        if (members[k] == w->rank) {
+            cg_tp *h = calloc(1, sizeof *h);
+            if (!h)
+                return cg_error_infra(cg_graph_status(g), "out of memory for a process group");
+            h->ops = &dry_ops;
+            h->rank = k;
+            h->world = n;
+            w->groups[w->ngroups] = h;
+        }
+    (void)id;
+    w->ngroups++;
+    return 0;
+}
 
 static int dry_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **in, cg_tensor **out)
 {
@@ -125,9 +152,11 @@ static int rank_reach(const cg_case *cs, const cg_oracle *plan, int rank, int ev
     tp.world = plan->world;
     dry_rank dr = {0};
     cg_graph *g = cg_graph_new();
-    cg_wcomm w = {&tp, &cg_rules_reference, rank, plan->world, cs->dtype, plan->events, plan->nevents, 0};
-    dry_comm d = {cg_wcomm_comm(&w), &dr};
-    cg_comm comm = {&d, dry_collective, dry_comm_send, dry_comm_recv, dry_backward, dry_zero_grad};
+    cg_wcomm w = {&tp,          &cg_rules_reference, rank, plan->world, cs->dtype,
+                  plan->events, plan->nevents,       0,    NULL,        0};
+    dry_comm d = {cg_wcomm_comm(&w), &dr, &w};
+    cg_comm comm = {&d,           dry_collective, dry_comm_send, dry_comm_recv,
+                    dry_backward, dry_zero_grad,  dry_group};
     cg_interp *I = g ? cg_interp_new(cs, plan->world, &rank, 1, cs->dtype, g, &comm) : NULL;
     int rc = (I && cg_interp_run(I) == 0) ? 0 : -1;
     if (rc != 0)
@@ -153,6 +182,7 @@ static int rank_reach(const cg_case *cs, const cg_oracle *plan, int rank, int ev
     free(seen);
     cg_interp_free(I);
     cg_graph_free(g);
+    cg_wcomm_close(&w);
     return rc;
 }
 

@@ -104,6 +104,9 @@ static int plan_add(cg_sim *s, cg_graph *g, const cg_coll *c, int rank, int tag,
     ev->splits = splits ? memcpy(splits, c->splits, nsplits * sizeof *splits) : NULL;
     ev->rank = rank;
     ev->tag = tag;
+    ev->coll.members = NULL; /* borrowed too: the event keeps its own copy */
+    for (int k = 0; k < c->nmembers; k++)
+        ev->members[k] = c->members[k];
     for (int r = 0; r < s->world; r++)
         if (per_rank[r]) {
             ev->ndim[r] = per_rank[r]->ndim;
@@ -148,9 +151,9 @@ static cg_tensor *with_value_of(cg_graph *g, cg_tensor *live, cg_tensor *value)
 
 /* Rank r's live contribution to its own output under the variant, or NULL
  * when the output keeps the true gradient. */
-static cg_tensor *variant_live(cg_sim *s, cg_graph *g, const cg_coll *c, cg_tensor **in, int r)
+static cg_tensor *variant_live(cg_sim *s, cg_graph *g, const cg_coll *c, cg_tensor **in, int w,
+                               int r)
 {
-    int w = s->world;
     const cg_collective *d = cg_collective_of(c->kind);
     bool has_output = !d->root_only_output || r == c->root;
     bool gather = d->shape == CG_SHAPE_CAT && has_output;
@@ -172,20 +175,20 @@ static cg_tensor *variant_live(cg_sim *s, cg_graph *g, const cg_coll *c, cg_tens
     return NULL;
 }
 
-static int apply_variant(cg_sim *s, cg_graph *g, const cg_coll *c, cg_tensor **in, cg_tensor **out)
+static int apply_variant(cg_sim *s, cg_graph *g, const cg_coll *c, cg_tensor **in, cg_tensor **out,
+                         int w)
 {
-    for (int r = 0; r < s->world; r++) {
-        cg_tensor *live = variant_live(s, g, c, in, r);
+    for (int r = 0; r < w; r++) {
+        cg_tensor *live = variant_live(s, g, c, in, w, r);
         if (live && cg_same_shape(live, out[r]) && !(out[r] = with_value_of(g, live, out[r])))
             return -1;
     }
     return 0;
 }
 
-static int sim_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **in, cg_tensor **out)
+static int sim_local(cg_sim *s, cg_graph *g, const cg_coll *c, int w, cg_tensor **in,
+                     cg_tensor **out)
 {
-    cg_sim *s = self;
-    int w = s->world;
     if (plan_add(s, g, c, -1, -1, in) != 0)
         return -1;
     const cg_collective *d = cg_collective_of(c->kind);
@@ -200,9 +203,24 @@ static int sim_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor *
     }
     if (d->simulate(g, c, w, in, out) != 0)
         return -1;
-    return s->mode == CG_SIM_TRUTH ? 0 : apply_variant(s, g, c, in, out);
+    return s->mode == CG_SIM_TRUTH ? 0 : apply_variant(s, g, c, in, out, w);
 }
 
+/* The collective over the world, or over c's group as a world of its own
+ * (collectives.h): member k is local rank k, its slot its global rank. */
+static int sim_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **slot_in,
+                          cg_tensor **slot_out)
+{
+    cg_sim *s = self;
+    int w = c->nmembers ? c->nmembers : s->world;
+    cg_tensor *in[CG_MAX_WORLD] = {0}, *out[CG_MAX_WORLD] = {0};
+    for (int k = 0; k < w; k++)
+        in[k] = slot_in[c->nmembers ? c->members[k] : k];
+    int rc = sim_local(s, g, c, w, in, out);
+    for (int k = 0; rc == 0 && k < w; k++)
+        slot_out[c->nmembers ? c->members[k] : k] = out[k];
+    return rc;
+}
 /* ---- point to point ------------------------------------------------------- */
 
 static int sim_send(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tensor *t)
@@ -307,7 +325,14 @@ cg_plan_event *cg_sim_take_plan(cg_sim *s, int *nevents)
 
 void cg_sim_set_mode(cg_sim *s, cg_sim_mode mode) { s->mode = mode; }
 
+/* Groups cost the oracle nothing: each call carries its members. */
+static int sim_group(void *self, cg_graph *g, int id, const int *members, int n)
+{
+    (void)self, (void)g, (void)id, (void)members, (void)n;
+    return 0;
+}
+
 cg_comm cg_sim_comm(cg_sim *s)
 {
-    return (cg_comm){s, sim_collective, sim_send, sim_recv, sim_backward, sim_zero_grad};
+    return (cg_comm){s, sim_collective, sim_send, sim_recv, sim_backward, sim_zero_grad, sim_group};
 }

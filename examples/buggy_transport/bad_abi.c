@@ -1,11 +1,13 @@
-/* bad_abi.c — a transport plugin that claims ABI version 99: collgrad-check
- * must refuse it before calling any entry (exit 3, "transport ABI version 99,
- * this collgrad-check needs 1"). Only the version matters; the table is
+/* bad_abi.c — a transport plugin built for the old ABI 1 (before process
+ * groups added split): collgrad-check must refuse it before calling any entry
+ * and say what to change (exit 3, "transport ABI version 1, this
+ * collgrad-check needs 2: rebuild it against this collgrad_transport.h (ABI
+ * 2 adds the entry split, ..."). Only the version matters; the table is
  * otherwise empty, which the tool would refuse too, but later. */
 #include "collgrad_transport.h"
 
 static const cg_transport_ops bad_abi_ops = {
-    .abi_version = 99,
+    .abi_version = 1,
     .name = "bad-abi",
     .version = "example (wrong ABI version)",
     .caps = CGT_CAP_HOST,

@@ -44,6 +44,13 @@ typedef struct cg_coll {
      * keeps a cg_coll copies them (the plan does) or clears the pointer.
      * NULL: the balanced split (cg_chunk_lo). */
     const int64_t *splits;
+    /* The process group the call runs on (interp_group.c): its members'
+     * global ranks, ascending, and its id in the program; nmembers 0 for
+     * the whole world (group unused). On a group the call is that of a world
+     * of nmembers ranks: root and splits count in group ranks (member k is
+     * rank k). Borrowed for the call, like splits. */
+    int group, nmembers;
+    const int *members;
 } cg_coll;
 
 /* A collective's forward across w simulated ranks as differentiable ops on

@@ -25,6 +25,11 @@ typedef struct cg_comm {
     /* roots[s] is slot s's root (NULL: no backward call on that rank). */
     int (*backward)(void *self, cg_graph *g, const cg_srcpos *pos, cg_tensor **roots);
     int (*zero_grad)(void *self, cg_graph *g);
+    /* The program makes process group `id` (ids count from 0 in program
+     * order) of members[0..n), global ranks ascending. Every rank makes every
+     * group, member or not, in the same order (MPI_Comm_split's rule). 0, or
+     * -1 with the graph's error. */
+    int (*group)(void *self, cg_graph *g, int id, const int *members, int n);
 } cg_comm;
 
 #endif

@@ -23,6 +23,10 @@ typedef struct cg_plan_event {
      * entry r the rows of its block r), owned by the plan array (freed with
      * it); NULL: the balanced split. */
     int64_t *splits;
+    /* A call on a process group (coll.nmembers > 0): its members' global
+     * ranks, ascending; ndim, shape, root and splits are then indexed by
+     * group rank (member k is k), as in a world of nmembers ranks. */
+    int members[CG_MAX_WORLD];
 } cg_plan_event;
 
 /* Rank r's input in the event: elements, rows (a 0-d input is one row) and

@@ -24,7 +24,8 @@ cg_interp *cg_interp_new(const cg_case *cs, int world, const int *ranks, int nsl
     I->ranks = calloc((size_t)nslots, sizeof *I->ranks);
     I->env = calloc((size_t)nslots, sizeof *I->env);
     I->active = calloc((size_t)nslots, sizeof *I->active);
-    if (!I->ranks || !I->env || !I->active) {
+    I->genv = calloc((size_t)nslots, sizeof *I->genv);
+    if (!I->ranks || !I->env || !I->active || !I->genv) {
         cg_interp_free(I);
         return NULL;
     }
@@ -42,6 +43,7 @@ void cg_interp_free(cg_interp *I)
         for (int s = 0; s < I->nslots; s++)
             free(I->env[s].b);
     free(I->env);
+    cg_groups_free(I);
     free(I->ranks);
     free(I->active);
     free(I);
@@ -122,6 +124,8 @@ static int bind(cg_interp *I, int slot, const char *name, cg_tensor *t, cg_srcpo
 /* `a, b, c = t` binds equal pieces of t along axis 0. */
 static int run_assign(cg_interp *I, const cg_stmt *st)
 {
+    if (cg_is_group_maker(st->expr))
+        return cg_run_group_assign(I, st);
     cg_val *v = calloc((size_t)I->nslots, sizeof *v);
     if (!v)
         return cg_error_at(&I->st, st->pos, "expected memory, got out of memory");
@@ -228,7 +232,8 @@ static int run_call(cg_interp *I, const cg_stmt *st)
 
 static int run_stmts(cg_interp *I, cg_stmt *const *stmts, int n);
 
-/* `on r1, r2 { ... }`: the body runs on the listed ranks only. */
+/* `on r1, r2 { ... }`: the body runs on the listed ranks only; `on g { }`
+ * on the members of group g (interp_group.c). */
 static int run_on(cg_interp *I, const cg_stmt *st)
 {
     bool *saved = malloc((size_t)I->nslots * sizeof *saved);
@@ -239,7 +244,12 @@ static int run_on(cg_interp *I, const cg_stmt *st)
     bool *member = calloc((size_t)I->nslots, sizeof *member);
     if (rc == 0 && !member)
         rc = cg_error_at(&I->st, st->pos, "expected memory, got out of memory");
-    for (int k = 0; rc == 0 && k < st->nranks; k++) {
+    /* `on g { }`: the members of the slot's group g */
+    for (int s = 0; rc == 0 && st->nranks == 1 && s < I->nslots; s++)
+        member[s] =
+            cg_group_index(cg_group_at(I, cg_group_bound(I, s, st->ranks[0])), I->ranks[s]) >= 0;
+    bool on_group = rc == 0 && st->nranks == 1 && cg_group_bound(I, 0, st->ranks[0]) >= 0;
+    for (int k = 0; rc == 0 && !on_group && k < st->nranks; k++) {
         rc = cg_eval(I, st->ranks[k], v);
         for (int s = 0; rc == 0 && s < I->nslots; s++) {
             int64_t r;

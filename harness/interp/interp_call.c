@@ -281,33 +281,113 @@ static int redop_arg(const call_ctx *c, int pos, cg_redop *op)
     return 0;
 }
 
-/* An integer argument that must be the same rank number on every slot. */
-static int rank_arg(const call_ctx *c, int pos, const char *kw, const char *what, int *out)
+/* The root of a collective on the group `members` (NULL: the world) among
+ * the slots in[] holds: the same global rank on each, and a member; *out is
+ * its index in the group (the world: the rank itself). 0, or -1. */
+static int root_arg(const call_ctx *c, cg_tensor **in, const cg_group *members, int *out)
 {
-    int i = arg_at(c->e, pos, kw), seen = -1;
+    cg_interp *I = c->I;
+    int i = arg_at(c->e, 1, "root"), seen = -1;
     *out = 0;
     if (i < 0)
         return 0;
-    for (int s = 0; s < c->I->nslots; s++) {
+    for (int s = 0; s < I->nslots; s++) {
         int64_t r;
-        if (!c->I->active[s])
+        if (!in[s])
             continue;
-        if (int_arg(c, i, s, what, &r) != 0)
+        if (int_arg(c, i, s, "root rank", &r) != 0)
             return -1;
-        if (r < 0 || r >= c->I->world)
-            return cg_error_at_rank(&c->I->st, c->e->args[i]->pos, cg_slot_rank(c->I, s),
-                                    c->I->world, "expected %s in 0..%d, got %lld", what,
-                                    c->I->world - 1, (long long)r);
+        if (r < 0 || r >= I->world)
+            return cg_error_at_rank(&I->st, c->e->args[i]->pos, cg_slot_rank(I, s), I->world,
+                                    "expected root rank in 0..%d, got %lld", I->world - 1,
+                                    (long long)r);
         if (seen >= 0 && r != seen)
-            return cg_error_at_rank(&c->I->st, c->e->args[i]->pos, cg_slot_rank(c->I, s),
-                                    c->I->world,
-                                    "expected the same %s on every rank, got "
-                                    "%d and %lld",
-                                    what, seen, (long long)r);
+            return cg_error_at_rank(&I->st, c->e->args[i]->pos, cg_slot_rank(I, s), I->world,
+                                    "expected the same root rank on every rank, got %d and %lld",
+                                    seen, (long long)r);
         seen = (int)r;
     }
-    *out = seen < 0 ? 0 : seen;
+    int local = members ? cg_group_index(members, seen) : seen;
+    if (seen >= 0 && local < 0) /* PyTorch: "The global rank ... is not part of the group" */
+        return cg_error_at(&I->st, c->e->args[i]->pos,
+                           "expected a root in the group (roots are global ranks), got rank %d",
+                           seen);
+    *out = local < 0 ? 0 : local;
     return 0;
+}
+
+/* Each active slot's group for collective call e: gid[s] its id, or -1 when
+ * the call names none (the world). 0, or -1. */
+static int group_arg(const call_ctx *c, cg_coll_kind kind, int *gid)
+{
+    cg_interp *I = c->I;
+    int i = arg_at(c->e, cg_coll_keyword_index(kind, "group"), "group");
+    for (int s = 0; s < I->nslots; s++) {
+        gid[s] = -1;
+        if (i < 0 || !I->active[s])
+            continue;
+        if ((gid[s] = cg_group_bound(I, s, c->e->args[i])) < 0)
+            return cg_error_at_rank(&I->st, c->e->args[i]->pos, cg_slot_rank(I, s), I->world,
+                                    "expected a group (made by group() or mesh()), got %s",
+                                    c->e->args[i]->kind == CG_E_NAME ? c->e->args[i]->name
+                                                                     : "an expression");
+    }
+    return 0;
+}
+
+/* One collective on the world (id -1) or on group id, over the slots whose
+ * group it is: every member must be there; the call is that of a world of
+ * the group's size (collectives.h). res[s] receives each member's output. */
+static int run_on_group(const call_ctx *c, cg_coll cc, int id, const int *gid, cg_tensor **in,
+                        cg_tensor **res)
+{
+    cg_interp *I = c->I;
+    const cg_expr *e = c->e;
+    const cg_group *gr = cg_group_at(I, id);
+    cg_tensor **mine = calloc((size_t)I->nslots, sizeof *mine);
+    if (!mine)
+        return cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
+    int rc = 0, nmine = 0;
+    for (int s = 0; s < I->nslots && rc == 0; s++) {
+        bool member = !gr || cg_group_index(gr, I->ranks[s]) >= 0;
+        nmine += member;
+        if (member && (!I->active[s] || gid[s] != id))
+            rc = cg_error_at(&I->st, e->pos,
+                             "expected every %s to take part in %s, got %s without rank %d",
+                             gr ? "member of the group" : "rank", e->name,
+                             I->active[s] ? "a call on another group" : "an on-block", I->ranks[s]);
+        else if (member)
+            mine[s] = in[s];
+    }
+    if (rc == 0 && nmine == 0) { /* no slot here is a member (a worker outside the group) */
+        free(mine);
+        return 0;
+    }
+    if (rc == 0 && gr &&
+        arg_at(e, cg_coll_keyword_index(cc.kind, "send_splits"), "send_splits") >= 0)
+        rc = cg_error_at(&I->st, e->pos,
+                         "expected no send_splits on a group (not supported yet), got them");
+    if (rc == 0 && cg_coll_has_root(cc.kind))
+        rc = root_arg(c, mine, gr, &cc.root);
+    int64_t *splits = NULL;
+    if (rc == 0 && !gr && (rc = cg_read_splits(I, e, cc.kind, c->args, mine, &splits)) == 0)
+        cc.splits = splits;
+    if (rc == 0 && gr) {
+        cc.group = id;
+        cc.nmembers = gr->n;
+        cc.members = gr->members;
+    }
+    if (rc == 0 && I->comm->collective(I->comm->self, I->g, &cc, mine, res) != 0)
+        rc = cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, -1, 0);
+    free(splits);
+    free(mine);
+    return rc;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
 }
 
 static int eval_comm(const call_ctx *c, cg_val *out)
@@ -317,26 +397,19 @@ static int eval_comm(const call_ctx *c, cg_val *out)
     const cg_collective *d = cg_collective_named(e->name); /* send is a statement (interp.c) */
     cg_coll cc = {.kind = d->kind, .pos = e->pos};
     bool is_recv = cc.kind == CG_C_RECV;
-    int rc = 0;
     int op_at = cg_coll_keyword_index(d->kind, "op");
-    if (op_at >= 0)
-        rc = redop_arg(c, op_at, &cc.op);
-    if (rc == 0 && cg_coll_has_root(d->kind))
-        rc = rank_arg(c, 1, "root", "root rank", &cc.root);
-    if (rc != 0)
+    if (op_at >= 0 && redop_arg(c, op_at, &cc.op) != 0)
         return -1;
     cc.seq = I->seq++;
-    if (!is_recv) /* a collective: every rank must reach it */
-        for (int s = 0; s < I->nslots; s++)
-            if (!I->active[s])
-                return cg_error_at(&I->st, e->pos,
-                                   "expected every rank to take part in %s, got an "
-                                   "on-block without rank %d",
-                                   e->name, I->ranks[s]);
     cg_tensor **in = calloc((size_t)I->nslots * 2, sizeof *in);
-    if (!in)
+    int *gid = calloc((size_t)I->nslots * 2, sizeof *gid), *ids = gid + I->nslots;
+    if (!in || !gid) {
+        free(in);
+        free(gid);
         return cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
+    }
     cg_tensor **res = in + I->nslots;
+    int rc = is_recv ? 0 : group_arg(c, cc.kind, gid);
     for (int s = 0; rc == 0 && s < I->nslots; s++) {
         if (!I->active[s])
             continue;
@@ -356,16 +429,24 @@ static int eval_comm(const call_ctx *c, cg_val *out)
             rc = -1;
         }
     }
-    int64_t *splits = NULL;
-    if (rc == 0 && !is_recv && (rc = cg_read_splits(I, e, cc.kind, c->args, in, &splits)) == 0) {
-        cc.splits = splits;
-        if (I->comm->collective(I->comm->self, I->g, &cc, in, res) != 0)
-            rc = cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, -1, 0);
-    }
-    free(splits);
+    /* the world's call, or one call per group the slots name, in id order */
+    int nids = 0;
+    for (int s = 0; rc == 0 && !is_recv && s < I->nslots; s++)
+        if (I->active[s] && (nids == 0 || gid[s] != -1))
+            ids[nids++] = gid[s];
+    if (nids > 1)
+        qsort(ids, (size_t)nids, sizeof *ids, cmp_int);
+    for (int k = 0; rc == 0 && k < nids; k++)
+        if (k == 0 || ids[k] != ids[k - 1])
+            rc = run_on_group(c, cc, ids[k], gid, in, res);
+    /* a non-member's call is a no-op returning its input, as in PyTorch */
+    for (int s = 0; rc == 0 && !is_recv && s < I->nslots; s++)
+        if (I->active[s] && gid[s] >= 0 && cg_group_index(cg_group_at(I, gid[s]), I->ranks[s]) < 0)
+            res[s] = in[s];
     for (int s = 0; rc == 0 && s < I->nslots; s++)
         if (I->active[s])
             out[s] = (cg_val){.is_tensor = true, .t = res[s]};
+    free(gid);
     free(in);
     return rc;
 }
@@ -379,8 +460,21 @@ int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out)
     if (!c.args)
         return cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
     int rc = 0;
+    if (cg_is_group_maker(e))
+        rc = cg_error_at(&I->st, e->pos,
+                         "expected %s() alone on the right of an assignment, got it in "
+                         "an expression",
+                         e->name);
+    if (rc == 0 && (strcmp(e->name, "group_rank") == 0 || strcmp(e->name, "group_size") == 0)) {
+        rc = cg_eval_group_query(I, e, out);
+        free(c.args);
+        return rc;
+    }
+    /* a collective's group= names a group, not a value: interp_group.c reads it */
+    const cg_collective *coll = cg_collective_named(e->name);
+    int group_at = coll ? arg_at(e, cg_coll_keyword_index(coll->kind, "group"), "group") : -1;
     for (int i = 0; i < e->nargs && rc == 0; i++)
-        if (e->args[i]->kind != CG_E_WORD)
+        if (e->args[i]->kind != CG_E_WORD && i != group_at)
             rc = cg_eval(I, e->args[i], c.args + (size_t)i * I->nslots);
     if (rc == 0 && cg_collective_named(e->name)) { /* send was refused above */
         rc = eval_comm(&c, out);

@@ -10,6 +10,19 @@ typedef struct cg_env {
     int n, cap;
 } cg_env;
 
+/* A process group: its members' global ranks, ascending (interp_group.c). */
+typedef struct cg_group {
+    int n;
+    int *members;
+} cg_group;
+
+/* One slot's group names: names[i] (owned by the case) is group ids[i]. */
+typedef struct cg_genv {
+    const char **names;
+    int *ids;
+    int n, cap;
+} cg_genv;
+
 struct cg_interp {
     const cg_case *cs;
     int world, nslots;
@@ -27,6 +40,9 @@ struct cg_interp {
     cg_perturb perturb;
     cg_status st;        /* the last error: "file:line:col: ... (rank R, world W)"; its code
                             CG_E_CASE, or CG_E_INFRA (memory, a stop: tensor.h) */
+    cg_group *groups;    /* every group made, in program order: the id is the index */
+    int ngroups, capgroups;
+    cg_genv *genv; /* per slot */
 };
 
 /* A value in one slot: a number or a tensor. */
@@ -62,5 +78,19 @@ cg_tensor *cg_val_tensor(cg_interp *I, const cg_val *v);
 /* v as an integer; -1 with an error when v is a tensor or not integral. */
 int cg_val_int(cg_interp *I, const cg_val *v, cg_srcpos pos, int slot, const char *what,
                int64_t *out);
+
+/* ---- process groups (interp_group.c) ---- */
+
+/* e is group(...) or mesh(...): an assignment of it makes groups. */
+bool cg_is_group_maker(const cg_expr *e);
+int cg_run_group_assign(cg_interp *I, const cg_stmt *st);
+/* The id of the group name e is bound to in slot, or -1 (not a group name). */
+int cg_group_bound(const cg_interp *I, int slot, const cg_expr *e);
+const cg_group *cg_group_at(const cg_interp *I, int id); /* NULL for a bad id */
+/* rank's index among gr's members, or -1 for a non-member. */
+int cg_group_index(const cg_group *gr, int rank);
+/* group_rank(g) and group_size(g) for every active slot. 0 or -1. */
+int cg_eval_group_query(cg_interp *I, const cg_expr *e, cg_val *out);
+void cg_groups_free(cg_interp *I);
 
 #endif

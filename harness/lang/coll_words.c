@@ -5,18 +5,19 @@
 #include <string.h>
 
 static const char *const coll_names[CG_C_COUNT] = {
-#define CG_COLL_WORD_NAME(kind, name, lo, hi, kw1, kw2, first, stmt) [CG_C_##kind] = name,
+#define CG_COLL_WORD_NAME(kind, name, lo, hi, kw1, kw2, kw3, first, stmt) [CG_C_##kind] = name,
     CG_COLLECTIVE_WORDS(CG_COLL_WORD_NAME)
 #undef CG_COLL_WORD_NAME
 };
 
 typedef struct keywords {
-    const char *kw[2];
-    int first; /* positional index of kw[0]; kw[1] follows it */
+    const char *kw[3];
+    int first; /* positional index of kw[0]; the others follow it */
 } keywords;
 
 static const keywords coll_keywords[CG_C_COUNT] = {
-#define CG_COLL_WORD_KW(kind, name, lo, hi, kw1, kw2, first, stmt) [CG_C_##kind] = {{kw1, kw2}, first},
+#define CG_COLL_WORD_KW(kind, name, lo, hi, kw1, kw2, kw3, first, stmt)                            \
+    [CG_C_##kind] = {{kw1, kw2, kw3}, first},
     CG_COLLECTIVE_WORDS(CG_COLL_WORD_KW)
 #undef CG_COLL_WORD_KW
 };
@@ -38,7 +39,7 @@ int cg_coll_keyword_index(cg_coll_kind k, const char *kw)
     if ((unsigned)k >= CG_C_COUNT || !kw)
         return -1;
     const keywords *w = &coll_keywords[k];
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
         if (w->kw[i] && w->first >= 0 && strcmp(w->kw[i], kw) == 0)
             return w->first + i;
     return -1;

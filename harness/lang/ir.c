@@ -13,7 +13,10 @@
 /* ---- built-in functions -------------------------------------------------- */
 
 #define FN(name, lo, hi) {name, lo, hi, {NULL, NULL}, -1, false}
-#define FN_KW(name, lo, hi, kw1, kw2, first) {name, lo, hi, {kw1, kw2}, first, false}
+#define FN_KW(name, lo, hi, kw1, kw2, first)                                                       \
+    {                                                                                              \
+        name, lo, hi, {kw1, kw2, NULL}, first, false                                               \
+    }
 #define STMT(name, n) {name, n, n, {NULL, NULL}, -1, true}
 
 /* Arity counts positional and keyword arguments together. kw_first is the
@@ -52,9 +55,14 @@ static const cg_function functions[] = {
     FN("split", 2, 2),
     FN("detach", 1, 1),
     FN("clone", 1, 1),
+    FN("group", 1, 1), /* process groups (interp.h) */
+    FN("mesh", 1, 1),
+    FN("group_rank", 1, 1),
+    FN("group_size", 1, 1),
     STMT("backward", 1),
     STMT("zero_grad", 0),
-#define CG_COLL_WORD_FN(kind, name, lo, hi, kw1, kw2, first, stmt) {name, lo, hi, {kw1, kw2}, first, stmt},
+#define CG_COLL_WORD_FN(kind, name, lo, hi, kw1, kw2, kw3, first, stmt)                            \
+    {name, lo, hi, {kw1, kw2, kw3}, first, stmt},
     CG_COLLECTIVE_WORDS(CG_COLL_WORD_FN) /* coll_words.h: every collective, send and recv */
 #undef CG_COLL_WORD_FN
 };

@@ -10,7 +10,7 @@
 
 static int keyword_index(const cg_function *f, const cg_token *t)
 {
-    for (int k = 0; k < 2 && f->keywords[k]; k++)
+    for (int k = 0; k < 3 && f->keywords[k]; k++)
         if (cg_tok_is_name(t, f->keywords[k]))
             return k;
     return -1;
@@ -24,8 +24,9 @@ static bool bad_keyword(cg_parser *p, const cg_function *f, const cg_token *t)
                     t->text);
     else
         cg_error_at(&p->st, cg_p_pos(p, t->line, t->col),
-                    "expected a keyword of '%s' (%s%s%s), got '%.*s'", f->name, f->keywords[0],
-                    f->keywords[1] ? ", " : "", f->keywords[1] ? f->keywords[1] : "", (int)t->len,
+                    "expected a keyword of '%s' (%s%s%s%s%s), got '%.*s'", f->name, f->keywords[0],
+                    f->keywords[1] ? ", " : "", f->keywords[1] ? f->keywords[1] : "",
+                    f->keywords[2] ? ", " : "", f->keywords[2] ? f->keywords[2] : "", (int)t->len,
                     t->text);
     return false;
 }

@@ -17,7 +17,7 @@
 typedef struct cg_function {
     const char *name;
     int min_args, max_args;    /* positional and keyword arguments together */
-    const char *keywords[2];   /* accepted keywords, in positional order; NULL-padded */
+    const char *keywords[3];   /* accepted keywords, in positional order; NULL-padded */
     int kw_first;              /* positional index of keywords[0]; -1: keyword-only */
     bool statement;            /* backward, zero_grad, send: not an expression */
 } cg_function;

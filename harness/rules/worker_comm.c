@@ -10,11 +10,23 @@
 
 /* ---- the plan ------------------------------------------------------------ */
 
+/* The plan's event of call c on this rank: a send/recv's own, a
+ * collective's, or on a process group the one of the group it is in (a
+ * mesh's statement makes one event per group). */
+static bool in_event(const cg_plan_event *ev, int rank)
+{
+    for (int k = 0; k < ev->coll.nmembers; k++)
+        if (ev->members[k] == rank)
+            return true;
+    return ev->coll.nmembers == 0;
+}
+
 static const cg_plan_event *plan_event(const cg_wcomm *w, cg_graph *g, const cg_coll *c)
 {
     for (int i = 0; i < w->nevents; i++) {
         const cg_plan_event *ev = &w->events[i];
-        if (ev->coll.seq == c->seq && (ev->rank < 0 || ev->rank == w->rank))
+        if (ev->coll.seq == c->seq && (ev->rank < 0 || ev->rank == w->rank) &&
+            in_event(ev, w->rank))
             return ev;
     }
     cg_error(cg_graph_status(g), "expected the oracle's plan to hold %s #%d, got nothing",
@@ -24,10 +36,17 @@ static const cg_plan_event *plan_event(const cg_wcomm *w, cg_graph *g, const cg_
 
 /* ---- the collective node ------------------------------------------------- */
 
+/* Where a collective runs: the world, or a process group as a world of its
+ * own (collectives.h): its handle, this rank's place in it and its size. */
+typedef struct coll_where {
+    cg_tp *tp;
+    int rank, world;
+} coll_where;
+
 typedef struct coll_ctx {
     cg_coll coll;
     const cg_rules *rules;
-    cg_wcomm *w;
+    coll_where at;
     const cg_coll_counts *counts; /* the forward's, owned by the graph */
 } coll_ctx;
 
@@ -40,8 +59,17 @@ static int coll_backward(cg_graph *g, cg_node *n)
         return -1;
     /* a failing rule set reports in the graph's status, naming the call:
      * "backward of all_reduce(prod): ..." */
-    cg_rule_call call = {ctx->w->tp, (cg_tp_site){ctx->coll.seq, true}, &ctx->coll, ctx->w->rank, ctx->w->world, ctx->counts, x, n->out,
-                         n->out->pgrad, gx, cg_graph_status(g)};
+    cg_rule_call call = {ctx->at.tp,
+                         (cg_tp_site){ctx->coll.seq, true},
+                         &ctx->coll,
+                         ctx->at.rank,
+                         ctx->at.world,
+                         ctx->counts,
+                         x,
+                         n->out,
+                         n->out->pgrad,
+                         gx,
+                         cg_graph_status(g)};
     if (cg_rules_backward(ctx->rules, &call) != 0)
         return -1;
     return cg_accum_grad_owned(g, x, gx); /* gx was made for this call alone */
@@ -56,28 +84,45 @@ static int identity_backward(cg_graph *g, cg_node *n)
 
 /* The output of a collective on this rank: its shape by the table's rule,
  * from every rank's input shape in the plan. */
-static cg_tensor *output_tensor(const cg_wcomm *w, cg_graph *g, const cg_plan_event *ev, cg_dtype dt)
+static cg_tensor *output_tensor(const coll_where *at, cg_graph *g, const cg_plan_event *ev,
+                                cg_dtype dt)
 {
     int ndim = 0;
     int64_t shape[CG_MAX_DIMS];
-    cg_plan_out_shape(ev, w->world, w->rank, &ndim, shape);
+    cg_plan_out_shape(ev, at->world, at->rank, &ndim, shape);
     return cg_tensor_new(g, dt, ndim, shape);
+}
+
+/* The handle call c runs on here: the world's, or its group's (made by
+ * w_group; this rank is a member, or the interpreter would not call). */
+static int where(cg_wcomm *w, cg_graph *g, const cg_coll *c, coll_where *at)
+{
+    *at = (coll_where){w->tp, w->rank, w->world};
+    if (c->nmembers == 0)
+        return 0;
+    cg_tp *gt = c->group >= 0 && c->group < w->ngroups ? w->groups[c->group] : NULL;
+    if (!gt)
+        return cg_error(cg_graph_status(g), "expected this rank's handle on group %d, got none",
+                        c->group);
+    *at = (coll_where){gt, gt->rank, gt->world};
+    return 0;
 }
 
 static cgt_redop tp_op(cg_redop op) { return (cgt_redop)op; } /* same order by construction */
 
 /* The forward value: one transport call, identical under every rule set. */
-static int forward(cg_wcomm *w, cg_graph *g, const cg_coll *c, const cg_coll_counts *counts, cg_tensor *x,
-                   cg_tensor *y)
+static int forward(const coll_where *at, cg_graph *g, const cg_coll *c,
+                   const cg_coll_counts *counts, cg_tensor *x, cg_tensor *y)
 {
     const cg_collective *d = cg_collective_of(c->kind);
     if (d->in_place && cg_tensor_copy_elems(g, y, 0, x, 0, x->numel) < 0) { /* x keeps its own value */
-        cg_error(&w->tp->st, "%s", cg_graph_status(g)->msg);
+        cg_error(&at->tp->st, "%s", cg_graph_status(g)->msg);
         return -1;
     }
-    void *recv = d->root_only_output && w->rank != c->root ? NULL : y->data; /* the rest stay zeros */
-    return cg_tp_collective(w->tp, (cg_tp_site){c->seq, false}, c->kind, tp_op(c->op), c->root, x->data, recv, (size_t)x->numel, counts,
-                            x->dtype);
+    void *recv =
+        d->root_only_output && at->rank != c->root ? NULL : y->data; /* the rest stay zeros */
+    return cg_tp_collective(at->tp, (cg_tp_site){c->seq, false}, c->kind, tp_op(c->op), c->root,
+                            x->data, recv, (size_t)x->numel, counts, x->dtype);
 }
 
 static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **in, cg_tensor **out)
@@ -86,16 +131,19 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     const cg_plan_event *ev = plan_event(w, g, c);
     if (!ev)
         return -1;
+    coll_where at;
+    if (where(w, g, c, &at) != 0)
+        return -1;
     cg_coll_counts *counts = cg_alloc(g, sizeof *counts);
     coll_ctx *ctx = cg_alloc(g, sizeof *ctx);
-    cg_tensor *x = in[0], *y = out[0] = output_tensor(w, g, ev, x->dtype);
+    cg_tensor *x = in[0], *y = out[0] = output_tensor(&at, g, ev, x->dtype);
     if (!counts || !ctx || !y)
         return -1;
-    cg_plan_counts(ev, w->world, w->rank, counts);
+    cg_plan_counts(ev, at.world, at.rank, counts);
     if (cg_check_placed(g, cg_coll_name(c->kind), y, &x, 1) < 0)
         return -1;
-    if (forward(w, g, c, counts, x, y) != 0) {
-        cg_error(cg_graph_status(g), "%s", w->tp->st.msg);
+    if (forward(&at, g, c, counts, x, y) != 0) {
+        cg_error(cg_graph_status(g), "%s", at.tp->st.msg);
         return -1;
     }
     cg_wiring wiring = w->rules->wiring(c);
@@ -106,8 +154,9 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
             return -1;
         return 0;
     }
-    *ctx = (coll_ctx){*c, w->rules, w, counts};
+    *ctx = (coll_ctx){*c, w->rules, at, counts};
     ctx->coll.splits = NULL; /* borrowed for the forward; the counts say the same */
+    ctx->coll.members = NULL; /* borrowed too; the backward needs only `at` */
     cg_node *n = cg_record(g, cg_coll_name(c->kind), y, &x, 1, coll_backward);
     if (!n)
         return -1;
@@ -116,7 +165,7 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     n->iarg[1] = c->kind;
     n->always_run = true; /* every rank issues every backward collective */
     /* non-root outputs of reduce and gather carry no gradient (DESIGN 3) */
-    y->requires_grad = !(cg_collective_of(c->kind)->root_only_output && w->rank != c->root);
+    y->requires_grad = !(cg_collective_of(c->kind)->root_only_output && at.rank != c->root);
     return 0;
 }
 
@@ -216,7 +265,37 @@ static int w_zero_grad(void *self, cg_graph *g)
     return 0;
 }
 
+/* Process group `id`: a split of the transport under test, made here by
+ * every rank (members get a handle, the others NULL) and kept for the job. */
+static int w_group(void *self, cg_graph *g, int id, const int *members, int n)
+{
+    cg_wcomm *w = self;
+    bool member = false;
+    for (int k = 0; k < n; k++)
+        member |= members[k] == w->rank;
+    if (id != w->ngroups)
+        return cg_error(cg_graph_status(g), "expected group %d next, got group %d", w->ngroups, id);
+    cg_tp **grown = realloc(w->groups, (size_t)(w->ngroups + 1) * sizeof *grown);
+    if (!grown)
+        return cg_error_infra(cg_graph_status(g), "out of memory for a process group");
+    w->groups = grown;
+    w->groups[w->ngroups] = NULL;
+    if (cg_tp_split(w->tp, member ? 0 : -1, w->rank, &w->groups[w->ngroups]) != 0)
+        return cg_error(cg_graph_status(g), "making process group %d: %s", id, w->tp->st.msg);
+    w->ngroups++;
+    return 0;
+}
+
+void cg_wcomm_close(cg_wcomm *w)
+{
+    for (int i = 0; i < w->ngroups; i++)
+        cg_tp_free_split(w->groups[i]);
+    free(w->groups);
+    w->groups = NULL;
+    w->ngroups = 0;
+}
+
 cg_comm cg_wcomm_comm(cg_wcomm *w)
 {
-    return (cg_comm){w, w_collective, w_send, w_recv, w_backward, w_zero_grad};
+    return (cg_comm){w, w_collective, w_send, w_recv, w_backward, w_zero_grad, w_group};
 }

@@ -6,7 +6,8 @@
  * metadata travels over the transport under test.
  *
  * Ownership: the caller owns everything pointed to and keeps it alive while
- * the interpreter runs; the comm owns nothing. */
+ * the interpreter runs; the comm owns only the process groups' handles it
+ * makes (cg_wcomm_close). */
 #ifndef CG_WORKER_COMM_H
 #define CG_WORKER_COMM_H
 
@@ -23,8 +24,14 @@ typedef struct cg_wcomm {
     const cg_plan_event *events; /* the oracle's plan at this world */
     int nevents;
     int passes;                  /* backward passes run */
+    cg_tp **groups;              /* the program's process groups (comm.h): this rank's
+                                  * handle on each, NULL where it is no member; owned,
+                                  * freed by cg_wcomm_close */
+    int ngroups;
 } cg_wcomm;
 
 cg_comm cg_wcomm_comm(cg_wcomm *w);
+/* Frees the group handles (every rank, after the program ran). */
+void cg_wcomm_close(cg_wcomm *w);
 
 #endif

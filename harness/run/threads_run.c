@@ -62,7 +62,8 @@ static void *rank_main(void *arg)
     tp.world = world;
     /* no watchers: no status board, no sync check on a private re-run */
     cg_graph *g = cg_graph_new();
-    cg_wcomm w = {&tp, rr->rules, me, world, rr->cs->dtype, rr->plan->events, rr->plan->nevents, 0};
+    cg_wcomm w = {&tp, rr->rules, me, world, rr->cs->dtype, rr->plan->events, rr->plan->nevents,
+                  0,   NULL,      0};
     cg_comm comm = cg_wcomm_comm(&w);
     cg_interp *I = g ? cg_interp_new(rr->cs, world, &me, 1, rr->cs->dtype, g, &comm) : NULL;
     if (!I) {
@@ -78,6 +79,7 @@ static void *rank_main(void *arg)
         rr->oom = true;
     cg_interp_free(I);
     cg_graph_free(g);
+    cg_wcomm_close(&w);
     return NULL;
 }
 
@@ -98,7 +100,8 @@ int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rule
     }
     int started = 0, rc = 0;
     for (int r = 0; r < world; r++) {
-        runs[r] = (rank_run){cs, plan, rules, &sh, {&sh, r, CG_STATUS_OK}, &obs->ranks[r], false};
+        runs[r] =
+            (rank_run){cs, plan, rules, &sh, {&sh, r, false, CG_STATUS_OK}, &obs->ranks[r], false};
         if (pthread_create(&threads[r], NULL, rank_main, &runs[r]) != 0) {
             cg_threads_abort(&sh, "could not start the thread of rank %d", r);
             cg_error(st, "could not start the thread of rank %d", r);

@@ -28,6 +28,11 @@ int cg_threads_init(cg_threads *sh, int world)
 
 void cg_threads_destroy(cg_threads *sh)
 {
+    for (int i = 0; i < sh->nchildren; i++) {
+        cg_threads_destroy(sh->children[i]);
+        free(sh->children[i]);
+    }
+    free(sh->children);
     for (int s = 0; s < sh->world; s++)
         for (int d = 0; d < sh->world; d++)
             while (sh->box[s][d]) {
@@ -58,7 +63,10 @@ void cg_threads_abort(cg_threads *sh, const char *fmt, ...)
     va_end(ap);
     pthread_mutex_lock(&sh->mu);
     abort_locked(sh, why);
+    int n = sh->nchildren;
     pthread_mutex_unlock(&sh->mu);
+    for (int i = 0; i < n; i++) /* a group's waiters wake too */
+        cg_threads_abort(sh->children[i], "%s", why);
 }
 
 void cg_threads_finished(cg_threads *sh, int rank)
@@ -355,11 +363,71 @@ static int th_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int p
     return rc;
 }
 
+/* MPI_Comm_split over the threads: every rank posts its color; the lowest
+ * rank of each color makes the group's state; each member then joins it at
+ * its place among the members (by key, then rank). Three barriers, so the
+ * colors and the made states are read before the next split reuses them. */
+static cg_transport *th_split(cg_transport *t, int color, int key, const char **err)
+{
+    cg_threads *sh = t->sh;
+    *err = NULL;
+    pthread_mutex_lock(&sh->mu);
+    sh->colors[t->rank] = color;
+    sh->made[t->rank] = NULL;
+    pthread_mutex_unlock(&sh->mu);
+    if (barrier(t) != 0)
+        return *err = "a rank failed before the split", NULL;
+    int lowest = -1, n = 0, me = 0;
+    for (int r = 0; r < sh->world; r++)
+        if (color >= 0 && sh->colors[r] == color) {
+            if (lowest < 0)
+                lowest = r;
+            me += r < t->rank;
+            n++;
+        }
+    (void)key;               /* the callers' key is the rank: member order is rank order */
+    if (lowest == t->rank) { /* a member that finds no state fails below */
+        cg_threads *g = calloc(1, sizeof *g);
+        pthread_mutex_lock(&sh->mu);
+        cg_threads **kids =
+            g ? realloc(sh->children, (size_t)(sh->nchildren + 1) * sizeof *kids) : NULL;
+        if (kids)
+            sh->children = kids;
+        if (kids && cg_threads_init(g, n) == 0) {
+            sh->children[sh->nchildren++] = g;
+            sh->made[t->rank] = g;
+        } else {
+            free(g);
+        }
+        pthread_mutex_unlock(&sh->mu);
+    }
+    int rc = barrier(t);
+    cg_threads *g = color >= 0 && lowest >= 0 ? sh->made[lowest] : NULL;
+    if (rc != 0 || barrier(t) != 0)
+        return *err = "a rank failed during the split", NULL;
+    if (color < 0)
+        return NULL;
+    cg_transport *mine = g ? calloc(1, sizeof *mine) : NULL;
+    if (!mine)
+        return *err = "out of memory for a process group", NULL;
+    *mine = (cg_transport){.sh = g, .rank = me, .split = true};
+    return mine;
+}
+
 static int th_barrier(cg_transport *t) { return barrier(t); }
 static int th_rank(const cg_transport *t) { return t->rank; }
 static int th_world(const cg_transport *t) { return t->sh->world; }
 static const char *th_last_error(const cg_transport *t) { return t->st.msg; }
-static void th_destroy(cg_transport *t) { (void)t; }
+/* The runner's own instances live in its arrays; a group's was malloc'd by
+ * th_split, and leaving it is this rank finishing there (its state is the
+ * parent's to free). */
+static void th_destroy(cg_transport *t)
+{
+    if (!t || !t->split)
+        return;
+    cg_threads_finished(t->sh, t->rank);
+    free(t);
+}
 
 static const cg_transport_ops threads_ops = {
     .abi_version = CG_TRANSPORT_ABI_VERSION,
@@ -382,6 +450,7 @@ static const cg_transport_ops threads_ops = {
     .send = th_send,
     .recv = th_recv,
     .barrier = th_barrier,
+    .split = th_split,
 };
 
 const cg_transport_ops *cg_threads_ops(void) { return &threads_ops; }

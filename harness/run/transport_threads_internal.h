@@ -37,18 +37,26 @@ typedef struct cg_threads {
     int nfinished;
     cg_threads_slot slots[CG_MAX_WORLD];
     cg_threads_msg *box[CG_MAX_WORLD][CG_MAX_WORLD]; /* [from][to] */
+    /* process groups (split): each rank's color while a split is under way,
+     * the state its lowest-ranked member made for the others, and every
+     * group made, owned here (freed with this state; aborted with it) */
+    int colors[CG_MAX_WORLD];
+    struct cg_threads *made[CG_MAX_WORLD];
+    struct cg_threads **children;
+    int nchildren;
 } cg_threads;
 
 /* One rank's instance of the transport. */
 struct cg_transport {
     cg_threads *sh;
     int rank;
+    bool split;   /* a process group's: malloc'd by th_split, freed by destroy */
     cg_status st; /* the last failure: what last_error says */
 };
 
 /* 0, or -1 when the mutex or condition cannot be made. */
 int cg_threads_init(cg_threads *sh, int world);
-void cg_threads_destroy(cg_threads *sh); /* frees undelivered messages */
+void cg_threads_destroy(cg_threads *sh); /* frees undelivered messages and the groups */
 /* Wake every waiter with this reason (the first one is kept). */
 void cg_threads_abort(cg_threads *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* rank has left its program: waits that need it end. */

@@ -192,7 +192,8 @@ static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const 
                      cg_device dev, buf *b)
 {
     cg_graph *g = cg_graph_new();
-    cg_wcomm w = {tp, rules, tp->rank, tp->world, cs->dtype, plan->events, plan->nevents, 0};
+    cg_wcomm w = {tp,           rules,         tp->rank, tp->world, cs->dtype,
+                  plan->events, plan->nevents, 0,        NULL,      0};
     cg_comm comm = cg_wcomm_comm(&w);
     int me = tp->rank;
     if (g && dev == CG_DEVICE_CUDA && cg_graph_use_cuda(g) < 0) {
@@ -200,6 +201,7 @@ static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const 
         cg_graph_free(g);
         return;
     }
+
     cg_interp *I = g ? cg_interp_new(cs, tp->world, &me, 1, cs->dtype, g, &comm) : NULL;
     int failed = I ? cg_interp_run(I) : -1;
     /* sends the transport held back go out before the results leave */
@@ -214,6 +216,7 @@ static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const 
         pack_rank(b, g, I, NULL, 0);
     cg_interp_free(I);
     cg_graph_free(g);
+    cg_wcomm_close(&w);
 }
 
 /* Rank 0 collects every rank's packed result in rank order. */

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CG_TRANSPORT_ABI_VERSION 1
+#define CG_TRANSPORT_ABI_VERSION 2 /* 2: split (process groups) */
 
 typedef enum { CGT_F32 = 0, CGT_F64 = 1, CGT_BF16 = 2, CGT_F16 = 3 } cgt_dtype;
 typedef enum { CGT_SUM = 0, CGT_AVG = 1, CGT_PROD = 2, CGT_MAX = 3, CGT_MIN = 4 } cgt_redop;
@@ -76,6 +76,14 @@ typedef struct cg_transport_ops {
     int (*send)(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag);
     int (*recv)(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag);
     int (*barrier)(cg_transport *t);
+
+    /* ABI 2. A process group: a new instance over the ranks of t that pass
+     * the same color (MPI_Comm_split's contract): collective over t, every
+     * rank calls it in the same order; key orders the new ranks; color < 0
+     * is no member (NULL with *err NULL). NULL with *err on failure. May be
+     * NULL itself: the transport has no groups, and a case that makes one
+     * fails with that said. The tool destroys the instance with destroy. */
+    cg_transport *(*split)(cg_transport *t, int color, int key, const char **err);
 } cg_transport_ops;
 
 /* Provided by the collgrad-check executable to the plugins it loads: the

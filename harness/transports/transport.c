@@ -26,6 +26,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cg_tp_watch(cg_tp *tp, cg_tp_watcher w)
@@ -90,8 +91,13 @@ const cg_transport_ops *cg_transport_load(const char *path, cg_status *st)
     if (!ops)
         cg_error(st, "%s: %s() returned NULL", path, CG_TRANSPORT_ENTRY);
     else if (ops->abi_version != CG_TRANSPORT_ABI_VERSION)
-        cg_error(st, "%s: transport ABI version %d, this collgrad-check needs %d", path, ops->abi_version,
-                 CG_TRANSPORT_ABI_VERSION);
+        cg_error(
+            st,
+            "%s: transport ABI version %d, this collgrad-check needs %d: rebuild it against this "
+            "collgrad_transport.h (ABI 2 adds the entry split, for process groups: "
+            "MPI_Comm_split's "
+            "contract, or NULL for a transport without groups)",
+            path, ops->abi_version, CG_TRANSPORT_ABI_VERSION);
     else if ((missing = missing_entry(ops)) != NULL)
         cg_error(st, "%s: transport table has no '%s'", path, missing);
     else
@@ -165,6 +171,42 @@ void cg_tp_close(cg_tp *tp)
     if (tp->ops && tp->inst)
         tp->ops->destroy(tp->inst);
     tp->inst = NULL;
+}
+
+int cg_tp_split(cg_tp *tp, int color, int key, cg_tp **out)
+{
+    *out = NULL;
+    if (!tp->ops->split)
+        return cg_error(&tp->st,
+                        "transport '%s' has no process groups (its table leaves split NULL)",
+                        tp->ops->name);
+    const char *why = NULL;
+    cg_transport *inst = tp->ops->split(tp->inst, color, key, &why);
+    if (!inst && why)
+        return cg_error(&tp->st, "%s: split: %s", tp->ops->name, why);
+    if (!inst) /* not a member */
+        return 0;
+    cg_tp *g = calloc(1, sizeof *g);
+    if (!g) {
+        tp->ops->destroy(inst);
+        return cg_error_infra(&tp->st, "%s: split: out of memory", tp->ops->name);
+    }
+    g->ops = tp->ops;
+    g->inst = inst;
+    g->rank = tp->ops->rank(inst);
+    g->world = tp->ops->world(inst);
+    /* no watchers: --check-sync, the board and the faults watch the world's
+     * calls (their MPI exchanges are over the world, which a group call is not) */
+    *out = g;
+    return 0;
+}
+
+void cg_tp_free_split(cg_tp *g)
+{
+    if (!g)
+        return;
+    cg_tp_close(g);
+    free(g);
 }
 
 /* ---- the wrappers --------------------------------------------------------- */

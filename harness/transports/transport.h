@@ -83,6 +83,11 @@ int cg_tp_open(cg_tp *tp, const char *name, cg_status *st);
  * tp->st.msg. A no-op for every other transport. */
 int cg_tp_settle(cg_tp *tp);
 void cg_tp_close(cg_tp *tp);
+/* A handle on a process group of tp's ranks (collgrad_transport.h's split):
+ * collective over tp. *out is a malloc'd handle (cg_tp_free_split), or NULL
+ * for a rank with color < 0. 0, or -1 with tp->st. */
+int cg_tp_split(cg_tp *tp, int color, int key, cg_tp **out);
+void cg_tp_free_split(cg_tp *g);
 const cg_transport_ops *cg_transport_mpi(void);
 /* Load a transport plugin's table and check its ABI and entries (the plugin
  * stays loaded). NULL with st ("PATH: transport ABI version 7, ..."). */

@@ -372,12 +372,10 @@ static void mpi_destroy(cg_transport *t)
     free(t);
 }
 
-/* Everything create needs from MPI; *err is set to static text on failure. */
+/* Everything an instance needs from MPI, on t->comm (its own communicator,
+ * set by the caller); *err is set to static text on failure. */
 static int setup(cg_transport *t, const char **err)
 {
-    *err = "MPI_Comm_dup(MPI_COMM_WORLD) failed";
-    if (MPI_Comm_dup(MPI_COMM_WORLD, &t->comm) != MPI_SUCCESS)
-        return -1;
     *err = "MPI_Comm_set_errhandler failed";
     if (MPI_Comm_set_errhandler(t->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS)
         return -1;
@@ -405,13 +403,8 @@ static int setup(cg_transport *t, const char **err)
     return 0;
 }
 
-static cg_transport *mpi_create(const char **err)
+static cg_transport *instance_new(const char **err)
 {
-    int initialized = 0;
-    if (MPI_Initialized(&initialized) != MPI_SUCCESS || !initialized) {
-        *err = "MPI is not initialized";
-        return NULL;
-    }
     cg_transport *t = calloc(1, sizeof *t);
     if (!t) {
         *err = "out of memory";
@@ -421,11 +414,49 @@ static cg_transport *mpi_create(const char **err)
     t->half = MPI_DATATYPE_NULL;
     for (int k = 0; k < HALF_NOPS; k++)
         t->bf16_op[k] = t->f16_op[k] = MPI_OP_NULL;
-    if (setup(t, err) != 0) {
+    return t;
+}
+
+static cg_transport *mpi_create(const char **err)
+{
+    int initialized = 0;
+    if (MPI_Initialized(&initialized) != MPI_SUCCESS || !initialized) {
+        *err = "MPI is not initialized";
+        return NULL;
+    }
+    cg_transport *t = instance_new(err);
+    if (!t)
+        return NULL;
+    *err = "MPI_Comm_dup(MPI_COMM_WORLD) failed";
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &t->comm) != MPI_SUCCESS || setup(t, err) != 0) {
         mpi_destroy(t);
         return NULL;
     }
     return t;
+}
+
+/* A process group's instance: MPI_Comm_split of t's communicator, so the
+ * group's traffic is as private as t's own. */
+static cg_transport *mpi_split(cg_transport *t, int color, int key, const char **err)
+{
+    MPI_Comm comm = MPI_COMM_NULL;
+    *err = "MPI_Comm_split failed";
+    if (MPI_Comm_split(t->comm, color < 0 ? MPI_UNDEFINED : color, key, &comm) != MPI_SUCCESS)
+        return NULL;
+    *err = NULL;
+    if (comm == MPI_COMM_NULL) /* not a member */
+        return NULL;
+    cg_transport *g = instance_new(err);
+    if (!g) {
+        MPI_Comm_free(&comm);
+        return NULL;
+    }
+    g->comm = comm;
+    if (setup(g, err) != 0) {
+        mpi_destroy(g);
+        return NULL;
+    }
+    return g;
 }
 
 static int mpi_rank(const cg_transport *t) { return t->rank; }
@@ -433,14 +464,27 @@ static int mpi_world(const cg_transport *t) { return t->world; }
 static const char *mpi_last_error(const cg_transport *t) { return t->st.msg; }
 
 static cg_transport_ops mpi_ops = {
-    .abi_version = CG_TRANSPORT_ABI_VERSION, .name = "mpi", .version = "",
+    .abi_version = CG_TRANSPORT_ABI_VERSION,
+    .name = "mpi",
+    .version = "",
     .caps = CGT_CAP_HOST | CGT_CAP_HALF,
-    .create = mpi_create, .destroy = mpi_destroy, .rank = mpi_rank, .world = mpi_world,
+    .create = mpi_create,
+    .destroy = mpi_destroy,
+    .rank = mpi_rank,
+    .world = mpi_world,
     .last_error = mpi_last_error,
-    .all_reduce = mpi_all_reduce, .all_gather = mpi_all_gather,
-    .reduce_scatter = mpi_reduce_scatter, .broadcast = mpi_broadcast, .reduce = mpi_reduce,
-    .gather = mpi_gather, .scatter = mpi_scatter, .all_to_all = mpi_all_to_all,
-    .send = mpi_send, .recv = mpi_recv, .barrier = mpi_barrier,
+    .all_reduce = mpi_all_reduce,
+    .all_gather = mpi_all_gather,
+    .reduce_scatter = mpi_reduce_scatter,
+    .broadcast = mpi_broadcast,
+    .reduce = mpi_reduce,
+    .gather = mpi_gather,
+    .scatter = mpi_scatter,
+    .all_to_all = mpi_all_to_all,
+    .send = mpi_send,
+    .recv = mpi_recv,
+    .barrier = mpi_barrier,
+    .split = mpi_split,
 };
 
 /* The first line of MPI_Get_library_version (e.g. "MPICH Version: 4.0.2"),

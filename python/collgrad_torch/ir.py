@@ -63,6 +63,20 @@ class Case:
                 return ev
         raise IRError(f"{self.name}: the plan holds no communication call #{seq} for rank {rank}")
 
+    def makes_groups(self) -> bool:
+        """Whether the program makes process groups (group(), mesh())."""
+
+        def walk(node: Any) -> bool:
+            if isinstance(node, dict):
+                if node.get("kind") == "call" and node.get("name") in ("group", "mesh"):
+                    return True
+                return any(walk(v) for v in node.values())
+            if isinstance(node, list):
+                return any(walk(v) for v in node)
+            return False
+
+        return walk(self.program)
+
     def kinds(self) -> List[str]:
         """The communication kinds the program uses, in plan order, once each."""
         seen: List[str] = []

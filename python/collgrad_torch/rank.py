@@ -118,6 +118,8 @@ def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str
     try:
         api = apis.make(args.api, group, backend)
         reason = api.unsupported(case.kinds())
+        if not reason and case.makes_groups():
+            reason = "process groups (group(), mesh()) are not in the PyTorch runner yet"
     except comm.Unavailable as e:
         reason = str(e)
     if reason:

@@ -100,7 +100,7 @@ static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rul
         return -1;
     }
     x->is_leaf = x->requires_grad = true;
-    cg_wcomm w = {tp, rules, tp->rank, tp->world, o->dtype, ev, 1, 0};
+    cg_wcomm w = {tp, rules, tp->rank, tp->world, o->dtype, ev, 1, 0, NULL, 0};
     cg_comm comm = cg_wcomm_comm(&w);
     cg_tensor *in[1] = {x}, *out[1] = {NULL};
     int rc = MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
