@@ -439,10 +439,13 @@ static int eval_comm(const call_ctx *c, cg_val *out)
     for (int k = 0; rc == 0 && k < nids; k++)
         if (k == 0 || ids[k] != ids[k - 1])
             rc = run_on_group(c, cc, ids[k], gid, in, res);
-    /* a non-member's call is a no-op returning its input, as in PyTorch */
+    /* a non-member's call is a no-op returning its input, as in PyTorch: a
+     * copy that passes the gradient through (torch.distributed.nn's clones
+     * before its call), so the output is a tensor of its own */
     for (int s = 0; rc == 0 && !is_recv && s < I->nslots; s++)
-        if (I->active[s] && gid[s] >= 0 && cg_group_index(cg_group_at(I, gid[s]), I->ranks[s]) < 0)
-            res[s] = in[s];
+        if (I->active[s] && gid[s] >= 0 && cg_group_index(cg_group_at(I, gid[s]), I->ranks[s]) < 0 &&
+            !(res[s] = cg_clone(I->g, in[s])))
+            rc = cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, s), I->world);
     for (int s = 0; rc == 0 && s < I->nslots; s++)
         if (I->active[s])
             out[s] = (cg_val){.is_tensor = true, .t = res[s]};

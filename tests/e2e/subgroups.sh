@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Process groups (issue 14): cases/subgroups passes on the oracle and over MPI
+# at W = 3 and 4 (its numbers are derived by hand in each file); the hang
+# hazard across groups names the one member that never reaches the backward
+# call, not the ranks outside the group; bad group programs are refused with
+# file:line:col; a transport without split says so instead of hanging.
+. "$(dirname "$0")/common.bash"
+SUB="$SRC/cases/subgroups"
+EXAMPLES="${CG_EXAMPLES_DIR:-$(dirname "$BIN")/examples}"
+
+expect_exit 0 -- "$BIN" --oracle-only "$SUB"
+expect_exit 0 -- "$BIN" --json "$TMP/sub.json" "$SUB"
+expect_grep "^100% cases passed \(12 of 12\)" "$TMP/out"
+for w in 3 4; do
+    expect_grep "subgroup_broadcast_global_src \(W=3\)|subgroup_all_gather \(W=$w\)" "$TMP/out"
+done
+
+# the hazard: rank 1 only, at each world
+n=$(grep -c "rank 1 never reaches the backward of all_reduce #0 (.*hang_hazard_across_groups.case:16)" "$TMP/out")
+[ "$n" -eq 2 ] && ok || bad "expected the hazard for rank 1 at W=3 and W=4, got $n lines"
+grep -qE "rank [023] never reaches the backward of all_reduce #0 \(.*hang_hazard" "$TMP/out" &&
+    bad "the hazard names a rank that is not the stuck member" || ok
+
+# bad programs: refused where they are wrong
+bad_case() { # NAME WORLD BODY...
+    local name="$1" w="$2"
+    shift 2
+    { echo "case $name"; echo "world $w"; printf '%s\n' "$@"; } > "$TMP/$name.case"
+}
+bad_case root_outside 3 'g = group([1, 2])' 'x = param(ones(2))' 'b = broadcast(x, 0, group=g)' 'backward(sum(b))'
+expect_exit 2 -- "$BIN" --oracle-only "$TMP/root_outside.case"
+expect_grep "root_outside.case:5:18: expected a root in the group \(roots are global ranks\), got rank 0" "$TMP/out"
+bad_case made_on_block 3 'on 0 { g = group([0, 1]) }' 'x = param(ones(2))' 'backward(sum(x))'
+expect_exit 2 -- "$BIN" --oracle-only "$TMP/made_on_block.case"
+expect_grep "made_on_block.case:3:12: expected every rank to make the group \(as new_group\)" "$TMP/out"
+bad_case mesh_product 3 'tp, dp = mesh([2, 2])' 'x = param(ones(2))' 'backward(sum(x))'
+expect_exit 2 -- "$BIN" --oracle-only "$TMP/mesh_product.case"
+expect_grep "mesh_product.case:3:15: expected mesh sizes whose product is the world 3, got \[2, 2\]" "$TMP/out"
+bad_case not_a_group 2 'x = param(ones(2))' 'y = all_reduce(x, sum, group=x)' 'backward(sum(y))'
+expect_exit 2 -- "$BIN" --oracle-only "$TMP/not_a_group.case"
+expect_grep "not_a_group.case:4:30: expected a group \(made by group\(\) or mesh\(\)\), got x" "$TMP/out"
+bad_case twice 3 'g = group([1, 1])' 'x = param(ones(2))' 'backward(sum(x))'
+expect_exit 2 -- "$BIN" --oracle-only "$TMP/twice.case"
+expect_grep "twice.case:3:11: expected each rank once, got rank 1 twice" "$TMP/out"
+
+# a transport plugin without split: a clear error on every job, no hang
+if [ -f "$EXAMPLES/libbuggy_transport.so" ]; then
+    expect_exit 1 -- timeout 120 "$BIN" --transport "$EXAMPLES/libbuggy_transport.so" --world 3 \
+        "$SUB/broadcast_global_src.case"
+    expect_grep "has no process groups \(its table leaves split NULL\)" "$TMP/out"
+fi
+finish
