@@ -428,7 +428,8 @@ static void test_counters(void)
     }
     size_t counts[4], twos[4] = {2, 2, 2, 2};
     uint64_t t = ragged(0, counts), me = counts[g_rank], w = (uint64_t)g_world;
-    CHECK(cg_tp_watch(&tp, (cg_tp_watcher){count_before, count_after, NULL}) == 0, "watch: %s", tp.st.msg);
+    CHECK(cg_tp_watch(&tp, (cg_tp_watcher){count_before, count_after, NULL, NULL, NULL}) == 0,
+          "watch: %s", tp.st.msg);
     run_known_sequence(&tp, counts, twos);
     tp.nwatchers = 0;
     uint64_t p2p = g_world > 1 ? 2 : 0;
@@ -463,6 +464,49 @@ static void test_counters(void)
 
 /* ---- main ------------------------------------------------------------------- */
 
+/* Process groups (split): ranks by parity, rank 0 left out at W > 2 (color
+ * -1). Each group's all_reduce sums its members' global ranks, by hand: at
+ * W = 4 the odd group {1, 3} gets 4 and the even group {2} gets 2; the
+ * handle's rank and world are the place in the group; a non-member gets no
+ * handle; the group's calls follow the parent's watcher (split callback). */
+static int split_seen;
+static int follow(void *self, cg_tp *tp, int color, int key, cg_tp_watcher *child)
+{
+    (void)self, (void)tp, (void)color, (void)key, (void)child;
+    split_seen++;
+    return 0;
+}
+
+static void test_split(cg_tp *tp)
+{
+    int color = g_world > 2 && g_rank == 0 ? -1 : g_rank % 2;
+    cg_tp *g = NULL;
+    tp->watchers[tp->nwatchers++] = (cg_tp_watcher){NULL, NULL, NULL, follow, NULL};
+    CHECK(cg_tp_split(tp, color, g_rank, &g) == 0, "split: %s", tp->st.msg);
+    tp->nwatchers--;
+    CHECK(split_seen == 1, "the watcher saw %d splits, expected 1", split_seen);
+    if (color < 0) {
+        CHECK(g == NULL, "rank 0 (color -1) got a handle");
+        return;
+    }
+    int size = 0, mine = 0;
+    for (int r = 0; r < g_world; r++)
+        if (!(g_world > 2 && r == 0) && r % 2 == color) {
+            mine += r < g_rank;
+            size++;
+        }
+    CHECK(g && g->world == size && g->rank == mine,
+          "group handle: world %d rank %d, expected %d %d", g ? g->world : -1, g ? g->rank : -1,
+          size, mine);
+    double x = g_rank, sum = 0;
+    for (int r = 0; r < g_world; r++)
+        sum += !(g_world > 2 && r == 0) && r % 2 == color ? r : 0;
+    CHECK(g && cg_tp_all_reduce(g, SITE, &x, &x, 1, CG_F64, CGT_SUM) == 0, "group all_reduce: %s",
+          g ? g->st.msg : "no handle");
+    CHECK(x == sum, "group all_reduce gave %g, expected %g", x, sum);
+    cg_tp_free_split(g);
+}
+
 static void test_identity(const cg_tp *tp)
 {
     CHECK(tp->rank == g_rank && tp->world == g_world, "rank/world %d/%d, MPI says %d/%d",
@@ -493,6 +537,7 @@ int main(int argc, char **argv)
         test_gathers(&tp);
         test_scatter_broadcast(&tp);
         test_all_to_all(&tp);
+        test_split(&tp);
         if (g_world > 1) {
             test_ring(&tp, CG_BF16, "bf16");
             test_p2p_errors(&tp);

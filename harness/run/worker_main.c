@@ -21,47 +21,12 @@
 #include "preflight.h"
 #include "process_fault.h"
 #include "bundle_share.h"
+#include "check_sync.h"
 
 bool cg_launched_by_mpi(void)
 {
     char why[512];
     return cg_launch_env_detect(why, sizeof why) == CG_LAUNCH_RANK; /* launch_env.h says how */
-}
-
-/* --check-sync, a watcher stacked on the transport (transport.h): every
- * rank's fingerprint of the collective it is about to issue, compared over
- * plain MPI (not the transport under test). Sends and receives pair two
- * ranks only, so there is nothing for all to agree on. */
-static int check_sync(void *self, cg_tp *tp, const cg_tp_fingerprint *fp)
-{
-    enum { F = 6 };
-    (void)self;
-    if (fp->entry == CG_C_SEND || fp->entry == CG_C_RECV || fp->entry == CG_TP_BARRIER)
-        return 0;
-    long long mine[F] = {fp->entry, fp->dtype, (long long)fp->count, fp->root, fp->backward, fp->seq};
-    long long *all = malloc(sizeof(long long) * F * (size_t)tp->world);
-    if (!all || MPI_Allgather(mine, F, MPI_LONG_LONG, all, F, MPI_LONG_LONG, MPI_COMM_WORLD) != MPI_SUCCESS) {
-        free(all);
-        cg_error(&tp->st, "--check-sync: comparing fingerprints over MPI failed");
-        return -1;
-    }
-    int rc = 0;
-    for (int r = 1; r < tp->world && rc == 0; r++) {
-        const long long *a = all, *b = all + F * r;
-        if (memcmp(a, b, sizeof(long long) * F) == 0)
-            continue;
-        /* the program's call each rank serves (seq) is compared too: a rank
-         * that skipped a collective issues the next one, which may look the
-         * same in every other field */
-        cg_error(&tp->st, "desync: rank %d issued %s #%d (%s, %s, %lld elements, root %lld, "
-                 "program call %lld) while rank 0 issued %s #%d (%s, %s, %lld elements, root %lld, program call %lld)",
-                 r, cg_tp_entry_name((cg_tp_entry)b[0]), fp->ordinal, b[4] ? "backward" : "forward",
-                 cg_dtype_name((cg_dtype)b[1]), b[2], b[3], b[5], cg_tp_entry_name((cg_tp_entry)a[0]), fp->ordinal,
-                 a[4] ? "backward" : "forward", cg_dtype_name((cg_dtype)a[1]), a[2], a[3], a[5]);
-        rc = -1;
-    }
-    free(all);
-    return rc;
 }
 
 /* Direct mode: a rank past its deadline says where it is and ends the job. */
@@ -268,7 +233,7 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
     }
     if (!o->worker)
         signal(SIGALRM, on_deadline);
-    if (o->check_sync && cg_tp_watch(&tp, (cg_tp_watcher){check_sync, NULL, NULL}) != 0) {
+    if (o->check_sync && cg_check_sync_install(&tp) != 0) {
         fprintf(stderr, "collgrad-check: %s\n", tp.st.msg);
         rc = CG_EXIT_INFRA;
     }

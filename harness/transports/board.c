@@ -172,9 +172,17 @@ static void on_fatal_signal(int sig)
     raise(sig);
 }
 
+/* A group's calls show on the rank's one slot too (no state to split). */
+static int board_split(void *self, cg_tp *tp, int color, int key, cg_tp_watcher *child)
+{
+    (void)self, (void)tp, (void)color, (void)key;
+    *child = (cg_tp_watcher){before_call, after_call, NULL, board_split, NULL};
+    return 0;
+}
+
 int cg_board_watch(cg_tp *tp)
 {
-    return cg_tp_watch(tp, (cg_tp_watcher){before_call, after_call, NULL});
+    return cg_tp_watch(tp, (cg_tp_watcher){before_call, after_call, NULL, board_split, NULL});
 }
 
 void cg_board_start_rank(cg_board *b, int rank)

@@ -29,7 +29,8 @@ int cg_process_fault_parse(const char *spec, cg_process_fault *f, cg_status *st)
 static int before_call(void *self, cg_tp *tp, const cg_tp_fingerprint *call)
 {
     const cg_process_fault *f = self;
-    if (tp->rank != f->rank || !f->case_name || (f->filter[0] && !strstr(f->case_name, f->filter)))
+    (void)tp;
+    if (f->me != f->rank || !f->case_name || (f->filter[0] && !strstr(f->case_name, f->filter)))
         return 0;
     cg_board_stop_before(call);
     if (f->kind == CG_PFAULT_EXIT)
@@ -38,9 +39,18 @@ static int before_call(void *self, cg_tp *tp, const cg_tp_fingerprint *call)
         pause(); /* an injected hang: only a signal ends it */
 }
 
+/* A group's calls are this rank's calls too: the same watcher follows. */
+static int follow_split(void *self, cg_tp *tp, int color, int key, cg_tp_watcher *child)
+{
+    (void)tp, (void)color, (void)key;
+    *child = (cg_tp_watcher){before_call, NULL, self, follow_split, NULL};
+    return 0;
+}
+
 int cg_process_fault_install(cg_tp *tp, cg_process_fault *f)
 {
-    return cg_tp_watch(tp, (cg_tp_watcher){before_call, NULL, f});
+    f->me = tp->rank;
+    return cg_tp_watch(tp, (cg_tp_watcher){before_call, NULL, f, follow_split, NULL});
 }
 
 void cg_process_fault_set_case(cg_process_fault *f, const char *case_name) { f->case_name = case_name; }

@@ -22,6 +22,8 @@ typedef struct cg_process_fault {
     int rank;              /* the rank that stops */
     char filter[96];       /* a job fires when its case name contains it; "" = every job */
     const char *case_name; /* the job in progress (cg_process_fault_set_case); borrowed */
+    int me;                /* this process's rank in the world (set at install: a group
+                            * handle's rank is its place in the group) */
 } cg_process_fault;
 
 enum { CG_PFAULT_HANG = 1, CG_PFAULT_EXIT = 2 };

@@ -180,23 +180,42 @@ int cg_tp_split(cg_tp *tp, int color, int key, cg_tp **out)
         return cg_error(&tp->st,
                         "transport '%s' has no process groups (its table leaves split NULL)",
                         tp->ops->name);
+    /* the watchers first, in their order on every rank: they may split too */
+    cg_tp_watcher follow[CG_TP_MAX_WATCHERS];
+    int nfollow = 0;
+    for (int i = 0; i < tp->nwatchers; i++) {
+        const cg_tp_watcher *w = &tp->watchers[i];
+        cg_tp_watcher child = {0};
+        if (w->split && w->split(w->self, tp, color, key, &child) != 0) {
+            for (int k = 0; k < nfollow; k++)
+                if (follow[k].close)
+                    follow[k].close(follow[k].self);
+            return -1;
+        }
+        if (child.before || child.after)
+            follow[nfollow++] = child;
+    }
     const char *why = NULL;
     cg_transport *inst = tp->ops->split(tp->inst, color, key, &why);
-    if (!inst && why)
-        return cg_error(&tp->st, "%s: split: %s", tp->ops->name, why);
-    if (!inst) /* not a member */
-        return 0;
-    cg_tp *g = calloc(1, sizeof *g);
+    cg_tp *g = inst ? calloc(1, sizeof *g) : NULL;
     if (!g) {
-        tp->ops->destroy(inst);
-        return cg_error_infra(&tp->st, "%s: split: out of memory", tp->ops->name);
+        for (int k = 0; k < nfollow; k++)
+            if (follow[k].close)
+                follow[k].close(follow[k].self);
+        if (inst)
+            tp->ops->destroy(inst);
+        if (inst || why)
+            return inst ? cg_error_infra(&tp->st, "%s: split: out of memory", tp->ops->name)
+                        : cg_error(&tp->st, "%s: split: %s", tp->ops->name, why);
+        return 0; /* not a member */
     }
     g->ops = tp->ops;
     g->inst = inst;
     g->rank = tp->ops->rank(inst);
     g->world = tp->ops->world(inst);
-    /* no watchers: --check-sync, the board and the faults watch the world's
-     * calls (their MPI exchanges are over the world, which a group call is not) */
+    memcpy(g->watchers, follow,
+           (size_t)nfollow * sizeof *follow); /* the board, --check-sync, faults */
+    g->nwatchers = nfollow;
     *out = g;
     return 0;
 }
@@ -205,6 +224,9 @@ void cg_tp_free_split(cg_tp *g)
 {
     if (!g)
         return;
+    for (int i = 0; i < g->nwatchers; i++)
+        if (g->watchers[i].close)
+            g->watchers[i].close(g->watchers[i].self);
     cg_tp_close(g);
     free(g);
 }

@@ -56,6 +56,14 @@ typedef struct cg_tp_watcher {
     int (*before)(void *self, cg_tp *tp, const cg_tp_fingerprint *call);
     void (*after)(void *self, cg_tp *tp, const cg_tp_fingerprint *call, int rc);
     void *self;
+    /* A process group's handle is made from the watched one (cg_tp_split):
+     * called on every rank of the parent in the same order, member or not
+     * (it may split a communicator of its own: collective), with the
+     * split's color and key. *child is what to stack on a member's new
+     * handle (NULL entries: nothing). 0, or -1 with tp->st. NULL: the
+     * watcher does not follow into groups. */
+    int (*split)(void *self, cg_tp *tp, int color, int key, struct cg_tp_watcher *child);
+    void (*close)(void *self); /* a group handle's watcher goes with it; may be NULL */
 } cg_tp_watcher;
 #define CG_TP_MAX_WATCHERS 4
 

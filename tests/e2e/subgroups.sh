@@ -43,6 +43,15 @@ bad_case twice 3 'g = group([1, 1])' 'x = param(ones(2))' 'backward(sum(x))'
 expect_exit 2 -- "$BIN" --oracle-only "$TMP/twice.case"
 expect_grep "twice.case:3:11: expected each rank once, got rank 1 twice" "$TMP/out"
 
+# --check-sync follows into a group: its members compare their calls over a
+# split of the world (a rule set whose group ranks issue different backward
+# collectives is named, group ranks and all)
+if [ -f "$EXAMPLES/libdesync_rules.so" ]; then
+    expect_exit 1 -- timeout 120 "$BIN" --check-sync --timeout 30 --rules "$EXAMPLES/libdesync_rules.so" \
+        --world 4 "$SUB/all_gather_subgroup.case"
+    expect_grep "desync: group rank 1 issued all_reduce #1 \(backward, f64, 4 elements, root -1, program call 0\) while group rank 0 issued reduce_scatter #1" "$TMP/out"
+fi
+
 # a transport plugin without split: a clear error on every job, no hang
 if [ -f "$EXAMPLES/libbuggy_transport.so" ]; then
     expect_exit 1 -- timeout 120 "$BIN" --transport "$EXAMPLES/libbuggy_transport.so" --world 3 \

@@ -1,0 +1,89 @@
+/* check_sync.c — see check_sync.h. */
+#include "check_sync.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The ranks that compare: the world's, or a group's. A group's is malloc'd
+ * with its handle's watcher and freed with it (sync_close). */
+typedef struct sync_watch {
+    MPI_Comm comm;
+    bool group;
+} sync_watch;
+
+static sync_watch world_watch = {MPI_COMM_NULL, false}; /* MPI_COMM_WORLD, set at install */
+
+/* Sends and receives pair two ranks only, so there is nothing for all to
+ * agree on; the barrier carries nothing. */
+static int check_sync(void *self, cg_tp *tp, const cg_tp_fingerprint *fp)
+{
+    enum { F = 6 };
+    const sync_watch *sw = self;
+    if (fp->entry == CG_C_SEND || fp->entry == CG_C_RECV || fp->entry == CG_TP_BARRIER)
+        return 0;
+    long long mine[F] = {fp->entry, fp->dtype,    (long long)fp->count,
+                         fp->root,  fp->backward, fp->seq};
+    long long *all = malloc(sizeof(long long) * F * (size_t)tp->world);
+    if (!all ||
+        MPI_Allgather(mine, F, MPI_LONG_LONG, all, F, MPI_LONG_LONG, sw->comm) != MPI_SUCCESS) {
+        free(all);
+        return cg_error(&tp->st, "--check-sync: comparing fingerprints over MPI failed");
+    }
+    int rc = 0;
+    const char *who = sw->group ? "group rank" : "rank";
+    for (int r = 1; r < tp->world && rc == 0; r++) {
+        const long long *a = all, *b = all + F * r;
+        if (memcmp(a, b, sizeof(long long) * F) == 0)
+            continue;
+        /* the program's call each rank serves (seq) is compared too: a rank
+         * that skipped a collective issues the next one, which may look the
+         * same in every other field */
+        rc = cg_error(
+            &tp->st,
+            "desync: %s %d issued %s #%d (%s, %s, %lld elements, root %lld, program call "
+            "%lld) while %s 0 issued %s #%d (%s, %s, %lld elements, root %lld, program call %lld)",
+            who, r, cg_tp_entry_name((cg_tp_entry)b[0]), fp->ordinal, b[4] ? "backward" : "forward",
+            cg_dtype_name((cg_dtype)b[1]), b[2], b[3], b[5], who,
+            cg_tp_entry_name((cg_tp_entry)a[0]), fp->ordinal, a[4] ? "backward" : "forward",
+            cg_dtype_name((cg_dtype)a[1]), a[2], a[3], a[5]);
+    }
+    free(all);
+    return rc;
+}
+
+static void sync_close(void *self)
+{
+    sync_watch *sw = self;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && sw->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&sw->comm);
+    free(sw);
+}
+
+/* Every rank splits the watcher's communicator as the transport splits its
+ * own (collective over it); a member's group compares over its part. */
+static int sync_split(void *self, cg_tp *tp, int color, int key, cg_tp_watcher *child)
+{
+    const sync_watch *sw = self;
+    MPI_Comm comm = MPI_COMM_NULL;
+    if (MPI_Comm_split(sw->comm, color < 0 ? MPI_UNDEFINED : color, key, &comm) != MPI_SUCCESS)
+        return cg_error(&tp->st, "--check-sync: MPI_Comm_split for a process group failed");
+    if (comm == MPI_COMM_NULL)
+        return 0;
+    sync_watch *mine = malloc(sizeof *mine);
+    if (!mine) {
+        MPI_Comm_free(&comm);
+        return cg_error_infra(&tp->st, "--check-sync: out of memory for a process group");
+    }
+    *mine = (sync_watch){comm, true};
+    *child = (cg_tp_watcher){check_sync, NULL, mine, sync_split, sync_close};
+    return 0;
+}
+
+int cg_check_sync_install(cg_tp *tp)
+{
+    world_watch.comm = MPI_COMM_WORLD;
+    return cg_tp_watch(tp, (cg_tp_watcher){check_sync, NULL, &world_watch, sync_split, NULL});
+}

@@ -1,0 +1,16 @@
+/* check_sync.h — --check-sync: before every collective, each rank's
+ * fingerprint of the call it is about to issue is compared with every other
+ * rank's over plain MPI (never the transport under test), and a mismatch is
+ * a "desync" error instead of a hang or a wrong answer. A watcher stacked on
+ * the handle (transport.h); it follows into process groups, where a group's
+ * members compare among themselves over a split of the world's communicator
+ * made with the group. */
+#ifndef CG_CHECK_SYNC_H
+#define CG_CHECK_SYNC_H
+
+#include "transport.h"
+
+/* Stack the check on the world's handle tp. 0, or -1 with tp->st. */
+int cg_check_sync_install(cg_tp *tp);
+
+#endif
