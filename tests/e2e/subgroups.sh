@@ -52,6 +52,11 @@ if [ -f "$EXAMPLES/libdesync_rules.so" ]; then
     expect_grep "desync: group rank 1 issued all_reduce #1 \(backward, f64, 4 elements, root -1, program call 0\) while group rank 0 issued reduce_scatter #1" "$TMP/out"
 fi
 
+# a hang inside a group call: the board sees group calls, the stuck member
+# and the one waiting for it are named
+expect_exit 3 -- timeout 120 "$BIN" --inject hang:2 --timeout 3 "$SUB/broadcast_global_src.case"
+expect_grep "rank 2 stopped before broadcast #0 \(forward\) of case subgroup_broadcast_global_src; rank 1 waits in broadcast #0 \(forward\)" "$TMP/out"
+
 # a transport plugin without split: a clear error on every job, no hang
 if [ -f "$EXAMPLES/libbuggy_transport.so" ]; then
     expect_exit 1 -- timeout 120 "$BIN" --transport "$EXAMPLES/libbuggy_transport.so" --world 3 \
