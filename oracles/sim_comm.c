@@ -91,7 +91,8 @@ static int plan_add(cg_sim *s, cg_graph *g, const cg_coll *c, int rank, int tag,
         cg_error(cg_graph_status(g), "expected memory for the plan, got out of memory");
         return -1;
     }
-    size_t nsplits = (size_t)s->world * (size_t)s->world;
+    size_t w = (size_t)(c->nmembers ? c->nmembers : s->world),
+           nsplits = w * w; /* a group's: its size */
     int64_t *splits = c->splits ? malloc(nsplits * sizeof *splits) : NULL;
     if (c->splits && !splits) {
         cg_error(cg_graph_status(g), "expected memory for the plan, got out of memory");

@@ -363,15 +363,21 @@ static int run_on_group(const call_ctx *c, cg_coll cc, int id, const int *gid, c
         free(mine);
         return 0;
     }
-    if (rc == 0 && gr &&
-        arg_at(e, cg_coll_keyword_index(cc.kind, "send_splits"), "send_splits") >= 0)
-        rc = cg_error_at(&I->st, e->pos,
-                         "expected no send_splits on a group (not supported yet), got them");
     if (rc == 0 && cg_coll_has_root(cc.kind))
         rc = root_arg(c, mine, gr, &cc.root);
+    /* the slots of this call in its order: a group's members by group rank */
+    int *order = rc == 0 ? calloc((size_t)I->nslots, sizeof *order) : NULL, n = 0;
+    if (rc == 0 && !order)
+        rc = cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
+    for (int k = 0; rc == 0 && k < (gr ? gr->n : I->world); k++)
+        for (int s = 0; s < I->nslots; s++)
+            if (mine[s] && I->ranks[s] == (gr ? gr->members[k] : k))
+                order[n++] = s;
     int64_t *splits = NULL;
-    if (rc == 0 && !gr && (rc = cg_read_splits(I, e, cc.kind, c->args, mine, &splits)) == 0)
+    if (rc == 0 && (rc = cg_read_splits(I, e, cc.kind, c->args, mine, order, n,
+                                        gr ? gr->n : I->world, &splits)) == 0)
         cc.splits = splits;
+    free(order);
     if (rc == 0 && gr) {
         cc.group = id;
         cc.nmembers = gr->n;

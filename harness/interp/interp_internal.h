@@ -65,13 +65,15 @@ static inline int cg_slot_rank(const cg_interp *I, int slot)
     return slot >= 0 ? I->ranks[slot] : -1;
 }
 
-/* The explicit row splits of collective call e (cg_coll.splits, one row of
- * world counts per slot) from its send_splits argument, when its kind takes
- * one and the call gives it (else *splits = NULL), checked against in[]'s
- * rows and against recv_splits. args are the call's evaluated arguments
- * (args[i * nslots + slot]). The caller frees *splits. 0 or -1 (error set). */
-int cg_read_splits(cg_interp *I, const cg_expr *e, cg_coll_kind kind, const cg_val *args, cg_tensor **in,
-                   int64_t **splits);
+/* The explicit row splits of collective call e (cg_coll.splits) from its
+ * send_splits argument, when its kind takes one and the call gives it (else
+ * *splits = NULL): one row of w counts (w: the world's or the group's size)
+ * for each of slots[0..nslots), in that order (a group's: its members by
+ * group rank), checked against in[]'s rows and against recv_splits. args are
+ * the call's evaluated arguments (args[i * I->nslots + slot]). The caller
+ * frees *splits. 0 or -1 (error set). */
+int cg_read_splits(cg_interp *I, const cg_expr *e, cg_coll_kind kind, const cg_val *args,
+                   cg_tensor **in, const int *slots, int nslots, int w, int64_t **splits);
 
 /* v as a tensor (a number becomes a 0-d constant rounded to the case dtype). */
 cg_tensor *cg_val_tensor(cg_interp *I, const cg_val *v);

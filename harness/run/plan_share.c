@@ -13,25 +13,35 @@ typedef struct plan_head {
     char error[CG_ERR_LEN];
 } plan_head;
 
-/* The events' explicit row splits (world x world each), which the events'
+/* The events' explicit row splits (world x world each, a group's its size
+ * squared), which the events'
  * broadcast carried as rank 0's pointers: on the other ranks a non-NULL one
  * only says that the event has them. Each rank allocates its own, then rank
  * 0 broadcasts them. 0, or -1 with no pointer of rank 0's left behind. */
+/* An event's splits: world x world, or a group's size squared. */
+static size_t nsplits(const cg_plan_event *ev, int world)
+{
+    size_t w = (size_t)(ev->coll.nmembers ? ev->coll.nmembers : world);
+    return w * w;
+}
+
 static int share_splits(cg_oracle *o, int rank, int world)
 {
-    size_t n = (size_t)world * (size_t)world;
     int have = 1, all = 0;
     for (int i = 0; rank != 0 && i < o->nevents; i++) {
         bool flagged = o->events[i].splits != NULL;
         o->events[i].splits = NULL;
-        if (flagged && have && !(o->events[i].splits = malloc(n * sizeof *o->events[i].splits)))
+        if (flagged && have &&
+            !(o->events[i].splits =
+                  malloc(nsplits(&o->events[i], world) * sizeof *o->events[i].splits)))
             have = 0;
     }
     if (MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS || !all)
         return -1;
     for (int i = 0; i < o->nevents; i++)
         if (o->events[i].splits &&
-            MPI_Bcast(o->events[i].splits, (int)n, MPI_INT64_T, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+            MPI_Bcast(o->events[i].splits, (int)nsplits(&o->events[i], world), MPI_INT64_T, 0,
+                      MPI_COMM_WORLD) != MPI_SUCCESS)
             return -1;
     return 0;
 }
