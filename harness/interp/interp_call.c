@@ -390,12 +390,6 @@ static int run_on_group(const call_ctx *c, cg_coll cc, int id, const int *gid, c
     return rc;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 static int eval_comm(const call_ctx *c, cg_val *out)
 {
     cg_interp *I = c->I;
@@ -441,7 +435,7 @@ static int eval_comm(const call_ctx *c, cg_val *out)
         if (I->active[s] && (nids == 0 || gid[s] != -1))
             ids[nids++] = gid[s];
     if (nids > 1)
-        qsort(ids, (size_t)nids, sizeof *ids, cmp_int);
+        qsort(ids, (size_t)nids, sizeof *ids, cg_cmp_int);
     for (int k = 0; rc == 0 && k < nids; k++)
         if (k == 0 || ids[k] != ids[k - 1])
             rc = run_on_group(c, cc, ids[k], gid, in, res);

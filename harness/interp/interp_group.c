@@ -127,12 +127,6 @@ static int int_list(cg_interp *I, const cg_expr *e, const char *what, int64_t *o
     return rc == 0 ? e->nargs : -1;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 /* `g = group([r, ...])` */
 static int run_group(cg_interp *I, const cg_stmt *st, const cg_expr *call)
 {
@@ -149,7 +143,7 @@ static int run_group(cg_interp *I, const cg_stmt *st, const cg_expr *call)
                                "expected a rank in 0..%d, got %lld", I->world - 1, (long long)v[i]);
         members[i] = (int)v[i];
     }
-    qsort(members, (size_t)n, sizeof *members, cmp_int);
+    qsort(members, (size_t)n, sizeof *members, cg_cmp_int);
     for (int i = 1; i < n; i++)
         if (members[i] == members[i - 1])
             return cg_error_at(&I->st, call->args[0]->pos,

@@ -81,6 +81,13 @@ cg_tensor *cg_val_tensor(cg_interp *I, const cg_val *v);
 int cg_val_int(cg_interp *I, const cg_val *v, cg_srcpos pos, int slot, const char *what,
                int64_t *out);
 
+/* qsort's order of ints, ascending. */
+static inline int cg_cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
 /* ---- process groups (interp_group.c) ---- */
 
 /* e is group(...) or mesh(...): an assignment of it makes groups. */
