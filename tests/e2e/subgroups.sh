@@ -10,7 +10,7 @@ EXAMPLES="${CG_EXAMPLES_DIR:-$(dirname "$BIN")/examples}"
 
 expect_exit 0 -- "$BIN" --oracle-only "$SUB"
 expect_exit 0 -- "$BIN" --json "$TMP/sub.json" "$SUB"
-expect_grep "^100% cases passed \(22 of 22\)" "$TMP/out"
+expect_grep "^100% cases passed \(24 of 24\)" "$TMP/out"
 for w in 3 4; do
     expect_grep "subgroup_broadcast_global_src \(W=3\)|subgroup_all_gather \(W=$w\)" "$TMP/out"
 done
