@@ -12,6 +12,8 @@
  * Only f32 and f64: the table leaves CGT_CAP_HALF unset, so the tool refuses
  * bf16/f16 cases with a message before calling in.
  *
+ * Process groups: split wraps the built-in's split (ABI 2), bug included.
+ *
  * Ownership: an instance owns the MPI transport instance it wraps and
  * destroys it with itself. */
 #include <stdlib.h>
@@ -127,16 +129,47 @@ static int b_recv(cg_transport *t, void *b, size_t n, cgt_dtype d, int peer, int
 }
 static int b_barrier(cg_transport *t) { return t->mpi->barrier(t->inner); }
 
+/* Process groups (ABI 2): the built-in's split of the inner instance, wrapped
+ * like the world's, so a group's reduce_scatter has the same bug. */
+static cg_transport *b_split(cg_transport *t, int color, int key, const char **err)
+{
+    cg_transport *inner = t->mpi->split(t->inner, color, key, err);
+    if (!inner)
+        return NULL; /* *err says why, or NULL: this rank is no member */
+    cg_transport *g = calloc(1, sizeof *g);
+    if (!g) {
+        t->mpi->destroy(inner);
+        *err = "out of memory";
+        return NULL;
+    }
+    g->mpi = t->mpi;
+    g->inner = inner;
+    return g;
+}
+
 static const cg_transport_ops buggy_ops = {
     .abi_version = CG_TRANSPORT_ABI_VERSION,
     .name = "buggy-mpi",
-    .version = "example 2 (the built-in mpi; reduce_scatter slices in the wrong rank order)",
+    .version =
+        "example 3 (the built-in mpi with groups; reduce_scatter slices in the wrong rank order)",
     .caps = CGT_CAP_HOST,
-    .create = b_create, .destroy = b_destroy, .rank = b_rank, .world = b_world,
+    .create = b_create,
+    .destroy = b_destroy,
+    .rank = b_rank,
+    .world = b_world,
     .last_error = b_last_error,
-    .all_reduce = b_all_reduce, .all_gather = b_all_gather, .reduce_scatter = b_reduce_scatter,
-    .broadcast = b_broadcast, .reduce = b_reduce, .gather = b_gather, .scatter = b_scatter,
-    .all_to_all = b_all_to_all, .send = b_send, .recv = b_recv, .barrier = b_barrier,
+    .all_reduce = b_all_reduce,
+    .all_gather = b_all_gather,
+    .reduce_scatter = b_reduce_scatter,
+    .broadcast = b_broadcast,
+    .reduce = b_reduce,
+    .gather = b_gather,
+    .scatter = b_scatter,
+    .all_to_all = b_all_to_all,
+    .send = b_send,
+    .recv = b_recv,
+    .barrier = b_barrier,
+    .split = b_split,
 };
 
 /* The one exported symbol (collgrad_transport.h). */

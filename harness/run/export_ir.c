@@ -204,7 +204,12 @@ static cJSON *plan_json(walk *w, const cg_oracle *o)
         add_str(w, e, "kind", cg_coll_name(ev->coll.kind));
         add(w, e, "rank", cJSON_CreateNumber(ev->rank));
         add(w, e, "tag", cJSON_CreateNumber(ev->tag));
-        for (int r = 0; r < o->world; r++) {
+        /* a call on a process group is a call of a world of its size: its
+         * shapes and splits are indexed by group rank, its members say whose */
+        int n = ev->coll.nmembers ? ev->coll.nmembers : o->world;
+        if (ev->coll.nmembers)
+            add(w, e, "members", cJSON_CreateIntArray(ev->members, n));
+        for (int r = 0; r < n; r++) {
             int dims[CG_MAX_DIMS];
             for (int d = 0; d < ev->ndim[r]; d++)
                 dims[d] = (int)ev->shape[r][d];
@@ -213,11 +218,11 @@ static cJSON *plan_json(walk *w, const cg_oracle *o)
         add(w, e, "shapes", shapes);
         if (ev->splits) { /* explicit row splits: row j is rank j's, entry r its block r */
             cJSON *rows = cJSON_CreateArray();
-            for (int j = 0; j < o->world; j++) {
+            for (int j = 0; j < n; j++) {
                 int row[CG_MAX_WORLD];
-                for (int r = 0; r < o->world; r++)
-                    row[r] = (int)ev->splits[(size_t)j * (size_t)o->world + (size_t)r];
-                push(w, rows, cJSON_CreateIntArray(row, o->world));
+                for (int r = 0; r < n; r++)
+                    row[r] = (int)ev->splits[(size_t)j * (size_t)n + (size_t)r];
+                push(w, rows, cJSON_CreateIntArray(row, n));
             }
             add(w, e, "splits", rows);
         }
