@@ -185,11 +185,11 @@ int cg_backward(cg_graph *g, cg_tensor *const *roots, int nroots)
     return cg_backward_weighted(g, roots, NULL, nroots);
 }
 
-int cg_backward_weighted(cg_graph *g, cg_tensor *const *roots, const double *weights, int nroots)
+/* The pass once its roots are seeded (seeded: 0, or -1 when seeding
+ * failed): the tape in reverse, then .grad, then the pass's pgrads dropped. */
+static int finish_pass(cg_graph *g, int seeded)
 {
-    if (check_roots(g, roots, nroots) < 0)
-        return -1;
-    int rc = seed_roots(g, roots, weights, nroots);
+    int rc = seeded;
     if (rc == 0)
         rc = run_tape(g);
     if (rc == 0)
@@ -198,17 +198,18 @@ int cg_backward_weighted(cg_graph *g, cg_tensor *const *roots, const double *wei
     return rc;
 }
 
+int cg_backward_weighted(cg_graph *g, cg_tensor *const *roots, const double *weights, int nroots)
+{
+    if (check_roots(g, roots, nroots) < 0)
+        return -1;
+    return finish_pass(g, seed_roots(g, roots, weights, nroots));
+}
+
 int cg_backward_with(cg_graph *g, cg_tensor *root, cg_tensor *grad)
 {
     if (check_roots(g, &root, 1) < 0)
         return -1;
-    int rc = cg_accum_grad_owned(g, root, grad);
-    if (rc == 0)
-        rc = run_tape(g);
-    if (rc == 0)
-        rc = fold_pgrads(g);
-    drop_pgrads(g);
-    return rc;
+    return finish_pass(g, cg_accum_grad_owned(g, root, grad));
 }
 
 void cg_zero_grad(cg_graph *g)

@@ -330,20 +330,8 @@ cg_tensor *cg_tensor_like(cg_graph *g, const cg_tensor *t)
 cg_tensor *cg_full(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape, double v)
 {
     cg_tensor *t = cg_tensor_new_host(g, dt, ndim, shape);
-    if (!t)
+    if (!t || cg_tensor_fill(g, t, v) < 0) /* on the host: one pass, never fails */
         return NULL;
-    if (dt == CG_F32) { /* the common dtypes without cg_set's switch per element */
-        float *d = t->data, f = (float)v;
-        for (int64_t i = 0; i < t->numel; i++)
-            d[i] = f;
-    } else if (dt == CG_F64) {
-        double *d = t->data;
-        for (int64_t i = 0; i < t->numel; i++)
-            d[i] = v;
-    } else {
-        for (int64_t i = 0; i < t->numel; i++)
-            cg_set(t, i, v);
-    }
     return cg_tensor_place(g, t);
 }
 

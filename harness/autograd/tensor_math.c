@@ -140,7 +140,7 @@ int cg_tensor_fill(cg_graph *g, cg_tensor *t, double v)
 {
     if (t->on_device)
         return cg_tensor_mul_scalar(g, t, 0.0) < 0 ? -1 : cg_tensor_add_scalar(g, t, v);
-    if (t->dtype == CG_F32) {
+    if (t->dtype == CG_F32) { /* the common dtypes without cg_set's switch per element */
         float *d = t->data, f = (float)v;
         for (int64_t i = 0; i < t->numel; i++)
             d[i] = f;
