@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir.h"
 #include "result.h"
 #include "report_json.h"
 
@@ -249,7 +250,7 @@ static void only_in(const char *where, bool in_old, bool expected, const cJSON *
 static bool scoped_to_old_rules(const cJSON *co, const cJSON *cn, const cJSON *k)
 {
     const char *r = cg_json_str(k, "rules"), *rules_old = cg_json_str(co, "rules");
-    return r && same_str(cg_json_str(k, "against"), "case") && same_str(r, rules_old) &&
+    return r && same_str(cg_json_str(k, "against"), "case") && cg_rules_name_covers(r, rules_old) &&
            !same_str(rules_old, cg_json_str(cn, "rules"));
 }
 

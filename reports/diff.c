@@ -32,11 +32,12 @@ static const cg_obs_tensor *obs_find(const cg_observed *obs, int rank, const cha
 }
 
 /* A case's rules=NAME names the rule set that ran: by the name given on
- * the command line, or, for a plugin path, by its table's own name. */
+ * the command line, or by its table's own name (a plugin's; a built-in's
+ * with its version, which a family name covers: cg_rules_name_covers). */
 static bool rules_match(const char *want, const cg_diff_opts *opts)
 {
-    return want && ((opts->rules && strcmp(want, opts->rules) == 0) ||
-                     (opts->rules_name && strcmp(want, opts->rules_name) == 0));
+    return want && (cg_rules_name_covers(want, opts->rules) ||
+                    cg_rules_name_covers(want, opts->rules_name));
 }
 
 /* Rank errors: a pass when the case expects that error under these rules. */

@@ -312,9 +312,9 @@ static void test_emulations(void)
 
 static void test_registry(void)
 {
-    static const char *const names[] = {"reference", "c10d",         "torch-nn",
-                                        "gatherlayer", "diffdist",   "torch-funcol",
-                                        "horovod",   "torch-xla",    "megatron"};
+    static const char *const names[] = {"reference",   "c10d",      "torch-nn@1.13",
+                                        "gatherlayer", "diffdist",  "torch-funcol",
+                                        "horovod",     "torch-xla", "megatron"};
     const cg_rules *const *all = cg_rules_all();
     for (int i = 0; i < 9; i++) {
         CHECK(all[i] && strcmp(all[i]->name, names[i]) == 0, "rule set %d is %s", i, names[i]);
@@ -323,6 +323,10 @@ static void test_registry(void)
     }
     CHECK(all[9] == NULL, "nine built-in rule sets");
     CHECK(cg_rules_find("torch") == NULL && cg_rules_find(NULL) == NULL, "unknown names");
+    CHECK(cg_rules_find("torch-nn") == all[2], "a family name finds its first version");
+    CHECK(cg_rules_find("torch-nn@") == NULL && cg_rules_find("torch-nn@9") == NULL &&
+              cg_rules_find("torch-n") == NULL,
+          "a version no table has, or a name's prefix, finds nothing");
     size_t counts[4] = {3, 0, 2, 5}, off[4];
     cg_counts_offsets(counts, 4, off);
     CHECK(off[0] == 0 && off[1] == 3 && off[2] == 3 && off[3] == 5, "cg_counts_offsets");

@@ -406,6 +406,7 @@ START_TEST(test_expectation_forms)
                           "expect value(y) on 1, 2 rules=torch-nn [[1, -2], [3e-1, .5]] [0]\n"
                           "expect grad(y) own_loss = y * rank\n"
                           "expect error rules=c10d \"bad \\\"op\\\" \\\\ here\"\n"
+                          "expect grad(y) rules=torch-nn@2.4 = 0\n"
                           "y = param(ones(2, 2))\n");
     const cg_expect *x = c->expects[0];
     ck_assert_int_eq(x->kind, CG_X_VALUE);
@@ -418,6 +419,13 @@ START_TEST(test_expectation_forms)
     ck_assert_double_eq(x->lists[0][3], 0.5);
     ck_assert_int_eq(c->expects[1]->semantics, CG_SEM_OWN_LOSS);
     ck_assert_str_eq(c->expects[2]->message, "bad \"op\" \\ here");
+    ck_assert_str_eq(c->expects[3]->rules, "torch-nn@2.4"); /* family@version */
+    ck_assert(cg_rules_name_covers("torch-nn", "torch-nn@2.4") &&
+              cg_rules_name_covers("torch-nn@2.4", "torch-nn@2.4"));
+    ck_assert(!cg_rules_name_covers("torch-nn@2.4", "torch-nn@1.13") &&
+              !cg_rules_name_covers("torch", "torch-nn@2.4") &&
+              !cg_rules_name_covers("torch-nn@2.4", "torch-nn") &&
+              !cg_rules_name_covers(NULL, "torch-nn"));
     ck_assert_str_eq(c->expects[2]->rules, "c10d");
     cg_case_free(c);
 
@@ -506,14 +514,21 @@ static const malformed malformed_files[] = {
     {"binary_nul.case", "1:1: expected a statement, got byte 0x00"},
     {"binary_high.case", "4:5: expected an expression, got byte 0xE9"},
     {"list_count.case", "5:16: expected 2 value lists (one per rank) for world 2, got 3"},
-    {"unterminated_string.case", "4:25: expected '\"' to close the string at 4:14, got end of line"},
+    {"unterminated_string.case",
+     "4:25: expected '\"' to close the string at 4:14, got end of line"},
     {"nested_on.case", "5:3: expected a statement inside an on-block (they do not nest), got 'on'"},
     {"statement_in_expr.case", "4:5: expected an expression, got the statement 'backward'"},
     {"duplicate_case.case", "3:1: expected a single 'case' line, got a second one (first at 1:1)"},
     {"unknown_semantics.case",
      "5:16: expected a semantics word (per_rank, replicated or own_loss), got 'per_ranks'"},
-    {"rules_path.case", "5:22: expected a rule-set name (letters, digits, '-', '_'); a case file cannot load a "
-                        "plugin, pass it with --rules FILE.so, got '/tmp/evil.so'"},
+    {"rules_path.case",
+     "5:22: expected a rule-set name (letters, digits, '-', '_', then @VERSION of digits "
+     "and dots); a case file cannot load a plugin, pass it with --rules FILE.so, got "
+     "'/tmp/evil.so'"},
+    {"rules_version_so.case",
+     "5:22: expected a rule-set name (letters, digits, '-', '_', then @VERSION of "
+     "digits and dots); a case file cannot load a plugin, pass it with --rules "
+     "FILE.so, got 'torch-nn@1.so'"},
 };
 
 START_TEST(test_malformed_file)

@@ -80,6 +80,15 @@ bool cg_is_known_function(const char *name)
     return name && cg_find_function(name, strlen(name)) != NULL;
 }
 
+bool cg_rules_name_covers(const char *want, const char *name)
+{
+    if (!want || !name)
+        return false;
+    size_t n = strlen(want);
+    return strcmp(want, name) == 0 ||
+           (!strchr(want, '@') && strncmp(want, name, n) == 0 && name[n] == '@');
+}
+
 const char *cg_semantics_name(cg_semantics s)
 {
     switch (s) {

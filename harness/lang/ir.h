@@ -90,6 +90,11 @@ typedef enum {
 
 const char *cg_semantics_name(cg_semantics s); /* "per_rank", "replicated", "own_loss" */
 
+/* Whether a case's rules=WANT names the rule set called NAME: the same name,
+ * or WANT a family ("torch-nn") and NAME one of its versions
+ * ("torch-nn@2.4"). An expectation of the family holds for every version. */
+bool cg_rules_name_covers(const char *want, const char *name);
+
 typedef struct cg_expect {
     cg_expect_kind kind;
     cg_srcpos pos;

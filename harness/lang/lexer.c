@@ -244,7 +244,8 @@ static cg_token lex_code(cg_lexer *lx)
 
 static bool in_word(int c, cg_lex_mode mode)
 {
-    return is_alnum(c) || c == '.' || c == '-' || (mode == CG_LEX_RULES_WORD && c == '/');
+    return is_alnum(c) || c == '.' || c == '-' ||
+           (mode == CG_LEX_RULES_WORD && (c == '/' || c == '@'));
 }
 
 static cg_token lex_word(cg_lexer *lx, cg_lex_mode mode)

@@ -238,14 +238,22 @@ static bool parse_rules(cg_parser *p, cg_expect *x)
     /* A case file names a rule set; it never loads code: a path (or a
      * library name dlopen would search for) is refused here, so no run of
      * this case can reach dlopen with it. Plugins come from --rules only. */
+    /* family[@version]: the version of digits and dots only, so no name
+     * here can spell a library file */
+    bool versioned = false;
     for (size_t i = 0; i < cg_p_tok(p)->len; i++) {
         char c = cg_p_tok(p)->text[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-              c == '_')) {
+        bool digit = c >= '0' && c <= '9';
+        bool ok = versioned  ? digit || (c == '.' && i > 0 && cg_p_tok(p)->text[i - 1] != '@')
+                  : c == '@' ? i > 0 && i + 1 < cg_p_tok(p)->len
+                             : (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || digit ||
+                                   c == '-' || c == '_';
+        versioned |= c == '@';
+        if (!ok) {
             cg_error_at(
                 &p->st, cg_p_here(p),
-                "expected a rule-set name (letters, digits, '-', '_'); a case file cannot load a "
-                "plugin, pass it with --rules FILE.so, got %s",
+                "expected a rule-set name (letters, digits, '-', '_', then @VERSION of digits and "
+                "dots); a case file cannot load a plugin, pass it with --rules FILE.so, got %s",
                 cg_p_got(p));
             return false;
         }

@@ -22,6 +22,9 @@ const cg_rules *cg_rules_find(const char *name)
     for (int i = 0; builtin_rules[i]; i++)
         if (strcmp(builtin_rules[i]->name, name) == 0)
             return builtin_rules[i];
+    for (int i = 0; builtin_rules[i]; i++)
+        if (cg_rules_name_covers(name, builtin_rules[i]->name))
+            return builtin_rules[i];
     return NULL;
 }
 

@@ -43,8 +43,10 @@ typedef struct cg_rule_call {
  * The tool refuses a table whose abi_version differs from this one; the
  * number changes whenever cg_rules or cg_rule_call changes layout. */
 #define CG_RULES_ABI_VERSION                                                                       \
-    4 /* 2: cg_rules.docs; 3: cg_rule_call.counts and .st;
-                                  4: cg_error(call->st, ...) replaces cg_rules_fail */
+    5 /* 2: cg_rules.docs; 3: cg_rule_call.counts and .st;
+                                  4: cg_error(call->st, ...) replaces cg_rules_fail;
+                                  5: cg_rules.measured, refuses, nonmember_backward;
+                                     cg_coll.members valid in backward */
 #define CG_RULES_ENTRY "collgrad_rules"
 typedef const struct cg_rules *(*cg_rules_entry_fn)(void);
 
@@ -72,6 +74,23 @@ typedef struct cg_rules {
      * through cg_rules_backward, names the call. */
     int (*backward)(cg_rule_call *call);
     const cg_backward_doc *docs; /* what backward does, per (collective, op); NULL: undocumented */
+    /* ABI 5. The framework versions measured to behave as this table says,
+     * and where the measurement is kept: "torch 1.13.0 and 2.15.0, gloo
+     * (tests/torch/findings-subgroups.txt)". NULL: no framework's, or not
+     * measured. A table that models one version window names itself
+     * "family@version" (torch-nn@2.4); cg_rules_find("family") is the
+     * family's first table. */
+    const char *measured;
+    /* A call the framework refuses outright: its message ("all_gather on a
+     * process group raises: ..."), which the worker raises at the forward on
+     * every member; NULL: no refusal. NULL table entry: refuses nothing. The
+     * answer must depend on c alone, so every member refuses alike. */
+    const char *(*refuses)(const cg_coll *c);
+    /* A non-member's call on a process group returns its own input (DESIGN
+     * 13); what flows back to that input. call->tp is NULL, call->rank -1,
+     * call->counts NULL: no communication. NULL table entry: the gradient
+     * passes through (reference). */
+    int (*nonmember_backward)(cg_rule_call *call);
 } cg_rules;
 
 /* What r's backward of `kind` with reduction `op` does, one phrase: r's own
@@ -83,7 +102,8 @@ const char *cg_rules_describe(const cg_rules *r, cg_coll_kind kind, cg_redop op,
  * "backward of all_reduce(prod): <what the rule set said>". 0 or -1. */
 int cg_rules_backward(const cg_rules *r, cg_rule_call *call);
 
-/* The built-in rule set named `name`, or NULL. */
+/* The built-in rule set named `name`, or NULL. A family name without a
+ * version ("torch-nn") finds the family's first table ("torch-nn@1.13"). */
 const cg_rules *cg_rules_find(const char *name);
 /* All built-in rule sets, NULL-terminated, reference first. */
 const cg_rules *const *cg_rules_all(void);

@@ -33,7 +33,9 @@ static int check_table(const char *path, const cg_rules *r, cg_status *st)
              "cg_rule_call.in_counts with counts, the forward's counts, whose inputs[] is what "
              "in_counts was; "
              "version 4 replaced cg_rules_fail(call, ...) with cg_error(call->st, ...) and "
-             "cg_rules_tp_fail(call) with cg_error(call->st, \"%%s\", call->tp->st.msg))",
+             "cg_rules_tp_fail(call) with cg_error(call->st, \"%%s\", call->tp->st.msg); "
+             "version 5 added measured, refuses and nonmember_backward at the end of cg_rules, "
+             "NULL keeping the old behaviour)",
              path, r->abi_version, CG_RULES_ABI_VERSION);
     CG_CHECK(r->name && r->wiring && r->backward, st, "%s: rule set table has no '%s'", path,
              !r->name ? "name" : !r->wiring ? "wiring" : "backward");

@@ -78,7 +78,7 @@ static const cg_backward_doc torch_nn_docs[] = {
 
 const cg_rules cg_rules_torch_nn = {
     .abi_version = CG_RULES_ABI_VERSION,
-    .name = "torch-nn",
+    .name = "torch-nn@1.13",
     .emulates = "torch.distributed.nn.functional: all_reduce backward reuses the forward's op, "
                 "reduce_scatter and reduce backward ignore it",
     .see = "torch/distributed/nn/functional.py (_AllReduce, _Reduce_Scatter, _Reduce); "
@@ -86,4 +86,6 @@ const cg_rules cg_rules_torch_nn = {
     .wiring = cg_wiring_all_collective,
     .backward = torch_nn_backward,
     .docs = torch_nn_docs,
+    .measured = "torch 1.13 and 2.15.0 over gloo (tests/torch/findings-1.13-gloo.txt, "
+                "findings-2.15-gloo.txt, findings-subgroups.txt)",
 };

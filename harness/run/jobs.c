@@ -6,11 +6,21 @@
 #include <string.h>
 
 #include "expect.h"
+#include "rules.h"
 #include "runner.h"
 
 static bool applies(const cg_expect *x, int w)
 {
     return x->kind == CG_X_ERROR || cg_expect_applies(x, w);
+}
+
+/* A built-in rule set by its table's own name, the version included
+ * ("torch-nn" runs as "torch-nn@1.13", and reports say so); a plugin's name
+ * as it is. */
+static const char *full_name(const char *name)
+{
+    const cg_rules *r = cg_rules_find(name);
+    return r ? r->name : name;
 }
 
 /* Rule sets other than reference that the case's expectations name at w. */
@@ -21,11 +31,12 @@ static int emulations(const cg_case *cs, int w, const char **names, int max)
         const cg_expect *x = cs->expects[i];
         if (!x->rules || strcmp(x->rules, "reference") == 0 || !applies(x, w))
             continue;
+        const char *name = full_name(x->rules);
         bool seen = false;
         for (int k = 0; k < n; k++)
-            seen |= strcmp(names[k], x->rules) == 0;
+            seen |= strcmp(names[k], name) == 0;
         if (!seen && n < max)
-            names[n++] = x->rules;
+            names[n++] = name;
     }
     return n;
 }
@@ -45,7 +56,7 @@ int cg_jobs_for_world(const cg_options *o, const cg_case_set *set, int w, cg_job
             continue;
         const char *names[17];
         int ne = o->rules ? 0 : emulations(set->cases[i], w, names + 1, 16);
-        names[0] = o->rules ? o->rules : "reference";
+        names[0] = o->rules ? full_name(o->rules) : "reference";
         for (int k = 0; k <= ne; k++) {
             if (n == cap) {
                 cap *= 2;

@@ -150,6 +150,11 @@ int main(int argc, char **argv)
         free(o.paths);
         return rc;
     }
+    /* a built-in rule set by its table's name, version included, from here on:
+     * "--rules torch-nn" runs and reports as torch-nn@1.13 */
+    const cg_rules *named = o.rules && !cg_is_plugin_path(o.rules) ? cg_rules_find(o.rules) : NULL;
+    if (named)
+        o.rules = named->name;
     if (!o.worker) { /* rank variables are believed only with a launcher behind them */
         cg_launch_env env = cg_launch_env_detect(terr, sizeof terr);
         if (env == CG_LAUNCH_SRUN_NO_MPI) {

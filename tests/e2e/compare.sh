@@ -10,10 +10,10 @@ SQUARE="$SRC/cases/pytorch-58005/allreduce_sum_square.case"
 expect_exit 0 -- "$BIN" --rules reference --world 2 --json "$TMP/ref.json" "$CASE"
 expect_exit 1 -- "$BIN" --rules torch-nn --world 2 --json "$TMP/nn.json" "$CASE"
 
-# reference -> torch-nn: the truth 30 becomes torch-nn's 12 on rank 0, 18 on rank 1
+# reference -> torch-nn@1.13: the truth 30 becomes torch-nn's 12 on rank 0, 18 on rank 1
 expect_exit 1 -- "$BIN" compare "$TMP/ref.json" "$TMP/nn.json"
-expect_grep "^allreduce_prod_scaled W=2 rules=reference -> torch-nn: pass -> fail$" "$TMP/out"
-expect_grep "^allreduce_prod_scaled W=2 rules=reference -> torch-nn: per_rank\(x\) rank 0: pass -> fail \(expected 30, observed 12\)$" "$TMP/out"
+expect_grep "^allreduce_prod_scaled W=2 rules=reference -> torch-nn@1.13: pass -> fail$" "$TMP/out"
+expect_grep "^allreduce_prod_scaled W=2 rules=reference -> torch-nn@1.13: per_rank\(x\) rank 0: pass -> fail \(expected 30, observed 12\)$" "$TMP/out"
 expect_grep "per_rank\(x\) rank 1: pass -> fail \(expected 30, observed 18\)$" "$TMP/out"
 expect_grep "^5 regressions, 0 fixes, [0-9]+ changes$" "$TMP/out"
 # the other way round: fixes only, exit 0

@@ -67,7 +67,7 @@ done < <(blocks bench)
 # 3. compare: the example line the README quotes comes out of two real reports
 expect_exit 0 -- "$BIN" --no-fd --rules reference --world 2 --json "$TMP/OLD.json" "$SRC/cases/pytorch-58005/allreduce_prod_scaled.case"
 expect_exit 1 -- "$BIN" --no-fd --rules torch-nn --world 2 --json "$TMP/NEW.json" "$SRC/cases/pytorch-58005/allreduce_prod_scaled.case"
-quoted=$(grep -oE '`allreduce_prod_scaled W=2 rules=reference -> torch-nn: [^`]*`' "$README" | tr -d '`')
+quoted=$(grep -oE '`allreduce_prod_scaled W=2 rules=reference -> torch-nn@1.13: [^`]*`' "$README" | tr -d '`')
 [ -n "$quoted" ] && ok || bad "the README's compare example line was not found"
 (cd "$TMP" && collgrad-check compare OLD.json NEW.json) > "$TMP/cmp.out" 2>&1
 [ $? = 1 ] && ok || bad "compare exit $? (wanted 1: a regression)"

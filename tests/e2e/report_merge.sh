@@ -24,7 +24,7 @@ CASES=("$TMP/big_prod.case" "$SRC/cases/rpc-design/rpc_unused_result.case")
 
 expect_exit 1 -- "$BIN" --rules torch-nn --world 2 --json "$TMP/merged.json" "${CASES[@]}"
 # the launcher prints from the merged results: element 280 came through
-expect_grep "fail per_rank\(x\) rank 0 rules=torch-nn: .*first bad index 280: expected 30, observed 12\)$" "$TMP/out"
+expect_grep "fail per_rank\(x\) rank 0 rules=torch-nn@1.13: .*first bad index 280: expected 30, observed 12\)$" "$TMP/out"
 expect_exit 1 -- mpiexec -n 2 "$BIN" --rules torch-nn --json "$TMP/direct.json" "${CASES[@]}"
 if [ -x "$SAME" ]; then
   expect_exit 0 -- "$SAME" "$TMP/merged.json" "$TMP/direct.json" duration_s

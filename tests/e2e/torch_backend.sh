@@ -99,6 +99,6 @@ fi
 # send/recv in torch.distributed.nn) counts apart: 1 of the 2 that ran passed
 expect_exit 1 -- "$BIN" --backend pytorch:nn --python "$PY" --world 2 "$C/collectives/all_reduce_prod_zeros.case" \
   "$C/collectives/send_recv_ring.case" "$SUM"
-expect_grep "diagnosis: pytorch:nn at torch .* over gloo: this case cannot tell apart torch-nn, .*; torch-nn: all_reduce\(prod\) backward is " "$TMP/out"
+expect_grep "diagnosis: pytorch:nn at torch .* over gloo: this case cannot tell apart torch-nn@1.13, .*; torch-nn@1.13: all_reduce\(prod\) backward is " "$TMP/out"
 expect_grep "^50% cases passed \(1 of 2\); 1 failed, 0 errors, 1 skipped;" "$TMP/out"
 finish
