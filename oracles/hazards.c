@@ -156,7 +156,7 @@ static int rank_reach(const cg_case *cs, const cg_oracle *plan, int rank, int ev
                   plan->events, plan->nevents,       0,    NULL,        0};
     dry_comm d = {cg_wcomm_comm(&w), &dr, &w};
     cg_comm comm = {&d,           dry_collective, dry_comm_send, dry_comm_recv,
-                    dry_backward, dry_zero_grad,  dry_group};
+                    dry_backward, dry_zero_grad,  dry_group,     NULL};
     cg_interp *I = g ? cg_interp_new(cs, plan->world, &rank, 1, cs->dtype, g, &comm) : NULL;
     int rc = (I && cg_interp_run(I) == 0) ? 0 : -1;
     if (rc != 0)

@@ -335,5 +335,7 @@ static int sim_group(void *self, cg_graph *g, int id, const int *members, int n)
 
 cg_comm cg_sim_comm(cg_sim *s)
 {
-    return (cg_comm){s, sim_collective, sim_send, sim_recv, sim_backward, sim_zero_grad, sim_group};
+    return (cg_comm){
+        s,   sim_collective, sim_send, sim_recv, sim_backward, sim_zero_grad, sim_group,
+        NULL}; /* a non-member passes its gradient: the truth */
 }

@@ -238,6 +238,10 @@ static void describe(const cg_case *cs, const char *const *names, int n, cg_case
         rule_set_sentence(cs, r, sentence, sizeof sentence);
     else
         snprintf(sentence, sizeof sentence, "a rule set this tool has no description for");
+    if (r && r->measured) { /* which framework versions do this, by measurement */
+        size_t used = strlen(sentence);
+        snprintf(sentence + used, sizeof sentence - used, "; measured: %s", r->measured);
+    }
     if (n == 1) {
         snprintf(text, sizeof text, "matches %s%s: %s", m ? "" : "rule set ", names[0], sentence);
         cg_case_set_diagnosis(res, names, 1, text, see);

@@ -57,12 +57,17 @@ static bool check_errors(const cg_case *cs, const cg_observed *obs, const cg_dif
         if (!e)
             continue;
         any = true;
-        bool ok = want && strstr(e, want->message);
+        bool ok = want && strstr(e, want->message) && (!want->raises || strstr(e, CG_RAISES_MARK));
         cg_case_add_note(res, "", r, "error", want ? want->rules : opts->rules, ok ? CG_PASS : CG_FAIL, e);
     }
     if (want && !any) {
         char note[CG_ERR_LEN];
-        snprintf(note, sizeof note, "expected the error \"%s\", got a successful run", want->message);
+        if (want->raises)
+            snprintf(note, sizeof note, "expected %s to raise%s%s, got a successful run",
+                     want->rules, want->message[0] ? ": " : "", want->message);
+        else
+            snprintf(note, sizeof note, "expected the error \"%s\", got a successful run",
+                     want->message);
         cg_case_add_note(res, "", -1, "error", want->rules, CG_FAIL, note);
     }
     return any;

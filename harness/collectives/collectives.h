@@ -51,6 +51,10 @@ typedef struct cg_coll {
      * rank k). Borrowed for the call, like splits. */
     int group, nmembers;
     const int *members;
+    /* The call names its split sizes (send_splits=...), on every rank that
+     * makes it, member or not: all_to_all_single's form, not the list
+     * form's, for a rule set whose framework has both. */
+    bool sized;
 } cg_coll;
 
 /* A collective's forward across w simulated ranks as differentiable ops on

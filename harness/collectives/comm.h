@@ -30,6 +30,12 @@ typedef struct cg_comm {
      * group, member or not, in the same order (MPI_Comm_split's rule). 0, or
      * -1 with the graph's error. */
     int (*group)(void *self, cg_graph *g, int id, const int *members, int n);
+    /* Slot `slot` calls c on a group it is not a member of: *out is its
+     * input as the framework returns it (DESIGN 13), with whatever backward
+     * the framework gives it. NULL: a clone that passes the gradient (the
+     * truth). 0, or -1 with the graph's error. */
+    int (*nonmember)(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tensor *in,
+                     cg_tensor **out);
 } cg_comm;
 
 #endif

@@ -401,6 +401,8 @@ static int eval_comm(const call_ctx *c, cg_val *out)
     if (op_at >= 0 && redop_arg(c, op_at, &cc.op) != 0)
         return -1;
     cc.seq = I->seq++;
+    int splits_at = cg_coll_keyword_index(d->kind, "send_splits");
+    cc.sized = splits_at >= 0 && arg_at(e, splits_at, "send_splits") >= 0;
     cg_tensor **in = calloc((size_t)I->nslots * 2, sizeof *in);
     int *gid = calloc((size_t)I->nslots * 2, sizeof *gid), *ids = gid + I->nslots;
     if (!in || !gid) {
@@ -440,12 +442,24 @@ static int eval_comm(const call_ctx *c, cg_val *out)
         if (k == 0 || ids[k] != ids[k - 1])
             rc = run_on_group(c, cc, ids[k], gid, in, res);
     /* a non-member's call is a no-op returning its input, as in PyTorch: a
-     * copy that passes the gradient through (torch.distributed.nn's clones
-     * before its call), so the output is a tensor of its own */
-    for (int s = 0; rc == 0 && !is_recv && s < I->nslots; s++)
-        if (I->active[s] && gid[s] >= 0 && cg_group_index(cg_group_at(I, gid[s]), I->ranks[s]) < 0 &&
-            !(res[s] = cg_clone(I->g, in[s])))
+     * tensor of its own (torch.distributed.nn clones before its call) whose
+     * backward is the comm's to say (a rule set's, worker_comm.c), else a
+     * copy that passes the gradient through. Its root is not resolved: no
+     * non-member has one. */
+    for (int s = 0; rc == 0 && !is_recv && s < I->nslots; s++) {
+        const cg_group *gr = I->active[s] && gid[s] >= 0 ? cg_group_at(I, gid[s]) : NULL;
+        if (!gr || cg_group_index(gr, I->ranks[s]) >= 0)
+            continue;
+        cg_coll nc = cc; /* the call as the group's members make it */
+        nc.group = gid[s];
+        nc.nmembers = gr->n;
+        nc.members = gr->members;
+        bool made = I->comm->nonmember
+                        ? I->comm->nonmember(I->comm->self, I->g, &nc, s, in[s], &res[s]) == 0
+                        : (res[s] = cg_clone(I->g, in[s])) != NULL;
+        if (!made)
             rc = cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, s), I->world);
+    }
     for (int s = 0; rc == 0 && s < I->nslots; s++)
         if (I->active[s])
             out[s] = (cg_val){.is_tensor = true, .t = res[s]};

@@ -460,11 +460,13 @@ static void print_values(FILE *f, const cg_expect *x)
 static void print_expect(FILE *f, const cg_expect *x)
 {
     if (x->kind == CG_X_ERROR) {
-        fputs("expect error", f);
+        fputs(x->raises ? "expect raises" : "expect error", f);
         if (x->rules)
             fprintf(f, " rules=%s", x->rules);
-        fputc(' ', f);
-        print_quoted(f, x->message);
+        if (!x->raises || x->message[0]) {
+            fputc(' ', f);
+            print_quoted(f, x->message);
+        }
         fputc('\n', f);
         return;
     }

@@ -77,9 +77,9 @@ typedef struct cg_stmt {
 
 /* ---- expectations -------------------------------------------------------- */
 typedef enum {
-    CG_X_GRAD,    /* expect grad(name) ... */
-    CG_X_VALUE,   /* expect value(name) ... */
-    CG_X_ERROR,   /* expect error "substring" */
+    CG_X_GRAD,  /* expect grad(name) ... */
+    CG_X_VALUE, /* expect value(name) ... */
+    CG_X_ERROR, /* expect error "substring", expect raises rules=NAME */
 } cg_expect_kind;
 
 typedef enum {
@@ -110,8 +110,13 @@ typedef struct cg_expect {
     int *list_len;            /* number of values in each list */
     double **lists;           /* flattened values; one value broadcasts to every element */
     cg_expr *expr;            /* "= EXPR": evaluated per rank (rank, world, names' values) */
-    char *message;            /* ERROR: expected substring of the error message */
+    char *message;            /* ERROR: expected substring of the error message ("" for any) */
+    bool raises;              /* ERROR written `expect raises rules=NAME ["..."]`: the error must
+                               * be the framework's refusal, CG_RAISES_MARK (rules.h, refuses) */
 } cg_expect;
+
+/* What every refusal a rule set declares (rules.h, refuses) says first. */
+#define CG_RAISES_MARK "the framework raises"
 
 /* ---- the case ------------------------------------------------------------ */
 /* What a case may ask for, checked before anything is read or allocated

@@ -406,12 +406,23 @@ static char *string_value(cg_parser *p, const cg_token *t)
     return s;
 }
 
+/* error [rules=NAME] "message" | raises rules=NAME ["message"] */
 static bool parse_error_expect(cg_parser *p, cg_expect *x)
 {
     x->kind = CG_X_ERROR;
-    cg_p_advance(p); /* 'error' */
+    x->raises = cg_p_is_name(p, "raises");
+    cg_p_advance(p);                              /* 'error' or 'raises' */
+    if (x->raises && !cg_p_is_name(p, "rules")) { /* the truth computes gradients */
+        cg_error_at(&p->st, cg_p_here(p),
+                    "expected rules=NAME after 'raises' (a framework refuses a case, the truth "
+                    "does not), got %s",
+                    cg_p_got(p));
+        return false;
+    }
     if (cg_p_is_name(p, "rules") && !parse_rules(p, x))
         return false;
+    if (x->raises && cg_p_tok(p)->kind != CG_TOK_STRING)
+        return (x->message = cg_p_strndup(p, "", 0)) != NULL;
     if (cg_p_tok(p)->kind != CG_TOK_STRING) {
         cg_error_at(&p->st, cg_p_here(p), "expected a quoted message, got %s", cg_p_got(p));
         return false;
@@ -432,11 +443,11 @@ bool cg_parse_expect(cg_parser *p)
     bool ok;
     if (cg_p_is_name(p, "grad") || cg_p_is_name(p, "value")) {
         ok = parse_tensor_expect(p, x);
-    } else if (cg_p_is_name(p, "error")) {
+    } else if (cg_p_is_name(p, "error") || cg_p_is_name(p, "raises")) {
         ok = parse_error_expect(p, x);
     } else {
-        cg_error_at(&p->st, cg_p_here(p), "expected grad(NAME), value(NAME) or error, got %s",
-                    cg_p_got(p));
+        cg_error_at(&p->st, cg_p_here(p),
+                    "expected grad(NAME), value(NAME), error or raises, got %s", cg_p_got(p));
         ok = false;
     }
     cg_case *c = p->c;

@@ -46,7 +46,7 @@ typedef struct cg_rule_call {
     5 /* 2: cg_rules.docs; 3: cg_rule_call.counts and .st;
                                   4: cg_error(call->st, ...) replaces cg_rules_fail;
                                   5: cg_rules.measured, refuses, nonmember_backward;
-                                     cg_coll.members valid in backward */
+                                     cg_coll.members valid in backward, cg_coll.sized */
 #define CG_RULES_ENTRY "collgrad_rules"
 typedef const struct cg_rules *(*cg_rules_entry_fn)(void);
 
@@ -113,7 +113,8 @@ const cg_rules *cg_rules_load(const char *name_or_path, cg_status *st);
 
 extern const cg_rules cg_rules_reference;
 extern const cg_rules cg_rules_c10d;
-extern const cg_rules cg_rules_torch_nn;
+extern const cg_rules cg_rules_torch_nn; /* torch-nn@1.13 */
+extern const cg_rules cg_rules_torch_nn_2_4;
 extern const cg_rules cg_rules_gatherlayer;
 extern const cg_rules cg_rules_diffdist;
 extern const cg_rules cg_rules_torch_funcol;

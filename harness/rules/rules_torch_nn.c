@@ -1,6 +1,6 @@
-/* rules_torch_nn.c — the `torch-nn` rule set: the autograd functions of
- * torch.distributed.nn (torch/distributed/nn/functional.py, unchanged in
- * these respects from v1.8 on):
+/* rules_torch_nn.c — the `torch-nn` rule sets: the autograd functions of
+ * torch.distributed.nn (torch/distributed/nn/functional.py), in two version
+ * windows. Both, as measured in 1.13, 2.4 and 2.15 over gloo:
  *
  *   _AllReduce.backward      = _AllReduce.apply(ctx.op, group, grad_output)
  *       an all_reduce of g with the forward's op: right for SUM, AVG gives
@@ -12,8 +12,18 @@
  *       the op is ignored here too, so only SUM is right.
  *
  * _AllGather (reduce_scatter SUM of g), _Broadcast (reduce SUM to src, zero
- * elsewhere), _Gather, _Scatter and _AlltoAll match the reference. */
+ * elsewhere), _Gather, _Scatter and _AlltoAll match the reference on the
+ * world. On a process group (tests/torch/findings-subgroups.txt):
+ *   - _Broadcast zeroes every gradient but the source's, a non-member's too,
+ *     although its output is its own input;
+ *   - all_to_all_single (all_to_all with splits) is right for members;
+ *   - all_gather, all_to_all, gather and scatter raise (group ranks passed
+ *     where global ranks are meant), on some ranks at forward, on others at
+ *     backward, the rest hanging: modelled as a refusal of the call.
+ * torch-nn@2.4 adds pytorch#130515: _Broadcast keeps ctx.rank =
+ * get_rank(group), a group rank, and compares it with the global src. */
 #include "rules.h"
+#include "rules_local.h"
 
 /* What _AllReduce.backward does: the forward's op applied to g. */
 static int all_reduce_with_forward_op(cg_rule_call *call)
@@ -57,22 +67,146 @@ static int torch_nn_backward(cg_rule_call *call)
     }
 }
 
-/* SUM and AVG of all_reduce, and every op-less collective, are reference. */
+/* pytorch#130515, _Broadcast.backward in 2.4:
+ *     gx = _Reduce.apply(ctx.src, SUM, ctx.group, grad_output)
+ *     if ctx.src != ctx.rank: gx.zero_()
+ * with ctx.src global and ctx.rank = get_rank(group). The reduce leaves the
+ * sum on the source and, gloo's reduce not touching the others' buffers,
+ * each other rank's own g; then a rank keeps it where its group rank
+ * equals the global src as a number. On the world both ranks agree. */
+static int torch_nn_2_4_backward(cg_rule_call *call)
+{
+    const cg_coll *c = call->coll;
+    if (c->kind != CG_C_BROADCAST)
+        return torch_nn_backward(call);
+    if (cg_reference_backward(call) != 0)
+        return -1;
+    size_t bytes = (size_t)call->gx->numel * cg_dtype_size(call->gx->dtype);
+    int global_src = c->nmembers > 0 ? c->members[c->root] : c->root;
+    if (call->rank == global_src) /* kept: the sum on the source, else the own g */
+        return call->rank == c->root ? 0
+                                     : cg_local_copy(call, call->gx->data, call->gy->data, bytes);
+    cg_graph *scratch = cg_local_scratch(call); /* zeroed: gx.zero_() */
+    const void *zeros = scratch ? cg_local_buffer(call, scratch, bytes) : NULL;
+    int rc = zeros ? cg_local_copy(call, call->gx->data, zeros, bytes) : -1;
+    cg_graph_free(scratch);
+    return rc;
+}
+
+/* A group whose rank k is not global rank k: where torch.distributed.nn
+ * passes one for the other, and it shows. */
+static bool ranks_renumbered(const cg_coll *c)
+{
+    for (int k = 0; k < c->nmembers; k++)
+        if (c->members[k] != k)
+            return true;
+    return false;
+}
+
+static const char *torch_nn_refuses(const cg_coll *c)
+{
+    if (!ranks_renumbered(c))
+        return NULL;
+    switch (c->kind) {
+    case CG_C_ALL_GATHER:
+        return "all_gather on a process group: gloo's backward is an _AlltoAll that scatters from "
+               "group ranks as if global (\"Global rank 0 is not part of group\"), and a "
+               "non-member "
+               "gets no outputs (tests/torch/findings-subgroups.txt)";
+    case CG_C_ALL_TO_ALL: /* the list form; all_to_all_single (sized) works */
+        return c->sized
+                   ? NULL
+                   : "all_to_all on a process group: _AlltoAll over gloo scatters from group ranks "
+                     "as if global (\"Global rank 0 is not part of group\"; a non-member: "
+                     "\"Invalid process group specified\") (tests/torch/findings-subgroups.txt)";
+    case CG_C_GATHER:
+        return "gather on a process group: _Gather compares the global dst with get_rank(group), "
+               "so the destination passes no gather_list (\"Argument ``gather_list`` must be "
+               "specified on destination rank\") (tests/torch/findings-subgroups.txt)";
+    case CG_C_SCATTER:
+        return "scatter on a process group: _Scatter compares the global src with get_rank(group), "
+               "so the source passes no scatter_list (\"Argument ``scatter_list`` must be "
+               "specified "
+               "on source rank\") (tests/torch/findings-subgroups.txt)";
+    default: return NULL;
+    }
+}
+
+/* A non-member's call, as measured: _Broadcast's backward zeroes it (its
+ * rank is never src); all_reduce passes the gradient through. Not
+ * modelled, so passed through as well: a non-member's all_to_all_single,
+ * which returns its output buffer untouched and gives its input the
+ * contents of a torch.empty (0 in the runs measured, by chance). */
+static int torch_nn_nonmember_backward(cg_rule_call *call)
+{
+    if (call->coll->kind == CG_C_BROADCAST)
+        return 0; /* gx stays zero */
+    return cg_rules_pass_gradient(call);
+}
+
+/* SUM and AVG of all_reduce, and every op-less collective but broadcast off
+ * its group, are reference. */
 static const cg_backward_doc torch_nn_docs[] = {
-    {CG_C_ALL_REDUCE, CG_RED_PROD, "an all_reduce PROD of g (the forward's op) instead of "
-                                   "(sum_r g_r) * prod_{k != i} x_k"},
-    {CG_C_ALL_REDUCE, CG_RED_MAX, "an all_reduce MAX of g (the forward's op) instead of sending sum_r g_r "
-                                  "to the ranks that hold the max"},
-    {CG_C_ALL_REDUCE, CG_RED_MIN, "an all_reduce MIN of g (the forward's op) instead of sending sum_r g_r "
-                                  "to the ranks that hold the min"},
-    {CG_C_REDUCE_SCATTER, CG_RED_AVG, "an all_gather of g, the op ignored: cat_r g_r, W times the truth"},
-    {CG_C_REDUCE_SCATTER, CG_RED_PROD, "an all_gather of g, the op ignored: the product's factors are lost"},
-    {CG_C_REDUCE_SCATTER, CG_RED_MAX, "an all_gather of g, the op ignored: every rank gets g, not only the max"},
-    {CG_C_REDUCE_SCATTER, CG_RED_MIN, "an all_gather of g, the op ignored: every rank gets g, not only the min"},
+    {CG_C_BROADCAST, CG_DOC_ANY_OP,
+     "a reduce SUM to src, then zeroed where the rank is not src: right for the world and a "
+     "group's members, but a non-member, whose output is its own input, gets 0"},
+    {CG_C_ALL_REDUCE, CG_RED_PROD,
+     "an all_reduce PROD of g (the forward's op) instead of "
+     "(sum_r g_r) * prod_{k != i} x_k"},
+    {CG_C_ALL_REDUCE, CG_RED_MAX,
+     "an all_reduce MAX of g (the forward's op) instead of sending sum_r g_r "
+     "to the ranks that hold the max"},
+    {CG_C_ALL_REDUCE, CG_RED_MIN,
+     "an all_reduce MIN of g (the forward's op) instead of sending sum_r g_r "
+     "to the ranks that hold the min"},
+    {CG_C_REDUCE_SCATTER, CG_RED_AVG,
+     "an all_gather of g, the op ignored: cat_r g_r, W times the truth"},
+    {CG_C_REDUCE_SCATTER, CG_RED_PROD,
+     "an all_gather of g, the op ignored: the product's factors are lost"},
+    {CG_C_REDUCE_SCATTER, CG_RED_MAX,
+     "an all_gather of g, the op ignored: every rank gets g, not only the max"},
+    {CG_C_REDUCE_SCATTER, CG_RED_MIN,
+     "an all_gather of g, the op ignored: every rank gets g, not only the min"},
     {CG_C_REDUCE, CG_RED_AVG, "a broadcast of the root's g, the op ignored: W times the truth"},
-    {CG_C_REDUCE, CG_RED_PROD, "a broadcast of the root's g, the op ignored: the product's factors are lost"},
-    {CG_C_REDUCE, CG_RED_MAX, "a broadcast of the root's g, the op ignored: every rank gets g, not only the max"},
-    {CG_C_REDUCE, CG_RED_MIN, "a broadcast of the root's g, the op ignored: every rank gets g, not only the min"},
+    {CG_C_REDUCE, CG_RED_PROD,
+     "a broadcast of the root's g, the op ignored: the product's factors are lost"},
+    {CG_C_REDUCE, CG_RED_MAX,
+     "a broadcast of the root's g, the op ignored: every rank gets g, not only the max"},
+    {CG_C_REDUCE, CG_RED_MIN,
+     "a broadcast of the root's g, the op ignored: every rank gets g, not only the min"},
+    {CG_C_COUNT, 0, NULL},
+};
+
+/* torch-nn@2.4 differs in broadcast alone; the rest is torch-nn@1.13's. */
+static const cg_backward_doc torch_nn_2_4_docs[] = {
+    {CG_C_BROADCAST, CG_DOC_ANY_OP,
+     "a reduce SUM to the global src, then zeroed unless the rank's group rank equals that global "
+     "src (pytorch#130515): on a subgroup the source's gradient is zeroed, and the member whose "
+     "group rank is the src's number keeps its own g"},
+    {CG_C_ALL_REDUCE, CG_RED_PROD,
+     "an all_reduce PROD of g (the forward's op) instead of "
+     "(sum_r g_r) * prod_{k != i} x_k"},
+    {CG_C_ALL_REDUCE, CG_RED_MAX,
+     "an all_reduce MAX of g (the forward's op) instead of sending sum_r g_r "
+     "to the ranks that hold the max"},
+    {CG_C_ALL_REDUCE, CG_RED_MIN,
+     "an all_reduce MIN of g (the forward's op) instead of sending sum_r g_r "
+     "to the ranks that hold the min"},
+    {CG_C_REDUCE_SCATTER, CG_RED_AVG,
+     "an all_gather of g, the op ignored: cat_r g_r, W times the truth"},
+    {CG_C_REDUCE_SCATTER, CG_RED_PROD,
+     "an all_gather of g, the op ignored: the product's factors are lost"},
+    {CG_C_REDUCE_SCATTER, CG_RED_MAX,
+     "an all_gather of g, the op ignored: every rank gets g, not only the max"},
+    {CG_C_REDUCE_SCATTER, CG_RED_MIN,
+     "an all_gather of g, the op ignored: every rank gets g, not only the min"},
+    {CG_C_REDUCE, CG_RED_AVG, "a broadcast of the root's g, the op ignored: W times the truth"},
+    {CG_C_REDUCE, CG_RED_PROD,
+     "a broadcast of the root's g, the op ignored: the product's factors are lost"},
+    {CG_C_REDUCE, CG_RED_MAX,
+     "a broadcast of the root's g, the op ignored: every rank gets g, not only the max"},
+    {CG_C_REDUCE, CG_RED_MIN,
+     "a broadcast of the root's g, the op ignored: every rank gets g, not only the min"},
     {CG_C_COUNT, 0, NULL},
 };
 
@@ -88,4 +222,24 @@ const cg_rules cg_rules_torch_nn = {
     .docs = torch_nn_docs,
     .measured = "torch 1.13 and 2.15.0 over gloo (tests/torch/findings-1.13-gloo.txt, "
                 "findings-2.15-gloo.txt, findings-subgroups.txt)",
+    .refuses = torch_nn_refuses,
+    .nonmember_backward = torch_nn_nonmember_backward,
+};
+
+const cg_rules cg_rules_torch_nn_2_4 = {
+    .abi_version = CG_RULES_ABI_VERSION,
+    .name = "torch-nn@2.4",
+    .emulates = "torch.distributed.nn.functional in the pytorch#130515 window: torch-nn@1.13, and "
+                "broadcast's backward compares the global src with a group rank",
+    .see =
+        "torch/distributed/nn/functional.py (_Broadcast: ctx.rank = dist.get_rank(group=group)); "
+        "pytorch/pytorch#130515",
+    .wiring = cg_wiring_all_collective,
+    .backward = torch_nn_2_4_backward,
+    .docs = torch_nn_2_4_docs,
+    .measured =
+        "torch 2.4.0 over gloo (tests/torch/findings-subgroups.txt); 1.13 and 2.15.0 do not "
+        "have the bug",
+    .refuses = torch_nn_refuses,
+    .nonmember_backward = torch_nn_nonmember_backward,
 };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "autograd.h"
+#include "ops.h"
 
 /* ---- the plan ------------------------------------------------------------ */
 
@@ -108,6 +109,35 @@ static int where(cg_wcomm *w, cg_graph *g, const cg_coll *c, coll_where *at)
     return 0;
 }
 
+/* The group's members, borrowed from the interpreter for the forward, as
+ * the graph's own copy: a backward may read them (a rule set comparing a
+ * global root with a group rank, pytorch#130515). */
+static int keep_members(cg_graph *g, cg_coll *c)
+{
+    if (c->nmembers == 0) {
+        c->members = NULL;
+        return 0;
+    }
+    int *own = cg_alloc(g, (size_t)c->nmembers * sizeof *own);
+    if (!own)
+        return -1;
+    memcpy(own, c->members, (size_t)c->nmembers * sizeof *own);
+    c->members = own;
+    return 0;
+}
+
+/* A call the framework this rule set emulates refuses outright: raised on
+ * every rank that makes it, member or not, before anything is sent.
+ * true with the graph's error. */
+static bool refused(const cg_wcomm *w, cg_graph *g, const cg_coll *c)
+{
+    const char *why = w->rules->refuses ? w->rules->refuses(c) : NULL;
+    if (why)
+        cg_error(cg_graph_status(g), "%s at %s: %s (%s)", CG_RAISES_MARK, cg_coll_name(c->kind),
+                 why, w->rules->name);
+    return why != NULL;
+}
+
 static cgt_redop tp_op(cg_redop op) { return (cgt_redop)op; } /* same order by construction */
 
 /* The forward value: one transport call, identical under every rule set. */
@@ -132,7 +162,7 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     if (!ev)
         return -1;
     coll_where at;
-    if (where(w, g, c, &at) != 0)
+    if (where(w, g, c, &at) != 0 || refused(w, g, c))
         return -1;
     cg_coll_counts *counts = cg_alloc(g, sizeof *counts);
     coll_ctx *ctx = cg_alloc(g, sizeof *ctx);
@@ -156,7 +186,8 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     }
     *ctx = (coll_ctx){*c, w->rules, at, counts};
     ctx->coll.splits = NULL; /* borrowed for the forward; the counts say the same */
-    ctx->coll.members = NULL; /* borrowed too; the backward needs only `at` */
+    if (keep_members(g, &ctx->coll) != 0)
+        return -1;
     cg_node *n = cg_record(g, cg_coll_name(c->kind), y, &x, 1, coll_backward);
     if (!n)
         return -1;
@@ -265,6 +296,68 @@ static int w_zero_grad(void *self, cg_graph *g)
     return 0;
 }
 
+/* ---- a non-member's call -------------------------------------------------- */
+
+typedef struct nonmember_ctx {
+    cg_coll coll;
+    const cg_rules *rules;
+} nonmember_ctx;
+
+static int nonmember_backward(cg_graph *g, cg_node *n)
+{
+    nonmember_ctx *ctx = n->ctx;
+    cg_tensor *x = n->in[0];
+    cg_tensor *gx = cg_tensor_like(g, x);
+    if (!gx)
+        return -1;
+    cg_rule_call call = {NULL,
+                         (cg_tp_site){ctx->coll.seq, true},
+                         &ctx->coll,
+                         -1,
+                         ctx->coll.nmembers,
+                         NULL,
+                         x,
+                         n->out,
+                         n->out->pgrad,
+                         gx,
+                         cg_graph_status(g)};
+    if (ctx->rules->nonmember_backward(&call) != 0) {
+        cg_error(cg_graph_status(g), "backward of %s off its group: %s",
+                 cg_coll_name(ctx->coll.kind), cg_graph_status(g)->msg);
+        return -1;
+    }
+    return cg_accum_grad_owned(g, x, gx);
+}
+
+/* The call returns the input unsent; the rule set says what flows back
+ * (rules.h, nonmember_backward), the truth's pass-through when it says
+ * nothing. */
+static int w_nonmember(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tensor *in,
+                       cg_tensor **out)
+{
+    cg_wcomm *w = self;
+    (void)slot;
+    if (refused(w, g, c))
+        return -1;
+    if (!w->rules->nonmember_backward)
+        return (*out = cg_clone(g, in)) ? 0 : -1;
+    nonmember_ctx *ctx = cg_alloc(g, sizeof *ctx);
+    cg_tensor *y = *out = cg_tensor_like(g, in);
+    if (!ctx || !y || cg_tensor_copy_elems(g, y, 0, in, 0, in->numel) < 0)
+        return -1;
+    *ctx = (nonmember_ctx){*c, w->rules};
+    ctx->coll.splits = NULL;
+    if (keep_members(g, &ctx->coll) != 0)
+        return -1;
+    if (!cg_any_requires_grad(&in, 1))
+        return 0;
+    cg_node *n = cg_record(g, "nonmember", y, &in, 1, nonmember_backward);
+    if (!n)
+        return -1;
+    n->ctx = ctx;
+    return 0;
+}
+
 /* Process group `id`: a split of the transport under test, made here by
  * every rank (members get a handle, the others NULL) and kept for the job. */
 static int w_group(void *self, cg_graph *g, int id, const int *members, int n)
@@ -297,5 +390,6 @@ void cg_wcomm_close(cg_wcomm *w)
 
 cg_comm cg_wcomm_comm(cg_wcomm *w)
 {
-    return (cg_comm){w, w_collective, w_send, w_recv, w_backward, w_zero_grad, w_group};
+    return (cg_comm){w,          w_collective, w_send,  w_recv,
+                     w_backward, w_zero_grad,  w_group, w_nonmember};
 }

@@ -3,16 +3,24 @@
 # at W = 3 and 4 (its numbers are derived by hand in each file); the hang
 # hazard across groups names the one member that never reaches the backward
 # call, not the ranks outside the group; bad group programs are refused with
-# file:line:col; a group-aware transport plugin with a bug is caught there.
+# file:line:col; a group-aware transport plugin with a bug is caught there;
+# the versioned torch-nn emulations reproduce what torch.distributed.nn was
+# measured to do on a subgroup (tests/torch/findings-subgroups.txt) and the
+# diagnosis names the version.
 . "$(dirname "$0")/common.bash"
 SUB="$SRC/cases/subgroups"
 EXAMPLES="${CG_EXAMPLES_DIR:-$(dirname "$BIN")/examples}"
 
 expect_exit 0 -- "$BIN" --oracle-only "$SUB"
 expect_exit 0 -- "$BIN" --json "$TMP/sub.json" "$SUB"
-expect_grep "^100% cases passed \(24 of 24\)" "$TMP/out"
+# 14 files: 26 jobs under reference at their worlds, 12 under the torch-nn
+# versions they declare
+expect_grep "^100% cases passed \(38 of 38\)" "$TMP/out"
 for w in 3 4; do
     expect_grep "subgroup_broadcast_global_src \(W=3\)|subgroup_all_gather \(W=$w\)" "$TMP/out"
+    expect_grep "subgroup_broadcast_130515 \(W=$w, rules=torch-nn@2.4\) .*Passed" "$TMP/out"
+    expect_grep "subgroup_broadcast_130515 \(W=$w, rules=torch-nn@1.13\) .*Passed" "$TMP/out"
+    expect_grep "subgroup_all_gather \(W=$w, rules=torch-nn@1.13\) .*Passed" "$TMP/out"
 done
 
 # the hazard: rank 1 only, at each world
@@ -20,6 +28,31 @@ n=$(grep -c "rank 1 never reaches the backward of all_reduce #0 (.*hang_hazard_a
 [ "$n" -eq 2 ] && ok || bad "expected the hazard for rank 1 at W=3 and W=4, got $n lines"
 grep -qE "rank [023] never reaches the backward of all_reduce #0 \(.*hang_hazard" "$TMP/out" &&
     bad "the hazard names a rank that is not the stuck member" || ok
+
+# pytorch#130515 as a backend would show it: every version is judged against
+# the truth, and the diagnosis names the one whose numbers these are
+expect_exit 1 -- "$BIN" --rules torch-nn@2.4 --world 3 "$SUB/broadcast_130515.case"
+expect_grep "diagnosis: matches rule set torch-nn@2.4: broadcast backward is a reduce SUM to the global src, then zeroed unless the rank's group rank equals that global src \(pytorch#130515\).*measured: torch 2.4.0 over gloo" "$TMP/out"
+expect_exit 1 -- "$BIN" --rules torch-nn --world 4 "$SUB/broadcast_130515.case"
+expect_grep "subgroup_broadcast_130515 \(W=4, rules=torch-nn@1.13\)" "$TMP/out"
+expect_grep "diagnosis: matches rule set torch-nn@1.13: broadcast backward is a reduce SUM to src, then zeroed where the rank is not src: .*a non-member, whose output is its own input, gets 0; measured: torch 1.13 and 2.15.0" "$TMP/out"
+# a refusal under a version: the run raises at the call on every rank
+expect_exit 1 -- "$BIN" --rules torch-nn@2.4 --world 3 "$SUB/all_gather_subgroup.case"
+expect_grep "fail error\(\) rules=torch-nn@2.4: the run raised where the truth \(the oracle\) computes gradients" "$TMP/out"
+# `expect raises` where the emulation does not raise fails, and names it;
+# without rules= it is refused (the truth never raises)
+bad_raise() { # NAME BODY...
+    local name="$1"
+    shift
+    { echo "case $name"; echo "world 3"; printf '%s\n' "$@"; } > "$TMP/$name.case"
+}
+bad_raise no_raise 'g = group([1, 2])' 'x = param(ones(2))' 'y = all_reduce(x, sum, group=g)' \
+    'backward(sum(y))' 'expect raises rules=torch-nn@2.4'
+expect_exit 1 -- "$BIN" "$TMP/no_raise.case"
+expect_grep "fail error\(\) rules=torch-nn@2.4: expected torch-nn@2.4 to raise, got a successful run" "$TMP/out"
+bad_raise raise_truth 'x = param(ones(2))' 'backward(sum(x))' 'expect raises "boom"'
+expect_exit 2 -- "$BIN" --oracle-only "$TMP/raise_truth.case"
+expect_grep "raise_truth.case:5:15: expected rules=NAME after 'raises' \(a framework refuses a case, the truth does not\), got a string" "$TMP/out"
 
 # bad programs: refused where they are wrong
 bad_case() { # NAME WORLD BODY...
@@ -63,7 +96,7 @@ expect_grep "rank 2 stopped before broadcast #0 \(forward\) of case subgroup_bro
 # forward, all_gather's backward in the CLIP loss), the others pass
 if [ -f "$EXAMPLES/libbuggy_transport.so" ]; then
     expect_exit 1 -- timeout 300 "$BIN" --transport "$EXAMPLES/libbuggy_transport.so" "$SUB"
-    expect_grep "^83% cases passed \(20 of 24\); 4 failed, 0 errors" "$TMP/out"
+    expect_grep "^89% cases passed \(34 of 38\); 4 failed, 0 errors" "$TMP/out"
     for w in 3 4; do
         expect_grep "subgroup_reduce_scatter \(W=$w\) .*Failed" "$TMP/out"
         expect_grep "subgroup_clip_contrastive \(W=$w\) .*Failed" "$TMP/out"
@@ -72,5 +105,5 @@ fi
 # a transport without split (the --inject wrapper has none yet): every rank
 # says so at the group's line, no hang (exit 2: the self-test injected nothing)
 expect_exit 2 -- timeout 120 "$BIN" --inject wrong_sum:1 "$SUB/broadcast_global_src.case"
-expect_grep "broadcast_global_src.case:11:5: making process group 0: transport 'fault' has no process groups \(its table leaves split NULL\)" "$TMP/out"
+expect_grep "broadcast_global_src.case:17:5: making process group 0: transport 'fault' has no process groups \(its table leaves split NULL\)" "$TMP/out"
 finish

@@ -74,6 +74,19 @@ def all_to_all(rank: int, g: object) -> torch.Tensor:
     return x.grad
 
 
+def all_to_all_single(rank: int, g: object) -> torch.Tensor:
+    """all_to_all with splits, as cases/subgroups/moe_uneven_all_to_all.case
+    writes it: group rank 0 sends [1, 2] rows, group rank 1 [2, 1]."""
+    x = torch.tensor([10.0 * rank, 10.0 * rank + 1, 10.0 * rank + 2], requires_grad=True)
+    splits = [1, 2] if rank == 1 else [2, 1]
+    if rank not in MEMBERS:
+        splits = [3, 0]
+    out = torch.empty(3)
+    y = F.all_to_all_single(out, x, output_split_sizes=splits, input_split_sizes=splits, group=g)
+    (y * torch.arange(1.0, 4.0)).sum().backward()
+    return x.grad
+
+
 def gather_dst(dst: int) -> Callable[[int, object], torch.Tensor]:
     def run(rank: int, g: object) -> torch.Tensor:
         x = torch.full((2,), float(rank), requires_grad=True)
@@ -100,6 +113,7 @@ SCENARIOS: Dict[str, Callable[[int, object], torch.Tensor]] = {
     "all_reduce_sum": all_reduce_sum,
     "all_gather": all_gather,
     "all_to_all": all_to_all,
+    "all_to_all_single": all_to_all_single,
     "gather_dst2": gather_dst(2),
     "scatter_src2": scatter_src(2),
 }
