@@ -125,6 +125,20 @@ static void test_nccl_refuses_host_buffers(void)
               ncclGroupEnd() == ncclSuccess,
           "a grouped send to itself and its recv");
     cudaFree(dev);
+    /* process groups: a split of one rank is a communicator of one rank; no
+     * color is no communicator; the parent's config is the only one taken */
+    ncclComm_t sub = NULL, none = comm;
+    int n = 0, me = -1;
+    check(ncclCommSplit(comm, 7, 0, &sub, NULL) == ncclSuccess && sub &&
+              ncclCommCount(sub, &n) == ncclSuccess && n == 1 &&
+              ncclCommUserRank(sub, &me) == ncclSuccess && me == 0,
+          "ncclCommSplit: the member's communicator");
+    check(ncclCommSplit(comm, NCCL_SPLIT_NOCOLOR, 0, &none, NULL) == ncclSuccess && none == NULL,
+          "ncclCommSplit: NCCL_SPLIT_NOCOLOR gets NULL");
+    check(ncclCommSplit(comm, -2, 0, &none, NULL) == ncclInvalidArgument,
+          "ncclCommSplit: a color below -1 is refused");
+    if (sub)
+        check(ncclCommDestroy(sub) == ncclSuccess, "ncclCommDestroy of the split");
     check(ncclCommDestroy(comm) == ncclSuccess, "ncclCommDestroy");
 }
 

@@ -27,6 +27,15 @@ for w in 1 2; do
   expect_grep '"device":[[:space:]]*"cuda"' "$TMP/w$w.json"
   expect_grep '"transport":[[:space:]]*"nccl"' "$TMP/w$w.json"
 done
+# process groups (issue 14): each group an ncclCommSplit, made once and
+# reused; the subgroup cases at W = 3 and 4, their torch-nn versions included
+# (ranks share the device as NCCL_HOSTID-distinct hosts on a one-GPU machine)
+for w in 3 4; do
+  expect_exit 0 -- env COLLGRAD_NCCL_SHARE_GPU=1 "$BIN" --transport nccl --world "$w" --timeout 120 \
+    "$C/subgroups"
+  expect_grep "^100% cases passed \([0-9]+ of [0-9]+\); 0 failed, 0 errors" "$TMP/out"
+  expect_grep "subgroup_broadcast_130515 \(W=$w, rules=torch-nn@2.4\) .*Passed" "$TMP/out"
+done
 # the emulations reproduce the documents' numbers on the device too (W = 2)
 expect_exit 0 -- "$BIN" --transport nccl --world 2 --verbose --timeout 120 \
   "$C/pytorch-58005/allreduce_sum_square.case"

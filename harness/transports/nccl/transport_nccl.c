@@ -308,14 +308,27 @@ static int nccl_world(const cg_transport *t) { return t->world; }
 static const char *nccl_last_error(const cg_transport *t) { return t->st.msg; }
 
 static cg_transport_ops nccl_ops = {
-    .abi_version = CG_TRANSPORT_ABI_VERSION, .name = "nccl", .version = "",
+    .abi_version = CG_TRANSPORT_ABI_VERSION,
+    .name = "nccl",
+    .version = "",
     .caps = CGT_CAP_HOST | CGT_CAP_CUDA | CGT_CAP_HALF,
-    .create = cgn_create, .destroy = cgn_destroy, .rank = nccl_rank, .world = nccl_world,
+    .create = cgn_create,
+    .destroy = cgn_destroy,
+    .rank = nccl_rank,
+    .world = nccl_world,
     .last_error = nccl_last_error,
-    .all_reduce = nccl_all_reduce, .all_gather = nccl_all_gather,
-    .reduce_scatter = nccl_reduce_scatter, .broadcast = nccl_broadcast, .reduce = nccl_reduce,
-    .gather = nccl_gather, .scatter = nccl_scatter, .all_to_all = nccl_all_to_all,
-    .send = cgn_send, .recv = cgn_recv, .barrier = nccl_barrier,
+    .all_reduce = nccl_all_reduce,
+    .all_gather = nccl_all_gather,
+    .reduce_scatter = nccl_reduce_scatter,
+    .broadcast = nccl_broadcast,
+    .reduce = nccl_reduce,
+    .gather = nccl_gather,
+    .scatter = nccl_scatter,
+    .all_to_all = nccl_all_to_all,
+    .send = cgn_send,
+    .recv = cgn_recv,
+    .barrier = nccl_barrier,
+    .split = cgn_split,
 };
 
 const cg_transport_ops *cg_transport_nccl(void)

@@ -13,7 +13,7 @@
 #include "transport.h"
 
 struct cg_transport {
-    MPI_Comm comm;           /* a duplicate of MPI_COMM_WORLD: start-up only */
+    MPI_Comm comm; /* a duplicate of MPI_COMM_WORLD (a group's: its split): start-up only */
     ncclComm_t nccl;
     cudaStream_t stream;
     int rank, world, device;
@@ -63,6 +63,7 @@ int cgn_copy(cg_transport *t, void *dst, const void *src, size_t bytes);
 /* The entries the table takes from the other files. */
 cg_transport *cgn_create(const char **err);
 void cgn_destroy(cg_transport *t);
+cg_transport *cgn_split(cg_transport *t, int color, int key, const char **err);
 const char *cgn_version(void);
 int cgn_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag);
 int cgn_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag);

@@ -344,6 +344,64 @@ cg_transport *cgn_create(const char **err)
     return NULL;
 }
 
+/* A process group's instance (transport ABI 2, MPI_Comm_split's contract):
+ * ncclCommSplit of t's communicator (NCCL >= 2.18), with an MPI_Comm_split of
+ * t's MPI communicator beside it for the group's own start-up traffic. Both
+ * are collective over t, in that order on every rank. The child shares t's
+ * GPU and makes its own stream, so its calls never queue behind t's. NULL
+ * with *err NULL off the group; NULL with *err on failure. */
+cg_transport *cgn_split(cg_transport *t, int color, int key, const char **err)
+{
+    static char why[512];
+    MPI_Comm comm = MPI_COMM_NULL;
+    ncclComm_t nccl = NULL;
+    *err = why;
+    if (cgn_flush_sends(t) != 0) { /* as every entry but send and recv */
+        snprintf(why, sizeof why, "%s", t->st.msg);
+        return NULL;
+    }
+    if (MPI_Comm_split(t->comm, color < 0 ? MPI_UNDEFINED : color, key, &comm) != MPI_SUCCESS) {
+        snprintf(why, sizeof why, "MPI_Comm_split failed");
+        return NULL;
+    }
+    if (NCCL_CALL(
+            t, ncclCommSplit(t->nccl, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &nccl, NULL))) {
+        snprintf(why, sizeof why, "%s", t->st.msg);
+        t->broken = true;
+        if (comm != MPI_COMM_NULL)
+            MPI_Comm_free(&comm);
+        return NULL;
+    }
+    if (comm == MPI_COMM_NULL || !nccl) { /* not a member (both say so, or neither) */
+        *err = comm == MPI_COMM_NULL && !nccl ? NULL : "MPI_Comm_split and ncclCommSplit disagree";
+        if (comm != MPI_COMM_NULL)
+            MPI_Comm_free(&comm);
+        if (nccl)
+            ncclCommDestroy(nccl);
+        return NULL;
+    }
+    cg_transport *g = calloc(1, sizeof *g);
+    if (!g) {
+        MPI_Comm_free(&comm);
+        ncclCommDestroy(nccl);
+        snprintf(why, sizeof why, "out of memory");
+        return NULL;
+    }
+    *g = (cg_transport){.comm = comm, .nccl = nccl, .device = t->device};
+    if (MPI_Comm_rank(comm, &g->rank) != MPI_SUCCESS ||
+        MPI_Comm_size(comm, &g->world) != MPI_SUCCESS)
+        cg_error(&g->st, "MPI_Comm_rank/MPI_Comm_size failed");
+    else if (CUDA_CALL(g, cudaSetDevice(g->device)) == 0 &&
+             CUDA_CALL(g, cudaStreamCreate(&g->stream)) == 0 &&
+             CUDA_CALL(g, cudaMalloc((void **)&g->one, sizeof *g->one)) == 0 &&
+             CUDA_CALL(g, cudaMemset(g->one, 0, sizeof *g->one)) == 0)
+        return g;
+    snprintf(why, sizeof why, "%s", g->st.msg);
+    g->broken = true;
+    cgn_destroy(g);
+    return NULL;
+}
+
 /* "NCCL 2.28.9, CUDA runtime 13.0" for reports (NCCL >= 2.9's version code). */
 const char *cgn_version(void)
 {

@@ -65,6 +65,13 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId);
 /* Collective over MPI_COMM_WORLD: every MPI rank calls it (those sharing an id
  * form one communicator, nranks of them, ranked by rank). */
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank);
+/* Collective over comm (NCCL >= 2.18): the ranks of one color form a
+ * communicator ranked by key; NCCL_SPLIT_NOCOLOR gets NULL. config: NULL
+ * (the parent's), the only one the emulation takes. */
+#define NCCL_SPLIT_NOCOLOR -1
+typedef struct ncclConfig_emu ncclConfig_t;
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                           ncclConfig_t *config);
 ncclResult_t ncclCommDestroy(ncclComm_t comm);
 ncclResult_t ncclCommAbort(ncclComm_t comm);
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError);

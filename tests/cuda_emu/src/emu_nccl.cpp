@@ -176,6 +176,35 @@ ncclResult_t ncclCommInitRank(ncclComm_t *out, int nranks, ncclUniqueId id, int 
     return ncclSuccess;
 }
 
+/* MPI_Comm_split of the parent's communicator: the same contract. The
+ * child shares the parent's device, which passed the duplicate-GPU check. */
+ncclResult_t ncclCommSplit(ncclComm_t parent, int color, int key, ncclComm_t *out,
+                           ncclConfig_t *config)
+{
+    *out = NULL;
+    if (!comms.count(parent))
+        return fail(ncclInvalidArgument, "ncclCommSplit : invalid communicator");
+    if (config)
+        return fail(ncclInvalidArgument, "ncclCommSplit : the emulation takes no config (NULL)");
+    if (color < NCCL_SPLIT_NOCOLOR)
+        return fail(ncclInvalidArgument, "ncclCommSplit : invalid color %d", color);
+    MPI_Comm sub = MPI_COMM_NULL;
+    if (MPI_Comm_split(parent->comm, color == NCCL_SPLIT_NOCOLOR ? MPI_UNDEFINED : color, key,
+                       &sub) != MPI_SUCCESS)
+        return fail(ncclSystemError, "ncclCommSplit : MPI_Comm_split failed");
+    if (sub == MPI_COMM_NULL)
+        return ncclSuccess;
+    ncclComm_t c = new ncclComm();
+    c->comm = sub;
+    c->device = parent->device;
+    MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_size(c->comm, &c->nranks);
+    MPI_Comm_rank(c->comm, &c->rank);
+    comms.insert(c);
+    *out = c;
+    return ncclSuccess;
+}
+
 ncclResult_t ncclCommDestroy(ncclComm_t c)
 {
     int finalized = 0;
