@@ -505,6 +505,19 @@ static void test_split(cg_tp *tp)
           g ? g->st.msg : "no handle");
     CHECK(x == sum, "group all_reduce gave %g, expected %g", x, sum);
     cg_tp_free_split(g);
+    /* a table without split: refused by name, nothing made (no collective runs) */
+    cg_transport_ops none = *tp->ops;
+    none.name = "nosplit";
+    none.split = NULL;
+    cg_tp bare = *tp;
+    bare.ops = &none;
+    bare.nwatchers = 0;
+    g = NULL;
+    CHECK(cg_tp_split(&bare, color, g_rank, &g) == -1 && g == NULL &&
+              strcmp(bare.st.msg,
+                     "transport 'nosplit' has no process groups (its table leaves split NULL)") ==
+                  0,
+          "a transport without split: '%s'", bare.st.msg);
 }
 
 static void test_identity(const cg_tp *tp)

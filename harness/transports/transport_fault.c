@@ -55,13 +55,18 @@ bad:
 /* ---- the wrapper instance ------------------------------------------------ */
 
 /* One installed wrapper, owned by the handle it wraps (cg_fault_install
- * until cg_fault_uninstall). Wrapping a wrapped handle stacks them. */
+ * until cg_fault_uninstall). Wrapping a wrapped handle stacks them. A
+ * process group's handle (split) gets a wrapper of its own around the inner
+ * transport's split, owned by that handle (destroy); it reports to the
+ * installed one, `top`, which holds the case, its tolerance and the count. */
 typedef struct fault_inst {
     cg_transport_ops ops;  /* the wrapper's table, with the inner transport's version and caps */
     const cg_transport_ops *inner;
     cg_transport *in;
     cg_fault f;
-    int rank, world;
+    int rank, world;        /* in this handle's world: a group's ranks count from 0 */
+    int me;                 /* this process's rank in the world: the faulty one is a world rank */
+    struct fault_inst *top; /* the installed wrapper (itself, unless a group's) */
     char case_name[96];   /* the running case (the CASE filter) */
     double rtol, atol;    /* its tolerance: what a visible change is */
     void *scratch;
@@ -73,8 +78,8 @@ typedef struct fault_inst {
 
 static bool active(const fault_inst *fi, cg_fault_kind k, bool on_every_rank)
 {
-    return fi->f.kind == k && (on_every_rank || fi->rank == fi->f.rank) &&
-           (!fi->f.filter[0] || strstr(fi->case_name, fi->f.filter));
+    return fi->f.kind == k && (on_every_rank || fi->me == fi->f.rank) &&
+           (!fi->f.filter[0] || strstr(fi->top->case_name, fi->f.filter));
 }
 
 static size_t esize(cgt_dtype dt) { return dt == CGT_F64 ? 8 : dt == CGT_F32 ? 4 : 2; }
@@ -93,13 +98,13 @@ static bool material(const fault_inst *fi, double old, double new)
 {
     if (isnan(old) != isnan(new))
         return true;
-    return fabs(new - old) > fi->rtol * fabs(old) + fi->atol;
+    return fabs(new - old) > fi->top->rtol * fabs(old) + fi->top->atol;
 }
 
 static void count_if(fault_inst *fi, bool changed)
 {
     if (changed)
-        fi->injected++;
+        fi->top->injected++;
 }
 
 /* Flip the top significand bit of element 0: a change of a quarter to a half
@@ -226,7 +231,47 @@ static size_t total(const size_t *c, int w)
 }
 
 static cg_transport *f_create(const char **err) { *err = "the fault wrapper is installed, not created"; return NULL; }
-static void f_destroy(cg_transport *t) { (void)t; }
+
+/* The installed wrapper goes with cg_fault_uninstall; a group's, here, with
+ * the inner handle it wraps. */
+static void f_destroy(cg_transport *t)
+{
+    fault_inst *fi = INST(t);
+    if (fi->top == fi)
+        return;
+    fi->inner->destroy(fi->in);
+    free(fi->scratch);
+    free(fi);
+}
+
+/* A process group: the inner transport's split, wrapped, so the fault
+ * follows the faulty process into every group it is in. */
+static cg_transport *f_split(cg_transport *t, int color, int key, const char **err)
+{
+    fault_inst *fi = INST(t);
+    if (!fi->inner->split) {
+        *err = "the wrapped transport has no process groups (its table leaves split NULL)";
+        return NULL;
+    }
+    cg_transport *in = fi->inner->split(fi->in, color, key, err);
+    if (!in)
+        return NULL; /* *err says why, or NULL off the group */
+    fault_inst *g = calloc(1, sizeof *g);
+    if (!g) {
+        fi->inner->destroy(in);
+        *err = "out of memory for a process group's fault wrapper";
+        return NULL;
+    }
+    *g = (fault_inst){.ops = fi->ops,
+                      .inner = fi->inner,
+                      .in = in,
+                      .f = fi->f,
+                      .rank = fi->inner->rank(in),
+                      .world = fi->inner->world(in),
+                      .me = fi->me,
+                      .top = fi->top};
+    return (cg_transport *)(void *)g;
+}
 static int f_rank(const cg_transport *t) { return INST(t)->rank; }
 static int f_world(const cg_transport *t) { return INST(t)->world; }
 static const char *f_last_error(const cg_transport *t) { return INST(t)->inner->last_error(INST(t)->in); }
@@ -346,11 +391,25 @@ static int f_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int pe
 static int f_barrier(cg_transport *t) { return INST(t)->inner->barrier(INST(t)->in); }
 
 static const cg_transport_ops fault_ops = {
-    .abi_version = CG_TRANSPORT_ABI_VERSION, .name = "fault", .create = f_create, .destroy = f_destroy,
-    .rank = f_rank, .world = f_world, .last_error = f_last_error, .all_reduce = f_all_reduce,
-    .all_gather = f_all_gather, .reduce_scatter = f_reduce_scatter, .broadcast = f_broadcast,
-    .reduce = f_reduce, .gather = f_gather, .scatter = f_scatter, .all_to_all = f_all_to_all,
-    .send = f_send, .recv = f_recv, .barrier = f_barrier,
+    .abi_version = CG_TRANSPORT_ABI_VERSION,
+    .name = "fault",
+    .create = f_create,
+    .destroy = f_destroy,
+    .rank = f_rank,
+    .world = f_world,
+    .last_error = f_last_error,
+    .all_reduce = f_all_reduce,
+    .all_gather = f_all_gather,
+    .reduce_scatter = f_reduce_scatter,
+    .broadcast = f_broadcast,
+    .reduce = f_reduce,
+    .gather = f_gather,
+    .scatter = f_scatter,
+    .all_to_all = f_all_to_all,
+    .send = f_send,
+    .recv = f_recv,
+    .barrier = f_barrier,
+    .split = f_split,
 };
 
 /* The wrapper tp's calls go to first, or NULL when it is not one. */
@@ -364,8 +423,14 @@ int cg_fault_install(cg_tp *tp, const cg_fault *f)
     fault_inst *fi = calloc(1, sizeof *fi);
     if (!fi)
         return cg_error_infra(&tp->st, "--inject: out of memory for the fault wrapper");
-    *fi = (fault_inst){.ops = fault_ops, .inner = tp->ops, .in = tp->inst, .f = *f, .rank = tp->rank,
-                       .world = tp->world};
+    *fi = (fault_inst){.ops = fault_ops,
+                       .inner = tp->ops,
+                       .in = tp->inst,
+                       .f = *f,
+                       .rank = tp->rank,
+                       .world = tp->world,
+                       .me = tp->rank};
+    fi->top = fi;
     fi->ops.version = tp->ops->version;
     fi->ops.caps = tp->ops->caps;
     tp->ops = &fi->ops;
