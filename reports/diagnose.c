@@ -221,7 +221,11 @@ static void rule_set_sentence(const cg_case *cs, const cg_rules *r, char *buf, s
         snprintf(buf, len, "%s", r->emulates ? r->emulates : "a rule set that does not say what it does");
 }
 
-static void describe(const cg_case *cs, const char *const *names, int n, cg_case_result *res)
+/* The diagnosis of names[0..n): the mistakes or rule sets that give what
+ * the run gave. raised: the run's error, when that is what they share (its
+ * text is then the sentence: a refusal says what the framework does). */
+static void describe(const cg_case *cs, const char *const *names, int n, const char *raised,
+                     cg_case_result *res)
 {
     char text[1024], sentence[768];
     if (n == 0) {
@@ -234,6 +238,8 @@ static void describe(const cg_case *cs, const char *const *names, int n, cg_case
     const char *see = m ? m->see : r ? r->see : NULL;
     if (m)
         snprintf(sentence, sizeof sentence, "%s", m->explanation);
+    else if (r && raised && strstr(raised, CG_RAISES_MARK))
+        snprintf(sentence, sizeof sentence, "%s", strstr(raised, CG_RAISES_MARK));
     else if (r)
         rule_set_sentence(cs, r, sentence, sizeof sentence);
     else
@@ -252,7 +258,8 @@ static void describe(const cg_case *cs, const char *const *names, int n, cg_case
         at += (size_t)snprintf(text + at, sizeof text - at, "%s %s", i == 0 ? "" : i == n - 1 ? " and" : ",",
                                names[i]);
     if (at < sizeof text)
-        snprintf(text + at, sizeof text - at, ": they give the same gradients here; %s: %s", names[0], sentence);
+        snprintf(text + at, sizeof text - at, ": they %s here; %s: %s",
+                 raised ? "raise the same error" : "give the same gradients", names[0], sentence);
     cg_case_set_diagnosis(res, names, n, text, see);
 }
 
@@ -275,7 +282,7 @@ void cg_diagnose(const cg_diag_inputs *in, cg_case_result *res)
             if (e && strcmp(e, raised) == 0)
                 names[n++] = in->runs[i].rules;
         }
-        describe(in->cs, names, n, res);
+        describe(in->cs, names, n, raised, res);
         return;
     }
     for (int i = 0; i < in->nruns && n < 48; i++)
@@ -295,5 +302,5 @@ void cg_diagnose(const cg_diag_inputs *in, cg_case_result *res)
         names[n++] = "scaled_by_world";
     if (w > 1 && matches(in, NULL, in->truth, CG_SEM_PER_RANK, 1.0 / w))
         names[n++] = "divided_by_world";
-    describe(in->cs, names, n, res);
+    describe(in->cs, names, n, NULL, res);
 }

@@ -133,8 +133,7 @@ static bool refused(const cg_wcomm *w, cg_graph *g, const cg_coll *c)
 {
     const char *why = w->rules->refuses ? w->rules->refuses(c) : NULL;
     if (why)
-        cg_error(cg_graph_status(g), "%s at %s: %s (%s)", CG_RAISES_MARK, cg_coll_name(c->kind),
-                 why, w->rules->name);
+        cg_error(cg_graph_status(g), "%s at %s: %s", CG_RAISES_MARK, cg_coll_name(c->kind), why);
     return why != NULL;
 }
 

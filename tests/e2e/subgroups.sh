@@ -39,6 +39,7 @@ expect_grep "diagnosis: matches rule set torch-nn@1.13: broadcast backward is a 
 # a refusal under a version: the run raises at the call on every rank
 expect_exit 1 -- "$BIN" --rules torch-nn@2.4 --world 3 "$SUB/all_gather_subgroup.case"
 expect_grep "fail error\(\) rules=torch-nn@2.4: the run raised where the truth \(the oracle\) computes gradients" "$TMP/out"
+expect_grep "diagnosis: this case cannot tell apart torch-nn@1.13 and torch-nn@2.4: they raise the same error here; torch-nn@1.13: the framework raises at all_gather: all_gather on a process group: gloo's backward is an _AlltoAll" "$TMP/out"
 # `expect raises` where the emulation does not raise fails, and names it;
 # without rules= it is refused (the truth never raises)
 bad_raise() { # NAME BODY...
