@@ -1,7 +1,9 @@
 """pytorch:nn — torch.distributed.nn.functional, the autograd-aware
 collectives (torch/distributed/nn/functional.py). Every collective is the
 module's own function; ragged blocks are padded (comm.py). The module has no
-send/recv, so point-to-point programs are skipped."""
+send/recv, so point-to-point programs are skipped. On a process group every
+rank runs the line, a non-member too (nonmember): what the module returns
+there is the measurement (tests/torch/findings-subgroups.txt)."""
 
 from typing import Optional, Sequence
 
@@ -13,6 +15,7 @@ from .comm import Call
 
 class NnApi(comm.Api):
     name = "nn"
+    groups = True
 
     def __init__(self, group, backend: str):
         super().__init__(group, backend)
@@ -30,11 +33,11 @@ class NnApi(comm.Api):
         return None
 
     def all_reduce(self, call: Call, x: torch.Tensor) -> torch.Tensor:
-        return self.F.all_reduce(x, op=comm.reduce_op(call.op), group=self.group)
+        return self.F.all_reduce(x, op=comm.reduce_op(call.op), group=self.pg(call))
 
     def all_gather(self, call: Call, x: torch.Tensor) -> torch.Tensor:
         rows = comm.gathered_rows(call)
-        parts = self.F.all_gather(comm.pad_rows(comm.as_rows(x), max(rows)), group=self.group)
+        parts = self.F.all_gather(comm.pad_rows(comm.as_rows(x), max(rows)), group=self.pg(call))
         return comm.concat_unpadded(parts, rows)
 
     def reduce_scatter(self, call: Call, x: torch.Tensor) -> torch.Tensor:
@@ -42,19 +45,19 @@ class NnApi(comm.Api):
         most = max(p.shape[0] for p in pieces)
         padded = [comm.pad_rows(p, most) for p in pieces]
         out = padded[call.rank].new_empty(padded[call.rank].shape)
-        y = self.F.reduce_scatter(out, padded, op=comm.reduce_op(call.op), group=self.group)
+        y = self.F.reduce_scatter(out, padded, op=comm.reduce_op(call.op), group=self.pg(call))
         return y[:pieces[call.rank].shape[0]]
 
     def broadcast(self, call: Call, x: torch.Tensor) -> torch.Tensor:
-        return self.F.broadcast(x, call.root, group=self.group)
+        return self.F.broadcast(x, call.src, group=self.pg(call))
 
     def reduce(self, call: Call, x: torch.Tensor) -> torch.Tensor:
-        y = self.F.reduce(x, call.root, op=comm.reduce_op(call.op), group=self.group)
+        y = self.F.reduce(x, call.src, op=comm.reduce_op(call.op), group=self.pg(call))
         return comm.zero_nonroot(y, call)
 
     def gather(self, call: Call, x: torch.Tensor) -> torch.Tensor:
         rows = comm.gathered_rows(call)
-        parts = self.F.gather(comm.pad_rows(comm.as_rows(x), max(rows)), dst=call.root, group=self.group)
+        parts = self.F.gather(comm.pad_rows(comm.as_rows(x), max(rows)), dst=call.src, group=self.pg(call))
         if call.rank != call.root:
             return comm.empty_result(parts)
         return comm.concat_unpadded(parts, rows)
@@ -68,7 +71,7 @@ class NnApi(comm.Api):
             padded = [comm.pad_rows(p, most) for p in comm.blocks(x, call.world)]
         else:  # a receiver whose x cannot be split like the root's passes placeholders
             padded = [x.new_zeros(block) for _ in range(call.world)]
-        y = self.F.scatter(padded, src=call.root, group=self.group)
+        y = self.F.scatter(padded, src=call.src, group=self.pg(call))
         n = comm.rows_of(call.event.shapes[call.root])
         return y[:comm.block_rows(n, call.world, call.rank)]
 
@@ -77,4 +80,28 @@ class NnApi(comm.Api):
         x = comm.as_rows(x)
         out = x.new_empty((sum(recv),) + tuple(x.shape[1:]))
         return self.F.all_to_all_single(out, x, output_split_sizes=recv, input_split_sizes=send,
-                                        group=self.group)
+                                        group=self.pg(call))
+
+    def nonmember(self, call: Call, x: torch.Tensor) -> torch.Tensor:
+        """The module's function called off its group, as a user's line runs on
+        every rank: c10d's call is a no-op there, and what comes back (and
+        flows back) is the module's own doing."""
+        g = self.pg(call)
+        if call.kind == "all_reduce":
+            return self.F.all_reduce(x, op=comm.reduce_op(call.op), group=g)
+        if call.kind == "broadcast":
+            return self.F.broadcast(x, call.src, group=g)
+        if call.kind == "reduce":
+            return self.F.reduce(x, call.src, op=comm.reduce_op(call.op), group=g)
+        if call.kind == "all_gather":
+            return torch.cat(self.F.all_gather(comm.as_rows(x), group=g))
+        if call.kind == "gather":
+            return torch.cat(self.F.gather(comm.as_rows(x), dst=call.src, group=g))
+        if call.kind == "scatter":
+            return self.F.scatter(list(comm.as_rows(x).chunk(max(call.world, 1))), src=call.src, group=g)
+        if call.kind == "all_to_all":
+            return self.F.all_to_all_single(torch.empty_like(x), x, group=g)
+        if call.kind == "reduce_scatter":
+            rows = comm.as_rows(x)
+            return self.F.reduce_scatter(torch.empty_like(rows), [rows], op=comm.reduce_op(call.op), group=g)
+        raise comm.Unsupported(f"{call.kind} off its group")

@@ -10,7 +10,7 @@ backward is what the run measures.
 """
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -30,7 +30,10 @@ class Unavailable(Exception):
 @dataclass
 class Call:
     """One communication call as the program wrote it, with the plan's view
-    of it (every rank's input shape)."""
+    of it (every rank's input shape). On a process group, rank, world and
+    root count in the group (the plan's view of a group call is that of a
+    world of its size), `src` is the root as PyTorch takes it (a global
+    rank) and `group` the group's ProcessGroup; rank is -1 off the group."""
 
     kind: str
     seq: int
@@ -40,6 +43,8 @@ class Call:
     op: str = "sum"      # all_reduce, reduce_scatter, reduce
     root: int = 0        # broadcast, reduce, gather, scatter
     peer: int = -1       # send: destination; recv: source
+    src: int = 0         # the root as a global rank (PyTorch's src/dst argument)
+    group: Any = None    # the call's ProcessGroup; None: the job's world group
 
 
 def chunk_lo(n: int, world: int, r: int) -> int:
@@ -118,10 +123,30 @@ class Api:
     lacks is named by `unsupported`, checked before a job runs."""
 
     name = "?"
+    groups = False  # whether it runs programs with process groups (group(), mesh())
+    timeout: Any = None  # a datetime.timedelta for the groups it makes (the job's collective timeout)
 
     def __init__(self, group, backend: str):
         self.group = group
         self.backend = backend
+
+    def pg(self, call: Call):
+        """The ProcessGroup call runs on: its group's, else the job's world."""
+        return self.group if call.group is None else call.group
+
+    def new_group(self, members: Sequence[int]):
+        """A process group of `members` (global ranks), made by every rank in
+        the same order, as torch.distributed.new_group requires."""
+        import torch.distributed as dist
+
+        if self.timeout is None:
+            return dist.new_group(list(members))
+        return dist.new_group(list(members), timeout=self.timeout)
+
+    def nonmember(self, call: Call, x: torch.Tensor) -> torch.Tensor:
+        """A call on a group this rank is not in: what the API's function
+        returns there (PyTorch: a no-op)."""
+        raise Unsupported(f"{call.kind} off its group")
 
     def unsupported(self, kinds: Sequence[str]) -> Optional[str]:
         """Why this API cannot run a program using `kinds`, or None."""

@@ -14,6 +14,7 @@ raises propagates unchanged, to be reported as the framework's refusal.
 """
 
 import math
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
@@ -29,6 +30,19 @@ Value = Any  # float or torch.Tensor
 
 class CaseError(Exception):
     """The program is not valid on this rank ("file:line:col: expected ...")."""
+
+
+@dataclass
+class Group:
+    """A process group of the program (group(), mesh()): its members' global
+    ranks, ascending, and the ProcessGroup every rank made for it."""
+
+    members: List[int]
+    pg: Any
+
+    def index(self, rank: int) -> int:
+        """rank's place in the group (torch's get_rank(group)), -1 outside."""
+        return self.members.index(rank) if rank in self.members else -1
 
 
 def _ieee_div(a: float, b: float) -> float:
@@ -83,6 +97,7 @@ class Rank:
         self.api = api
         self.dtype = DTYPES[case.dtype]
         self.env: Dict[str, torch.Tensor] = {}   # final bindings, in first-binding order
+        self.groups: Dict[str, Group] = {}        # names bound to process groups
         self.made: List[torch.Tensor] = []       # every named tensor, for zero_grad()
         self.nonroot_outputs: set = set()        # ids of reduce/gather outputs off their root
         self.phase = "forward"
@@ -138,10 +153,14 @@ class Rank:
                 self.stmts(st["body"])
 
     def is_member(self, st: Node) -> bool:
-        """Does this rank run the body of `on r1, r2 { ... }`?"""
+        """Does this rank run the body of `on r1, r2 { ... }` (or `on g`)?"""
         member = False
         for e in st["ranks"]:
-            r = self.integer(self.eval(e), e, "a rank")
+            v = self.eval(e)
+            if isinstance(v, Group):
+                member |= self.rank in v.members
+                continue
+            r = self.integer(v, e, "a rank")
             if r < 0 or r >= self.world:
                 raise self.fail(e, f"expected a rank in 0..{self.world - 1}, got {r}")
             member |= r == self.rank
@@ -154,8 +173,11 @@ class Rank:
         self.made.append(t)
 
     def assign(self, st: Node) -> None:
-        t = self.tensor(self.eval(st["expr"]))
         names = st["names"]
+        if st["expr"]["kind"] == "call" and st["expr"]["name"] in ("group", "mesh"):
+            self.make_groups(st["expr"], names)
+            return
+        t = self.tensor(self.eval(st["expr"]))
         if len(names) == 1:
             self.bind(names[0], t)
             return
@@ -196,6 +218,28 @@ class Rank:
         else:
             raise self.fail(e, f"expected backward, zero_grad or send, got '{name}'")
 
+    # ---- process groups --------------------------------------------------------
+
+    def make_groups(self, e: Node, names: List[str]) -> None:
+        """g = group([ranks]) and tp, dp = mesh([A, B]) (the rows and columns
+        of the world laid out row-major). Every rank makes every group in the
+        same order, as torch.distributed.new_group requires."""
+        if not self.api.groups:
+            raise comm.Unsupported("process groups (group(), mesh())")
+        spec = [self.integer(v, e, "a rank or a size") for v in
+                self.tensor(self.eval(e["args"][0])).reshape(-1).tolist()]
+        if e["name"] == "group":
+            members = sorted(spec)
+            self.groups[names[0]] = Group(members, self.api.new_group(members))
+            return
+        rows, cols = spec
+        made = [Group([i * cols + j for j in range(cols)], None) for i in range(rows)]
+        made += [Group([i * cols + j for i in range(rows)], None) for j in range(cols)]
+        for g in made:
+            g.pg = self.api.new_group(g.members)
+        self.groups[names[0]] = made[self.rank // cols]
+        self.groups[names[1]] = made[rows + self.rank % cols]
+
     # ---- expressions ---------------------------------------------------------
 
     def eval(self, e: Node) -> Value:
@@ -207,6 +251,8 @@ class Rank:
         if kind == "world":
             return float(self.world)
         if kind == "name":
+            if e["name"] in self.groups:
+                return self.groups[e["name"]]
             if e["name"] not in self.env:
                 raise self.fail(e, f"expected '{e['name']}' to be defined on this rank, got no "
                                    "assignment to it here")
@@ -294,8 +340,14 @@ class Rank:
             raise self.fail(e, f"expected an expression, got statement {name}()")
         args = [None if a["kind"] == "word" else self.eval(a) for a in e["args"]]
         kwargs = {k: (None if a["kind"] == "word" else self.eval(a)) for k, a in e["kwargs"].items()}
+        if name in ("group_rank", "group_size"):
+            g = args[0]
+            if not isinstance(g, Group):
+                raise self.fail(e, f"expected a group in {name}(), got a value")
+            return float(g.index(self.rank) if name == "group_rank" else len(g.members))
         if "seq" in e:
-            return self.communicate(e, args)
+            groups = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Group)]
+            return self.communicate(e, args, groups[0] if groups else None)
         if name in ops.CONSTRUCTORS:
             return ops.construct(self, e, args)
         if name == "param":
@@ -305,10 +357,14 @@ class Rank:
 
     # ---- communication -----------------------------------------------------------
 
-    def communicate(self, e: Node, args: List[Value]) -> torch.Tensor:
+    def communicate(self, e: Node, args: List[Value], group: Optional[Group] = None) -> torch.Tensor:
         kind = e["name"]
         seq = int(e["seq"])
-        call = Call(kind, seq, self.rank, self.world, self.case.event(seq, self.rank))
+        if group is None:
+            call = Call(kind, seq, self.rank, self.world, self.case.event(seq, self.rank))
+        else:  # the call of a world of the group's size; roots stay global
+            call = Call(kind, seq, group.index(self.rank), len(group.members),
+                        self.case.event(seq, self.rank, group.members), group=group.pg)
         if call.event.kind != kind:
             raise self.fail(e, f"expected the plan's call #{seq} to be {kind}, got {call.event.kind}")
         nodes, kw = e["args"], e["kwargs"]
@@ -328,9 +384,12 @@ class Rank:
         if row.op is not None:
             call.op = word(row.op)
         if row.root is not None:
-            call.root = rank_arg(row.root)
+            call.src = rank_arg(row.root)
+            call.root = call.src if group is None else group.index(call.src)
+        if call.rank < 0:  # off the group: the API's own non-member call
+            return self.api.nonmember(call, self.tensor(args[0]))
         y = getattr(self.api, kind)(call, self.tensor(args[0]))
-        if row.root_only_output and self.rank != call.root:
+        if row.root_only_output and call.rank != call.root:
             self.nonroot_outputs.add(id(y))
         return y
 

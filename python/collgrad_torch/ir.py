@@ -44,6 +44,7 @@ class PlanEvent:
     tag: int
     shapes: List[Tuple[int, ...]]
     splits: Optional[List[List[int]]] = None  # explicit row splits, row j rank j's; None: balanced
+    members: Optional[List[int]] = None  # a process group's call: its members' global ranks; None: the world
 
 
 @dataclass
@@ -56,10 +57,14 @@ class Case:
     plan: List[PlanEvent] = field(default_factory=list)
     collectives: Dict[str, Collective] = field(default_factory=dict)  # the document's table
 
-    def event(self, seq: int, rank: int) -> PlanEvent:
-        """The plan's event for communication call `seq` as `rank` issues it."""
+    def event(self, seq: int, rank: int, members: Optional[List[int]] = None) -> PlanEvent:
+        """The plan's event for communication call `seq` as `rank` issues it;
+        on a process group, that group's (`members`: a mesh's statement makes
+        one event per group), which a non-member asks for by its members."""
         for ev in self.plan:
-            if ev.seq == seq and (ev.rank < 0 or ev.rank == rank):
+            if ev.seq != seq or (ev.rank >= 0 and ev.rank != rank):
+                continue
+            if members is None or ev.members is None or ev.members == list(members):
                 return ev
         raise IRError(f"{self.name}: the plan holds no communication call #{seq} for rank {rank}")
 
@@ -110,7 +115,8 @@ def _case(obj: Dict[str, Any], table: Dict[str, Collective]) -> Case:
     try:
         plan = [PlanEvent(int(e["seq"]), str(e["kind"]), int(e["rank"]), int(e["tag"]),
                           [tuple(int(d) for d in s) for s in e["shapes"]],
-                          [[int(n) for n in row] for row in e["splits"]] if "splits" in e else None)
+                          [[int(n) for n in row] for row in e["splits"]] if "splits" in e else None,
+                          [int(m) for m in e["members"]] if "members" in e else None)
                 for e in obj.get("plan", [])]
         case = Case(name=str(obj["name"]), file=str(obj.get("file") or obj["name"]),
                     dtype=str(obj["dtype"]), seed=int(obj["seed"]), program=list(obj["program"]),

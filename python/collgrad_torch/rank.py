@@ -117,9 +117,10 @@ def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str
     t0 = time.monotonic()
     try:
         api = apis.make(args.api, group, backend)
+        api.timeout = datetime.timedelta(seconds=args.collective_timeout)
         reason = api.unsupported(case.kinds())
-        if not reason and case.makes_groups():
-            reason = "process groups (group(), mesh()) are not in the PyTorch runner yet"
+        if not reason and case.makes_groups() and not api.groups:
+            reason = f"process groups (group(), mesh()) are not in pytorch:{args.api} yet (pytorch:nn has them)"
     except comm.Unavailable as e:
         reason = str(e)
     if reason:

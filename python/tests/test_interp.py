@@ -150,6 +150,26 @@ class InterpTest(unittest.TestCase):
         self.assertEqual(values(r.env["g"]), [1.0, 2.0])
         self.assertEqual(values(r.env["x"].grad), [3.0, 3.0])
 
+    def test_groups_at_world_one(self):
+        # group([0]) and mesh([1, 1]) at W = 1: every group is the one rank,
+        # group rank 0 of size 1; a call on a group is the call of a world of
+        # one (an identity), and `on g` runs its block here
+        r = run("case g\nworld 1\ng = group([0])\ntp, dp = mesh([1, 1])\nx = param([1, 2])\n"
+                "y = all_reduce(x, sum, group=g)\nb = broadcast(y, 0, group=dp)\n"
+                "n = full(group_rank(tp) * 10 + group_size(g), 1)\non g { z = sum(b) }\n"
+                "backward(sum(b) * 3)\n", api="nn")
+        self.assertEqual(values(r.env["y"]), [1.0, 2.0])
+        self.assertEqual(values(r.env["n"]), [1.0])
+        self.assertEqual(values(r.env["z"]), [3.0])
+        self.assertEqual(values(r.env["x"].grad), [3.0, 3.0])
+        self.assertEqual([g.members for g in r.groups.values()], [[0], [0], [0]])
+
+    def test_an_api_without_groups_refuses_a_group_program(self):
+        case = export("case h\nworld 1\ng = group([0])\nx = param([1])\nbackward(sum(x))\n")
+        r = interp.Rank(case, 0, 1, apis.make("c10d", dist.group.WORLD, "gloo"))
+        with self.assertRaisesRegex(Exception, "process groups"):
+            r.run()
+
     def test_c10d_outputs_of_out_of_place_collectives_carry_no_gradient(self):
         case = export("case d\nworld 1\nx = param([1, 2])\ng = all_gather(x)\nbackward(sum(g))\n")
         r = interp.Rank(case, 0, 1, apis.make("c10d", dist.group.WORLD, "gloo"))

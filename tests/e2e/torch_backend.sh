@@ -101,4 +101,15 @@ expect_exit 1 -- "$BIN" --backend pytorch:nn --python "$PY" --world 2 "$C/collec
   "$C/collectives/send_recv_ring.case" "$SUM"
 expect_grep "diagnosis: pytorch:nn at torch .* over gloo: this case cannot tell apart torch-nn@1.13, .*; torch-nn@1.13: all_reduce\(prod\) backward is " "$TMP/out"
 expect_grep "^50% cases passed \(1 of 2\); 1 failed, 0 errors, 1 skipped;" "$TMP/out"
+# process groups through the real module (pytorch:nn makes them with
+# new_group): its broadcast zeroes the non-member's gradient, the torch-nn
+# version of this torch is named (torch-nn@1.13 for 1.13 and 2.15, torch-nn@2.4
+# for pytorch#130515's window); the c10d API skips group programs, saying so
+ver=$("$PY" -c "import torch; print('.'.join(torch.__version__.split('.')[:2]))")
+want=torch-nn@1.13; [ "$ver" = 2.4 ] && want=torch-nn@2.4
+expect_exit 1 -- "$BIN" --backend pytorch:nn --python "$PY" --world 3 --timeout 30 "$C/subgroups/broadcast_130515.case"
+expect_grep "diagnosis: pytorch:nn at torch .* over gloo: matches rule set $want: broadcast backward is " "$TMP/out"
+expect_grep "fail per_rank\(x\) rank 0 rules=pytorch:nn: expected \[1, 1\] observed \[0, 0\]" "$TMP/out"
+expect_exit 0 -- "$BIN" --backend pytorch:c10d --python "$PY" --world 3 "$C/subgroups/broadcast_130515.case"
+expect_grep "skipped: process groups \(group\(\), mesh\(\)\) are not in pytorch:c10d yet \(pytorch:nn has them\)" "$TMP/out"
 finish
