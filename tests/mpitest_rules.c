@@ -312,9 +312,9 @@ static void test_emulations(void)
 
 static void test_registry(void)
 {
-    static const char *const names[] = {"reference", "c10d",         "torch-nn@1.13", "gatherlayer",
-                                        "diffdist",  "torch-funcol", "horovod",       "torch-xla",
-                                        "megatron",  "torch-nn@2.4"};
+    static const char *const names[] = {
+        "reference",         "c10d",    "torch-nn@1.13", "gatherlayer", "diffdist",
+        "torch-funcol@2.15", "horovod", "torch-xla",     "megatron",    "torch-nn@2.4"};
     const cg_rules *const *all = cg_rules_all();
     for (int i = 0; i < 10; i++) {
         CHECK(all[i] && strcmp(all[i]->name, names[i]) == 0, "rule set %d is %s", i, names[i]);

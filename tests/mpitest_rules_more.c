@@ -143,6 +143,21 @@ static void test_broadcast(const cg_rules *rules, int root, double scale)
     run_case(rules, &k, coll(CG_C_BROADCAST, CG_RED_SUM, root), 1, "broadcast(root %d)", root);
 }
 
+/* gx = g_i on every rank, root or not, no transport call: a broadcast
+ * without an autograd formula (torch-funcol@2.15). */
+static void test_broadcast_straight_through(const cg_rules *rules, int root)
+{
+    bw_case k = case_new(CG_F64, 3, 0, 3, 0);
+    for (int64_t e = 0; e < 3; e++) {
+        cg_set(k.x, e, xv(my_rank, e));
+        cg_set(k.y, e, xv(root, e));
+        cg_set(k.gy, e, gv(my_rank, e));
+        k.want[e] = gv(my_rank, e);
+    }
+    run_case(rules, &k, coll(CG_C_BROADCAST, CG_RED_SUM, root), 0,
+             "broadcast(root %d), straight through", root);
+}
+
 /* ---- refusals ----------------------------------------------------------------- */
 
 /* The backward must fail with exactly `message` (or a message containing
@@ -169,27 +184,20 @@ static void expect_failure(const cg_rules *rules, cg_coll c, int64_t gy_len, con
 
 static void test_torch_funcol(void)
 {
-    static const char *const refused[] = {
-        [CG_RED_AVG] = "backward of all_reduce(avg): not supported by _functional_collectives "
-                       "(only sum)",
-        [CG_RED_PROD] = "backward of all_reduce(prod): not supported by _functional_collectives "
-                        "(only sum)",
-        [CG_RED_MAX] = "backward of all_reduce(max): not supported by _functional_collectives "
-                       "(only sum)",
-        [CG_RED_MIN] = "backward of all_reduce(min): not supported by _functional_collectives "
-                       "(only sum)",
-    };
-    const cg_rules *f = &cg_rules_torch_funcol;
+    const cg_rules *f = &cg_rules_torch_funcol; /* torch-funcol@2.15 */
     test_all_reduce(f, CG_RED_SUM, CG_F64, GX_REDUCED_G, 1);
-    for (cg_redop op = CG_RED_AVG; op < CG_RED_COUNT; op++)
-        expect_failure(f, coll(CG_C_ALL_REDUCE, op, 0), 2, refused[op], NULL);
+    test_all_reduce(f, CG_RED_AVG, CG_F64, GX_REDUCED_G, 1);
+    expect_failure(f, coll(CG_C_ALL_REDUCE, CG_RED_PROD, 0), 2,
+                   "backward of all_reduce(prod): not supported by _functional_collectives "
+                   "(backward only supports 'sum')",
+                   NULL);
     expect_failure(f, coll(CG_C_REDUCE_SCATTER, CG_RED_MAX, 0), 2,
                    "backward of reduce_scatter(max): not supported by _functional_collectives "
-                   "(only sum)",
+                   "(backward only supports 'sum')",
                    NULL);
     test_reduce_scatter(f, CG_RED_SUM, 1.0);
     test_all_gather(f, true, 1.0, 1);
-    test_broadcast(f, world_size - 1, 1.0);
+    test_broadcast_straight_through(f, world_size - 1);
 }
 
 static void test_horovod(void)

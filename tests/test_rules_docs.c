@@ -56,7 +56,8 @@ START_TEST(statements_follow_the_cited_code)
     /* Horovod reducescatter SUM: grad_output *= size (horovod#2654) */
     ck_assert(strstr(say("horovod", CG_C_REDUCE_SCATTER, CG_RED_SUM, &inh), "W * allgather(g)"));
     /* funcol: only sum */
-    ck_assert(strstr(say("torch-funcol", CG_C_ALL_REDUCE, CG_RED_MIN, &inh), "raises"));
+    ck_assert(strstr(say("torch-funcol", CG_C_ALL_REDUCE, CG_RED_PROD, &inh), "raises") && !inh);
+    ck_assert(strstr(say("torch-funcol", CG_C_ALL_REDUCE, CG_RED_MIN, &inh), "#ties") && inh);
     ck_assert(strstr(say("torch-funcol", CG_C_ALL_REDUCE, CG_RED_SUM, &inh), "all_reduce SUM of g") && inh);
     /* Megatron reduce_from: identity backward, SUM only */
     ck_assert(strstr(say("megatron", CG_C_ALL_REDUCE, CG_RED_SUM, &inh), "identity"));

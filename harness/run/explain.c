@@ -74,7 +74,7 @@ static int print_rule_sets(const cg_options *o, const cg_case_set *set, const cg
         if (!rep)
             return CG_EXIT_INFRA;
         int rc = cg_run_launcher(&ro, set, rep);
-        printf("  %-15s", all[i]->name);
+        printf("  %-18s", all[i]->name);
         if (rep->ncases == 0 || rep->cases[0].status == CG_ERROR) {
             printf("error: %s\n", rep->ncases && rep->cases[0].message ? rep->cases[0].message : "no result");
         } else {

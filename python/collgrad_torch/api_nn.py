@@ -101,7 +101,8 @@ class NnApi(comm.Api):
             return self.F.scatter(list(comm.as_rows(x).chunk(max(call.world, 1))), src=call.src, group=g)
         if call.kind == "all_to_all":
             return self.F.all_to_all_single(torch.empty_like(x), x, group=g)
-        if call.kind == "reduce_scatter":
-            rows = comm.as_rows(x)
-            return self.F.reduce_scatter(torch.empty_like(rows), [rows], op=comm.reduce_op(call.op), group=g)
+        if call.kind == "reduce_scatter":  # the members' line: the group's blocks of x
+            blocks = comm.blocks(comm.as_rows(x), max(call.world, 1))
+            return self.F.reduce_scatter(torch.empty_like(blocks[0]), blocks, op=comm.reduce_op(call.op),
+                                         group=g)
         raise comm.Unsupported(f"{call.kind} off its group")

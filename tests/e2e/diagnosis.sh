@@ -30,7 +30,7 @@ expect_grep "dL_0/dx_0 +\[12\]" "$TMP/out"
 expect_grep "per_rank +\[30\]" "$TMP/out"
 expect_grep "replicated +undefined" "$TMP/out"
 expect_grep "torch-nn@1.13 +grad\(x\) r0 \[12\] +grad\(x\) r1 \[18\]" "$TMP/out"
-expect_grep "torch-funcol +-> raises in backward" "$TMP/out"
+expect_grep "torch-funcol@2.15 +-> raises in backward" "$TMP/out"
 # the sentence follows the op (issue 26 item 2): torch-xla on a PROD all_reduce
 # is g * y / x, not "identity" (what a static table said on ae24178)
 expect_exit 1 -- "$BIN" --rules torch-xla --world 2 --no-fd "$SRC/cases/collectives/all_reduce_prod_zeros.case"
