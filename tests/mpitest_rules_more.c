@@ -59,9 +59,10 @@ static void run_case(const cg_rules *rules, bw_case *k, cg_coll c, int calls, co
 /* ---- each collective, with the expected gradient as a parameter ---------- */
 
 typedef enum {
-    GX_REDUCED_G,  /* op_r g_r: all_reduce of g with the forward's op (SUM, AVG: the truth) */
-    GX_OWN_G,      /* g_i unchanged: identity */
-    GX_XLA_LOCAL,  /* torch_xla's local formula */
+    GX_REDUCED_G, /* op_r g_r: all_reduce of g with the forward's op (SUM, AVG: the truth) */
+    GX_OWN_G,     /* g_i unchanged: identity */
+    GX_XLA_LOCAL, /* torch_xla's local formula */
+    GX_NONE,      /* 0: no gradient reaches x (torch-funcol@2.4) */
 } all_reduce_want;
 
 /* torch_xla/core/functions.py AllReduce.backward, restated. */
@@ -86,6 +87,7 @@ static void test_all_reduce(const cg_rules *rules, cg_redop op, cg_dtype dt, all
         cg_set(k.gy, e, gv(my_rank, e));
         k.want[e] = how == GX_REDUCED_G ? over_ranks(op, gv, e)
                     : how == GX_OWN_G   ? gv(my_rank, e)
+                    : how == GX_NONE    ? 0.0
                                         : xla_want(op, e);
     }
     run_case(rules, &k, coll(CG_C_ALL_REDUCE, op, 0), calls, "all_reduce(%s) %s",
@@ -198,6 +200,10 @@ static void test_torch_funcol(void)
     test_reduce_scatter(f, CG_RED_SUM, 1.0);
     test_all_gather(f, true, 1.0, 1);
     test_broadcast_straight_through(f, world_size - 1);
+    /* torch 2.4: no formula for any of them, so no input gets a gradient */
+    const cg_rules *f24 = &cg_rules_torch_funcol_2_4;
+    test_all_reduce(f24, CG_RED_SUM, CG_F64, GX_NONE, 0);
+    test_all_reduce(f24, CG_RED_PROD, CG_F64, GX_NONE, 0);
 }
 
 static void test_horovod(void)

@@ -8,17 +8,9 @@
 
 /* Reference first: a caller that wants "the right answer" takes entry 0. */
 static const cg_rules *const builtin_rules[] = {
-    &cg_rules_reference,
-    &cg_rules_c10d,
-    &cg_rules_torch_nn,
-    &cg_rules_gatherlayer,
-    &cg_rules_diffdist,
-    &cg_rules_torch_funcol,
-    &cg_rules_horovod,
-    &cg_rules_torch_xla,
-    &cg_rules_megatron,
-    &cg_rules_torch_nn_2_4,
-    NULL,
+    &cg_rules_reference, &cg_rules_c10d,         &cg_rules_torch_nn,         &cg_rules_gatherlayer,
+    &cg_rules_diffdist,  &cg_rules_torch_funcol, &cg_rules_horovod,          &cg_rules_torch_xla,
+    &cg_rules_megatron,  &cg_rules_torch_nn_2_4, &cg_rules_torch_funcol_2_4, NULL,
 };
 
 const cg_rules *const *cg_rules_all(void) { return builtin_rules; }

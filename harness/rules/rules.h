@@ -117,7 +117,8 @@ extern const cg_rules cg_rules_torch_nn; /* torch-nn@1.13 */
 extern const cg_rules cg_rules_torch_nn_2_4;
 extern const cg_rules cg_rules_gatherlayer;
 extern const cg_rules cg_rules_diffdist;
-extern const cg_rules cg_rules_torch_funcol;
+extern const cg_rules cg_rules_torch_funcol; /* torch-funcol@2.15 */
+extern const cg_rules cg_rules_torch_funcol_2_4;
 extern const cg_rules cg_rules_horovod;
 extern const cg_rules cg_rules_torch_xla;
 extern const cg_rules cg_rules_megatron;

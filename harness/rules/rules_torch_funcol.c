@@ -58,3 +58,48 @@ const cg_rules cg_rules_torch_funcol = {
     .measured = "torch 2.15.0 over gloo (tests/e2e/torch_suite.sh with COLLGRAD_PYTHON naming it; "
                 "tests/torch/findings-2.15-gloo.txt)",
 };
+
+/* torch 2.4: the functional collectives have no autograd formula at all.
+ * The fallback for an op without one (mode "warn") gives the output a
+ * grad_fn whose backward returns nothing for the input: every collective's
+ * input gets no gradient, on every rank, and no backward collective runs.
+ * Measured with torch 2.4.0 over gloo (findings-2.4-gloo.txt). */
+static int funcol_2_4_backward(cg_rule_call *call)
+{
+    switch (call->coll->kind) {
+    case CG_C_ALL_REDUCE:
+    case CG_C_ALL_GATHER:
+    case CG_C_REDUCE_SCATTER:
+    case CG_C_BROADCAST:
+    case CG_C_REDUCE:
+    case CG_C_GATHER:
+    case CG_C_SCATTER:
+    case CG_C_ALL_TO_ALL: return 0;              /* gx stays zero */
+    default: return cg_reference_backward(call); /* what it says of any other kind */
+    }
+}
+
+static const cg_backward_doc torch_funcol_2_4_docs[] = {
+    {CG_C_ALL_REDUCE, CG_DOC_ANY_OP, "nothing: no autograd formula, the input gets no gradient"},
+    {CG_C_ALL_GATHER, CG_DOC_ANY_OP, "nothing: no autograd formula, the input gets no gradient"},
+    {CG_C_REDUCE_SCATTER, CG_DOC_ANY_OP,
+     "nothing: no autograd formula, the input gets no gradient"},
+    {CG_C_BROADCAST, CG_DOC_ANY_OP, "nothing: no autograd formula, the input gets no gradient"},
+    {CG_C_ALL_TO_ALL, CG_DOC_ANY_OP, "nothing: no autograd formula, the input gets no gradient"},
+    {CG_C_COUNT, 0, NULL},
+};
+
+const cg_rules cg_rules_torch_funcol_2_4 = {
+    .abi_version = CG_RULES_ABI_VERSION,
+    .name = "torch-funcol@2.4",
+    .emulates =
+        "torch.distributed._functional_collectives in torch 2.4: no autograd formula, so no "
+        "collective's input gets a gradient",
+    .see = "torch/distributed/_functional_collectives.py (2.4: no autograd registration); "
+           "torch/csrc/autograd/autograd_not_implemented_fallback.cpp",
+    .wiring = cg_wiring_all_collective,
+    .backward = funcol_2_4_backward,
+    .docs = torch_funcol_2_4_docs,
+    .measured = "torch 2.4.0 over gloo (tests/e2e/torch_suite.sh with COLLGRAD_PYTHON naming it; "
+                "tests/torch/findings-2.4-gloo.txt)",
+};

@@ -38,7 +38,7 @@ expect_grep "fail per_rank\(y\) rank 0 rules=example-own-slice: expected \[12, 1
 # without the plugin the name is unknown: a parse error in every mode
 for mode in --oracle-only --list "--world 2"; do
   expect_exit 2 -- "$BIN" $mode "$TMP/own_named.case"
-  expect_grep "own_named.case:[0-9]+:22: expected a registered rule set \(reference, c10d, .*megatron, torch-nn@2.4\), got 'example-own-slice'" "$TMP/out"
+  expect_grep "own_named.case:[0-9]+:22: expected a registered rule set \(reference, c10d, .*megatron, torch-nn@2.4, torch-funcol@2.4\), got 'example-own-slice'" "$TMP/out"
 done
 
 # refusals: exit 2 (the rule set named is unusable), with the reason

@@ -15,7 +15,7 @@ refused() { # PATTERN -- args...
     [ ! -e "$TMP/launched" ] && ok || { bad "launched for: $*"; rm -f "$TMP/launched"; }
 }
 refused "--transport foo: unknown transport; expected mpi, nccl or a plugin path" -- --transport foo "$CASE"
-refused "unknown rule set 'nonexistent' \(built in: reference, c10d, torch-nn@1.13, gatherlayer, diffdist, torch-funcol@2.15, horovod, torch-xla, megatron, torch-nn@2.4\)" \
+refused "unknown rule set 'nonexistent' \(built in: reference, c10d, torch-nn@1.13, gatherlayer, diffdist, torch-funcol@2.15, horovod, torch-xla, megatron, torch-nn@2.4, torch-funcol@2.4\)" \
     -- --rules nonexistent "$CASE"
 refused "--rules $TMP/none.so: cannot read the plugin" -- --rules "$TMP/none.so" "$CASE"
 refused "--transport ./none.so: cannot read the plugin" -- --transport ./none.so "$CASE"

@@ -47,7 +47,7 @@ text = open(sys.argv[1]).read()
 live = subprocess.run([sys.argv[2], "--help"], capture_output=True, text=True).stdout
 names = re.search(r"--rules NAME .*?\((.*?)\)", live, re.S).group(1)
 names = [n.strip() for n in re.sub(r"\s+", " ", names).replace(", or a plugin ./liby.so", "").split(",")]
-assert len(names) == 10, names
+assert len(names) == 11, names
 for n in names:
     row = re.search(r"^\| `%s` \| ([^|]*) \|" % re.escape(n), text, re.M)
     assert row, "no row for " + n

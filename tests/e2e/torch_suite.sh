@@ -26,7 +26,12 @@ C="$SRC/cases"
 apis="nn c10d gatherlayer"
 case "$ver" in 1.*) ;; *) apis="$apis funcol" ;; esac   # torch 2.x has funcol: measure it too
 for api in $apis; do
-  case "$api" in nn) emu=torch-nn ;; funcol) emu=torch-funcol ;; *) emu=$api ;; esac
+  # each API against the emulation of this torch's version window
+  case "$api:$ver" in
+    nn:2.4) emu=torch-nn@2.4 ;; nn:*) emu=torch-nn ;;
+    funcol:2.4) emu=torch-funcol@2.4 ;; funcol:*) emu=torch-funcol ;;
+    *) emu=$api ;;
+  esac
   for w in 2 4; do
     "$BIN" --rules "$emu" --world "$w" --no-fd --json "$TMP/emu.json" > "$TMP/emu.out" 2>&1
     [ -s "$TMP/emu.json" ] && ok || bad "--rules $emu --world $w wrote no report"
