@@ -4,12 +4,13 @@ from typing import Dict, Type
 
 from . import comm
 from .api_c10d import C10dApi
+from .api_diffdist import DiffdistApi
 from .api_funcol import FuncolApi
 from .api_gatherlayer import GatherLayerApi
 from .api_nn import NnApi
 
 APIS: Dict[str, Type[comm.Api]] = {"nn": NnApi, "c10d": C10dApi, "funcol": FuncolApi,
-                                   "gatherlayer": GatherLayerApi}
+                                   "gatherlayer": GatherLayerApi, "diffdist": DiffdistApi}
 
 
 def make(name: str, group, backend: str) -> comm.Api:

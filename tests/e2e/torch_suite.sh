@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Real PyTorch against the emulations of it (issue 15): the whole built-in
-# suite through pytorch:nn, pytorch:c10d and pytorch:gatherlayer over gloo at
+# suite through pytorch:nn, pytorch:c10d, pytorch:gatherlayer and pytorch:diffdist over gloo at
 # W=2 and W=4, compared case by case -- status, and every value and gradient
 # on every rank -- with the C emulation of the same API (--rules torch-nn,
-# c10d, gatherlayer) by tests/torch/compare_emulation.py. Every disagreement
+# c10d, gatherlayer, diffdist) by tests/torch/compare_emulation.py. Every disagreement
 # must be a finding listed for that torch version
 # (tests/torch/findings-MAJOR.MINOR-gloo.txt), and every listed finding must
 # happen. pytorch:funcol is measured the same way under torch 2.x and is
@@ -23,7 +23,7 @@ if [ ! -f "$findings" ]; then
 fi
 C="$SRC/cases"
 
-apis="nn c10d gatherlayer"
+apis="nn c10d gatherlayer diffdist"
 case "$ver" in 1.*) ;; *) apis="$apis funcol" ;; esac   # torch 2.x has funcol: measure it too
 for api in $apis; do
   # each API against the emulation of this torch's version window
@@ -49,7 +49,7 @@ done
 # what the report and the terminal say about the framework
 expect_grep '"framework":' "$TMP/real.json"
 expect_grep "\"version\":[[:space:]]*\"$ver" "$TMP/real.json"
-expect_grep '"api":[[:space:]]*"(gatherlayer|funcol)"' "$TMP/real.json"
+expect_grep '"api":[[:space:]]*"(diffdist|funcol)"' "$TMP/real.json"
 expect_grep '"backend":[[:space:]]*"gloo"' "$TMP/real.json"
 expect_grep "^pytorch:nn: torch $ver" "$TMP/real-nn-2.out"
 expect_grep "allreduce_prod_scaled .*Failed" "$TMP/real-nn-2.out"

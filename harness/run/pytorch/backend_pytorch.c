@@ -26,7 +26,7 @@
 
 enum { STARTUP_LIMIT = 180 }; /* seconds W ranks may take to import torch and meet */
 
-static const char *const apis[] = {"nn", "c10d", "funcol", "gatherlayer"};
+static const char *const apis[] = {"nn", "c10d", "funcol", "gatherlayer", "diffdist"};
 
 bool cg_pytorch_api_known(const char *api)
 {
@@ -52,7 +52,9 @@ int cg_pytorch_check_options(cg_options *o)
                    ? usage(o, "%s applies to --backend pytorch:API only", o->python ? "--python" : "--torch-backend")
                    : 0;
     if (strncmp(o->backend, "pytorch:", 8) != 0 || !cg_pytorch_api_known(o->backend + 8))
-        return usage(o, "expected --backend pytorch:API with API nn, c10d, funcol or gatherlayer, got '%s'",
+        return usage(o,
+                     "expected --backend pytorch:API with API nn, c10d, funcol, gatherlayer or "
+                     "diffdist, got '%s'",
                      o->backend);
     const char *clash = o->oracle_only ? "--oracle-only" : o->rules ? "--rules" : o->inject ? "--inject"
                       : o->check_sync ? "--check-sync" : o->device ? "--device"

@@ -59,7 +59,7 @@ int cg_pt_read_rank(cg_pt_reader *rd, int rank, cg_pt_job *jobs, int njobs, cg_p
 
 /* Everything a judgment needs besides the job. */
 typedef struct cg_pt_context {
-    const char *api;        /* nn, c10d, funcol, gatherlayer */
+    const char *api;        /* nn, c10d, funcol, gatherlayer, diffdist */
     const char *label;      /* "pytorch:nn": the jobs' rules in the report */
     const char *emulation;  /* the rule set that claims to be this API: torch-nn, ... */
     const char *torch;      /* torch.__version__ of rank 0 */

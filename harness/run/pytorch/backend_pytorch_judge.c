@@ -17,8 +17,11 @@
 
 const char *cg_pt_emulation_of(const char *api)
 {
-    static const char *const pairs[][2] = {
-        {"nn", "torch-nn"}, {"c10d", "c10d"}, {"funcol", "torch-funcol"}, {"gatherlayer", "gatherlayer"}};
+    static const char *const pairs[][2] = {{"nn", "torch-nn"},
+                                           {"c10d", "c10d"},
+                                           {"funcol", "torch-funcol"},
+                                           {"gatherlayer", "gatherlayer"},
+                                           {"diffdist", "diffdist"}};
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
         if (strcmp(api, pairs[i][0]) == 0) { /* by its table's name: the version it models */
             const cg_rules *r = cg_rules_find(pairs[i][1]);
