@@ -144,69 +144,51 @@ static int torch_nn_nonmember_backward(cg_rule_call *call)
     return cg_rules_pass_gradient(call);
 }
 
-/* SUM and AVG of all_reduce, and every op-less collective but broadcast off
- * its group, are reference. */
+/* What both versions say of the ops they get wrong; SUM and AVG of
+ * all_reduce, and every op-less collective but broadcast, are reference. */
+#define TORCH_NN_OP_DOCS                                                                           \
+    {CG_C_ALL_REDUCE, CG_RED_PROD,                                                                 \
+     "an all_reduce PROD of g (the forward's op) instead of (sum_r g_r) * prod_{k != i} x_k"},     \
+        {CG_C_ALL_REDUCE, CG_RED_MAX,                                                              \
+         "an all_reduce MAX of g (the forward's op) instead of sending sum_r g_r to the ranks "    \
+         "that hold the max"},                                                                     \
+        {CG_C_ALL_REDUCE, CG_RED_MIN,                                                              \
+         "an all_reduce MIN of g (the forward's op) instead of sending sum_r g_r to the ranks "    \
+         "that hold the min"},                                                                     \
+        {CG_C_REDUCE_SCATTER, CG_RED_AVG,                                                          \
+         "an all_gather of g, the op ignored: cat_r g_r, W times the truth"},                      \
+        {CG_C_REDUCE_SCATTER, CG_RED_PROD,                                                         \
+         "an all_gather of g, the op ignored: the product's factors are lost"},                    \
+        {CG_C_REDUCE_SCATTER, CG_RED_MAX,                                                          \
+         "an all_gather of g, the op ignored: every rank gets g, not only the max"},               \
+        {CG_C_REDUCE_SCATTER, CG_RED_MIN,                                                          \
+         "an all_gather of g, the op ignored: every rank gets g, not only the min"},               \
+        {CG_C_REDUCE, CG_RED_AVG,                                                                  \
+         "a broadcast of the root's g, the op ignored: W times the truth"},                        \
+        {CG_C_REDUCE, CG_RED_PROD,                                                                 \
+         "a broadcast of the root's g, the op ignored: the product's factors are lost"},           \
+        {CG_C_REDUCE, CG_RED_MAX,                                                                  \
+         "a broadcast of the root's g, the op ignored: every rank gets g, not only the max"},      \
+    {                                                                                              \
+        CG_C_REDUCE, CG_RED_MIN,                                                                   \
+            "a broadcast of the root's g, the op ignored: every rank gets g, not only the min"     \
+    }
+
 static const cg_backward_doc torch_nn_docs[] = {
     {CG_C_BROADCAST, CG_DOC_ANY_OP,
      "a reduce SUM to src, then zeroed where the rank is not src: right for the world and a "
      "group's members, but a non-member, whose output is its own input, gets 0"},
-    {CG_C_ALL_REDUCE, CG_RED_PROD,
-     "an all_reduce PROD of g (the forward's op) instead of "
-     "(sum_r g_r) * prod_{k != i} x_k"},
-    {CG_C_ALL_REDUCE, CG_RED_MAX,
-     "an all_reduce MAX of g (the forward's op) instead of sending sum_r g_r "
-     "to the ranks that hold the max"},
-    {CG_C_ALL_REDUCE, CG_RED_MIN,
-     "an all_reduce MIN of g (the forward's op) instead of sending sum_r g_r "
-     "to the ranks that hold the min"},
-    {CG_C_REDUCE_SCATTER, CG_RED_AVG,
-     "an all_gather of g, the op ignored: cat_r g_r, W times the truth"},
-    {CG_C_REDUCE_SCATTER, CG_RED_PROD,
-     "an all_gather of g, the op ignored: the product's factors are lost"},
-    {CG_C_REDUCE_SCATTER, CG_RED_MAX,
-     "an all_gather of g, the op ignored: every rank gets g, not only the max"},
-    {CG_C_REDUCE_SCATTER, CG_RED_MIN,
-     "an all_gather of g, the op ignored: every rank gets g, not only the min"},
-    {CG_C_REDUCE, CG_RED_AVG, "a broadcast of the root's g, the op ignored: W times the truth"},
-    {CG_C_REDUCE, CG_RED_PROD,
-     "a broadcast of the root's g, the op ignored: the product's factors are lost"},
-    {CG_C_REDUCE, CG_RED_MAX,
-     "a broadcast of the root's g, the op ignored: every rank gets g, not only the max"},
-    {CG_C_REDUCE, CG_RED_MIN,
-     "a broadcast of the root's g, the op ignored: every rank gets g, not only the min"},
+    TORCH_NN_OP_DOCS,
     {CG_C_COUNT, 0, NULL},
 };
 
-/* torch-nn@2.4 differs in broadcast alone; the rest is torch-nn@1.13's. */
+/* torch-nn@2.4 differs in broadcast alone. */
 static const cg_backward_doc torch_nn_2_4_docs[] = {
     {CG_C_BROADCAST, CG_DOC_ANY_OP,
      "a reduce SUM to the global src, then zeroed unless the rank's group rank equals that global "
      "src (pytorch#130515): on a subgroup the source's gradient is zeroed, and the member whose "
      "group rank is the src's number keeps its own g"},
-    {CG_C_ALL_REDUCE, CG_RED_PROD,
-     "an all_reduce PROD of g (the forward's op) instead of "
-     "(sum_r g_r) * prod_{k != i} x_k"},
-    {CG_C_ALL_REDUCE, CG_RED_MAX,
-     "an all_reduce MAX of g (the forward's op) instead of sending sum_r g_r "
-     "to the ranks that hold the max"},
-    {CG_C_ALL_REDUCE, CG_RED_MIN,
-     "an all_reduce MIN of g (the forward's op) instead of sending sum_r g_r "
-     "to the ranks that hold the min"},
-    {CG_C_REDUCE_SCATTER, CG_RED_AVG,
-     "an all_gather of g, the op ignored: cat_r g_r, W times the truth"},
-    {CG_C_REDUCE_SCATTER, CG_RED_PROD,
-     "an all_gather of g, the op ignored: the product's factors are lost"},
-    {CG_C_REDUCE_SCATTER, CG_RED_MAX,
-     "an all_gather of g, the op ignored: every rank gets g, not only the max"},
-    {CG_C_REDUCE_SCATTER, CG_RED_MIN,
-     "an all_gather of g, the op ignored: every rank gets g, not only the min"},
-    {CG_C_REDUCE, CG_RED_AVG, "a broadcast of the root's g, the op ignored: W times the truth"},
-    {CG_C_REDUCE, CG_RED_PROD,
-     "a broadcast of the root's g, the op ignored: the product's factors are lost"},
-    {CG_C_REDUCE, CG_RED_MAX,
-     "a broadcast of the root's g, the op ignored: every rank gets g, not only the max"},
-    {CG_C_REDUCE, CG_RED_MIN,
-     "a broadcast of the root's g, the op ignored: every rank gets g, not only the min"},
+    TORCH_NN_OP_DOCS,
     {CG_C_COUNT, 0, NULL},
 };
 

@@ -65,11 +65,7 @@ class DiffdistApi(comm.Api):
         self.all_gather_fn, self.broadcast_fn = _functions(group)
 
     def unsupported(self, kinds: Sequence[str]) -> Optional[str]:
-        other = [k for k in kinds if k not in KINDS]
-        if other:
-            return ("pytorch:diffdist covers all_gather and broadcast (the diffdist idiom); "
-                    f"this case also uses {', '.join(other)}")
-        return None
+        return comm.covers_only(self.name, "the diffdist idiom", kinds, KINDS)
 
     def all_gather(self, call: Call, x: torch.Tensor) -> torch.Tensor:
         rows = comm.gathered_rows(call)

@@ -42,11 +42,7 @@ class GatherLayerApi(comm.Api):
         self.layer = _gather_layer(group)
 
     def unsupported(self, kinds: Sequence[str]) -> Optional[str]:
-        other = [k for k in kinds if k != "all_gather"]
-        if other:
-            return ("pytorch:gatherlayer covers all_gather only (the SimCLR GatherLayer idiom); "
-                    f"this case also uses {', '.join(other)}")
-        return None
+        return comm.covers_only(self.name, "the SimCLR GatherLayer idiom", kinds, ("all_gather",))
 
     def all_gather(self, call: Call, x: torch.Tensor) -> torch.Tensor:
         rows = comm.gathered_rows(call)

@@ -168,6 +168,16 @@ class Api:
     def recv(self, call: Call, dtype: torch.dtype) -> torch.Tensor: raise Unsupported(call.kind)
 
 
+def covers_only(api: str, idiom: str, kinds: Sequence[str], allowed: Sequence[str]) -> Optional[str]:
+    """Why an idiom API covering `allowed` only cannot run a program using
+    `kinds` (None when it can): "pytorch:API covers ... (IDIOM); this case
+    also uses ..."."""
+    other = [k for k in kinds if k not in allowed]
+    if not other:
+        return None
+    return f"pytorch:{api} covers {' and '.join(allowed)} only ({idiom}); this case also uses {', '.join(other)}"
+
+
 def zero_nonroot(y: torch.Tensor, call: Call) -> torch.Tensor:
     """A reduce's output outside the root: the case language defines it as
     zeros. The values are cleared without autograd seeing it, so the graph is
