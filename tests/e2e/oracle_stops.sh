@@ -8,8 +8,10 @@
 # memory is exit 3 "out of memory in <phase> of case <name>".
 . "$(dirname "$0")/common.bash"
 T="timeout -k 2 60"
-# a 300x300 product, its finite differences re-run it hundreds of times
-printf 'case slow_fd\nworlds 2\na = param(randn(300, 300))\nb = a @ a\nc = b @ a\nbackward(sum(c))\n' > "$TMP/fd.case"
+# a 250x250 product: its forward pass takes about 0.1 s, its finite differences re-run the program
+# tens of times (about 8 s idle). A 300x300 one spent the whole 2 s in the forward pass once, on a
+# CI machine loaded by an 8-rank job beside it; this test also runs alone (RUN_SERIAL).
+printf 'case slow_fd\nworlds 2\na = param(randn(250, 250))\nb = a @ a\nc = b @ a\nbackward(sum(c))\n' > "$TMP/fd.case"
 t0=$(date +%s.%N)
 expect_exit 3 -- $T "$BIN" --oracle-only --timeout 2 --json "$TMP/fd.json" "$TMP/fd.case"
 t1=$(date +%s.%N)
