@@ -44,7 +44,7 @@ void cg_print_usage(FILE *f)
             "                    ops run (default cuda with --transport nccl, else cpu);\n"
             "                    the oracle always runs on the CPU in f64\n"
             "  --backend pytorch:API  run the cases with real PyTorch ranks instead of MPI:\n"
-            "                    API nn, c10d, funcol, gatherlayer or diffdist\n"
+            "                    API nn, c10d, funcol, gatherlayer, diffdist or rpc\n"
             "  --torch-backend NAME  the process group of --backend: gloo (default), nccl,\n"
             "                    mpi, or MODULE:NAME / FILE.py:NAME registering NAME\n"
             "  --python PATH     the interpreter of the PyTorch ranks (default:\n"

@@ -8,9 +8,11 @@ from .api_diffdist import DiffdistApi
 from .api_funcol import FuncolApi
 from .api_gatherlayer import GatherLayerApi
 from .api_nn import NnApi
+from .api_rpc import RpcApi
 
 APIS: Dict[str, Type[comm.Api]] = {"nn": NnApi, "c10d": C10dApi, "funcol": FuncolApi,
-                                   "gatherlayer": GatherLayerApi, "diffdist": DiffdistApi}
+                                   "gatherlayer": GatherLayerApi, "diffdist": DiffdistApi,
+                                   "rpc": RpcApi}
 
 
 def make(name: str, group, backend: str) -> comm.Api:

@@ -155,6 +155,14 @@ class Api:
     def finish(self) -> None:
         """Complete what the program left in flight (sends) before results leave."""
 
+    def backward(self, t: torch.Tensor, where: str) -> None:
+        """backward(t) at statement `where`: autograd from t, seeded with ones."""
+        t.backward(torch.ones_like(t), retain_graph=True)
+
+    def gradient(self, t: torch.Tensor) -> Optional[torch.Tensor]:
+        """The gradient the backward left for t (None: none reached it)."""
+        return t.grad
+
     # every kind; an API overrides those it has
     def all_reduce(self, call: Call, x: torch.Tensor) -> torch.Tensor: raise Unsupported(call.kind)
     def all_gather(self, call: Call, x: torch.Tensor) -> torch.Tensor: raise Unsupported(call.kind)

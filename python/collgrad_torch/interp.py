@@ -203,7 +203,7 @@ class Rank:
             self.on_stmt(self.phase, self.where)
             if not isinstance(args[0], torch.Tensor):
                 raise self.fail(e["args"][0], "expected a tensor to call backward on, got a number")
-            args[0].backward(torch.ones_like(args[0]), retain_graph=True)
+            self.api.backward(args[0], self.where)
             self.phase = "forward"
         elif name == "send":
             self.phase = "forward"
@@ -401,4 +401,5 @@ class Rank:
         gradient; PyTorch's outputs there are tensors in the graph (which is
         what makes those ranks take part in the backward), so whatever
         gradient reached them is not reported: the language has no such number."""
-        return [(name, t, None if id(t) in self.nonroot_outputs else t.grad) for name, t in self.env.items()]
+        return [(name, t, None if id(t) in self.nonroot_outputs else self.api.gradient(t))
+                for name, t in self.env.items()]

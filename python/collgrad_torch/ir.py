@@ -70,10 +70,14 @@ class Case:
 
     def makes_groups(self) -> bool:
         """Whether the program makes process groups (group(), mesh())."""
+        return self.calls("group", "mesh")
+
+    def calls(self, *names: str) -> bool:
+        """Whether the program calls any of `names` (a function or a statement)."""
 
         def walk(node: Any) -> bool:
             if isinstance(node, dict):
-                if node.get("kind") == "call" and node.get("name") in ("group", "mesh"):
+                if node.get("kind") == "call" and node.get("name") in names:
                     return True
                 return any(walk(v) for v in node.values())
             if isinstance(node, list):

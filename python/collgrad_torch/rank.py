@@ -31,7 +31,7 @@ from .results import Writer, tensors
 def _args(argv: Optional[List[str]]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m collgrad_torch.rank")
     p.add_argument("--ir", required=True, help="the exported IR document (one world)")
-    p.add_argument("--api", required=True, help="nn, c10d, funcol, gatherlayer or diffdist")
+    p.add_argument("--api", required=True, help="nn, c10d, funcol, gatherlayer, diffdist or rpc")
     p.add_argument("--backend", default="gloo", help="gloo, nccl, mpi, NAME or MODULE:NAME")
     p.add_argument("--store", required=True, help="the FileStore path (fresh for every launch)")
     p.add_argument("--results", required=True)
@@ -104,7 +104,7 @@ def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str
             rank: int, world: int) -> None:
     import torch.distributed as dist
 
-    from . import apis, comm, interp
+    from . import apis, comm, interp, rpc_job
 
     writer.state(k, "waiting for the other ranks at the job's barrier")
     _barrier(store, f"job{k}", rank, world)
@@ -121,6 +121,10 @@ def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str
         reason = api.unsupported(case.kinds())
         if not reason and case.makes_groups() and not api.groups:
             reason = f"process groups (group(), mesh()) are not in pytorch:{args.api} yet (pytorch:nn has them)"
+        if not reason and args.api == "rpc":
+            api.job, api.rank, api.timeout_s = k, rank, args.collective_timeout
+            if case.calls("zero_grad"):
+                reason = "pytorch:rpc runs one dist_autograd.backward per job; this case calls zero_grad"
     except comm.Unavailable as e:
         reason = str(e)
     if reason:
@@ -137,7 +141,10 @@ def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str
 
         r = interp.Rank(case, rank, world, api, on_stmt)
         try:
-            _run_and_finish(r, api)
+            if args.api == "rpc":
+                rpc_job.run(k, r, api, rank, world, args.collective_timeout)
+            else:
+                _run_and_finish(r, api)
         except comm.Unsupported as e:
             line.update(outcome="skipped", reason=f"{args.api} has no {e}")
         except Exception as e:  # whatever the framework raised is the finding
@@ -155,6 +162,7 @@ def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str
 def main(argv: Optional[List[str]] = None) -> int:
     args = _args(argv)
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # loopback only (README: isolation)
+    os.environ.setdefault("TP_SOCKET_IFNAME", "lo")    # TensorPipe's too (pytorch:rpc)
     writer = Writer(args.results, args.status)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     writer.state(-1, "importing torch")
@@ -185,6 +193,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         writer.line({"fatal": f"cannot form the {args.backend} process group: {type(e).__name__}: {e}"})
         return 3
     hello["backend_name"] = name
+    if args.api == "rpc":
+        writer.state(-1, "joining the RPC group (TensorPipe)")
+        try:
+            from . import api_rpc
+
+            api_rpc.init(f"{args.store}.rpc", rank, world, args.startup_timeout)
+        except Exception as e:
+            writer.line({"fatal": f"cannot join the RPC group: {type(e).__name__}: {e}"})
+            return 3
     try:
         apis.make(args.api, None, name)
     except comm.Unavailable as e:

@@ -26,7 +26,7 @@
 
 enum { STARTUP_LIMIT = 180 }; /* seconds W ranks may take to import torch and meet */
 
-static const char *const apis[] = {"nn", "c10d", "funcol", "gatherlayer", "diffdist"};
+static const char *const apis[] = {"nn", "c10d", "funcol", "gatherlayer", "diffdist", "rpc"};
 
 bool cg_pytorch_api_known(const char *api)
 {
@@ -53,8 +53,8 @@ int cg_pytorch_check_options(cg_options *o)
                    : 0;
     if (strncmp(o->backend, "pytorch:", 8) != 0 || !cg_pytorch_api_known(o->backend + 8))
         return usage(o,
-                     "expected --backend pytorch:API with API nn, c10d, funcol, gatherlayer or "
-                     "diffdist, got '%s'",
+                     "expected --backend pytorch:API with API nn, c10d, funcol, gatherlayer, "
+                     "diffdist or rpc, got '%s'",
                      o->backend);
     const char *clash = o->oracle_only ? "--oracle-only" : o->rules ? "--rules" : o->inject ? "--inject"
                       : o->check_sync ? "--check-sync" : o->device ? "--device"

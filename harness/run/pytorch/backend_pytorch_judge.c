@@ -21,7 +21,8 @@ const char *cg_pt_emulation_of(const char *api)
                                            {"c10d", "c10d"},
                                            {"funcol", "torch-funcol"},
                                            {"gatherlayer", "gatherlayer"},
-                                           {"diffdist", "diffdist"}};
+                                           {"diffdist", "diffdist"},
+                                           {"rpc", "reference"}}; /* dist_autograd: exact send/recv */
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
         if (strcmp(api, pairs[i][0]) == 0) { /* by its table's name: the version it models */
             const cg_rules *r = cg_rules_find(pairs[i][1]);

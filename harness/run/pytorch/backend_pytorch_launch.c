@@ -104,6 +104,8 @@ static void remove_launch_files(const cg_pt_launch *L)
     cg_pt_rank_file(L, "exits", 0, path, sizeof path);
     unlink(path);
     unlink(L->store);
+    snprintf(path, sizeof path, "%s.rpc", L->store); /* pytorch:rpc's rendezvous (api_rpc.py) */
+    unlink(path);
 }
 
 /* ---- one world size ---------------------------------------------------------------- */
