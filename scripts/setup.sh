@@ -7,6 +7,8 @@ packages=(build-essential cmake pkg-config mpich libmpich-dev check libsubunit-d
 # torch 1.13 for /usr/bin/python3: --backend pytorch:API and its tests (the tool
 # itself runs without it; those tests are skipped where it is missing)
 packages+=(python3-torch)
+# headless Chromium renders the matrix page in its test (tests/e2e/matrix.sh)
+packages+=(chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

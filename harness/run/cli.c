@@ -17,7 +17,7 @@ void cg_print_usage(FILE *f)
 {
     fprintf(f,
             "usage: collgrad-check [OPTIONS] [CASE_FILE|DIR]...\n"
-            "       collgrad-check bench|compare|export-ir ... (each with its own --help)\n"
+            "       collgrad-check bench|compare|export-ir|matrix ... (each with its own --help)\n"
             "\n"
             "Checks the gradients that flow backward through collectives against a\n"
             "single-process oracle. Without paths it runs the built-in cases, here\n"
@@ -56,6 +56,8 @@ void cg_print_usage(FILE *f)
             "                    count, root, direction, program call): a desync fails\n"
             "                    there, not hangs\n"
             "  --no-fd           skip the finite-difference check of the oracle\n"
+            "  --no-diagnosis    do not name the mistake a wrong case matches (each failing\n"
+            "                    case re-runs every emulation; `matrix` needs only verdicts)\n"
             "  --inject SPEC     break the run on purpose (the tool's own self-tests):\n"
             "                    KIND[:RANK[:CASE]] with KIND hang, exit, wrong_sum,\n"
             "                    drop_rank, swap_slices, bit_flip, scale_world, wrong_root\n"
@@ -132,6 +134,7 @@ enum {
     OPT_LIST,
     OPT_CHECK_SYNC,
     OPT_NO_FD,
+    OPT_NO_DIAGNOSIS,
     OPT_VERSION,
     OPT_JSON,
     OPT_JUNIT,
@@ -166,6 +169,7 @@ static const struct option long_options[] = {
     {"list", no_argument, NULL, OPT_LIST},
     {"check-sync", no_argument, NULL, OPT_CHECK_SYNC},
     {"no-fd", no_argument, NULL, OPT_NO_FD},
+    {"no-diagnosis", no_argument, NULL, OPT_NO_DIAGNOSIS},
     {"json", required_argument, NULL, OPT_JSON},
     {"junit", required_argument, NULL, OPT_JUNIT},
     {"rules", required_argument, NULL, OPT_RULES},
@@ -284,6 +288,7 @@ int cg_parse_options(int argc, char **argv, cg_options *o)
         case OPT_LIST: o->list = true; break;
         case OPT_CHECK_SYNC: o->check_sync = true; break;
         case OPT_NO_FD: o->no_fd = true; break;
+        case OPT_NO_DIAGNOSIS: o->no_diagnosis = true; break;
         case OPT_WORKER: o->worker = true; break;
         case ':': /* a value is missing: name the option as it was written */
             return usage_error(o, "expected a value after %s", optopt ? (optopt < 256 ? (char[]){'-', (char)optopt, 0}

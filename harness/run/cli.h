@@ -20,6 +20,7 @@ typedef struct cg_options {
     bool list;
     bool verbose;
     bool no_fd;          /* skip the finite-difference check */
+    bool no_diagnosis;   /* judge only: no re-run of the emulations to name a mistake */
     bool check_sync;     /* --check-sync: compare collective fingerprints before each one */
     bool quiet;          /* no progress lines (set by --explain for its own runs) */
     const char *explain; /* --explain CASE: a case name (or file) to explain */

@@ -114,6 +114,8 @@ static pid_t start_job(const launch *L, int world)
     }
     if (L->o->no_fd)
         argv[a++] = "--no-fd";
+    if (L->o->no_diagnosis)
+        argv[a++] = "--no-diagnosis";
     if (L->o->check_sync)
         argv[a++] = "--check-sync";
     if (L->o->inject) {

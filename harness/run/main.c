@@ -10,6 +10,7 @@
 #include "case_set.h"
 #include "cli.h"
 #include "compare.h"
+#include "matrix_run.h"
 #include "device.h"
 #include "explain.h"
 #include "export_ir.h"
@@ -135,6 +136,8 @@ int main(int argc, char **argv)
         return cg_export_ir_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "bench") == 0) /* nccl-tests for gradients (bench.h) */
         return cg_bench_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "matrix") == 0) /* case x backend (matrix_run.h) */
+        return cg_matrix_main(argc - 1, argv + 1);
     cg_options o;
     int rc = cg_parse_options(argc, argv, &o);
     if (rc < 0 && (rc = cg_pytorch_check_options(&o)) == 0)

@@ -323,7 +323,7 @@ static bool infra_error(const cg_case *cs, const cg_observed *obs, cg_case_resul
 }
 
 int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *trusted, cg_device dev,
-                  bool fd, cg_case_result *res, int *error_class)
+                  bool fd, bool diagnose, cg_case_result *res, int *error_class)
 {
     cg_status st = CG_STATUS_OK;
     const cg_rules *rules = cg_rules_load(job->rules, &st);
@@ -374,7 +374,7 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *truste
         cg_diff_opts opts = {job->rules, job->expect_only, cg_case_tol(cs, cg_tol_for(cs->dtype)), rules->name};
         cg_diff_distributed(cs, o, &obs, &opts, res);
         bool values_wrong;
-        if (!job->expect_only && cg_diag_needed(res, &obs, &values_wrong))
+        if (!job->expect_only && diagnose && cg_diag_needed(res, &obs, &values_wrong))
             diag = values_wrong ? 1 : 2;
     }
     if (rc >= 0 && MPI_Bcast(&diag, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS)

@@ -87,7 +87,8 @@ static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *j
             alarm((unsigned)(o->timeout + 0.999));
         double t0 = cg_now();
         int eclass = 0;
-        if (cg_worker_job(cs, &jobs[i], tp, trusted, cg_device_of(o), !o->no_fd, res, &eclass) != 0)
+        if (cg_worker_job(cs, &jobs[i], tp, trusted, cg_device_of(o), !o->no_fd, !o->no_diagnosis, res,
+                          &eclass) != 0)
             return -1;
         alarm(0);
         long injected = 0;

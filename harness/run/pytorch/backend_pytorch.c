@@ -270,6 +270,7 @@ int cg_run_pytorch(const cg_options *o, const cg_case_set *set, cg_report *rep)
     R.ctx.torch = "?";
     R.ctx.backend = o->torch_backend ? o->torch_backend : "gloo";
     R.ctx.fd = !o->no_fd;
+    R.ctx.diagnose = !o->no_diagnosis;
     cg_options with_backend = *o;
     with_backend.torch_backend = R.ctx.backend;
     R.o = &with_backend;

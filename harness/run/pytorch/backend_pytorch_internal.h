@@ -65,6 +65,7 @@ typedef struct cg_pt_context {
     const char *torch;      /* torch.__version__ of rank 0 */
     const char *backend;    /* the process group's name */
     bool fd;                /* run the finite-difference check of the oracle */
+    bool diagnose;          /* name the emulation a wrong result matches (not --no-diagnosis) */
 } cg_pt_context;
 
 /* The rule set that emulates an API (torch-nn for nn, ...). */

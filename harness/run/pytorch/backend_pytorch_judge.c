@@ -226,7 +226,7 @@ int cg_pt_judge(const cg_pt_context *ctx, const cg_case *cs, cg_pt_job *job, int
     cg_diff_distributed(cs, job->plan, &obs, &opts, res);
     relabel(res, first, ctx);
     bool values_wrong;
-    if (cg_diag_needed(res, &obs, &values_wrong))
+    if (ctx->diagnose && cg_diag_needed(res, &obs, &values_wrong))
         diagnose(ctx, cs, job, &obs, values_wrong, res);
     cg_case_finish(res);
     return 0;

@@ -1,0 +1,365 @@
+/* matrix_run.c — see matrix_run.h. Each column is a whole run of this
+ * executable in a child process (its stdout and stderr to a log in the
+ * matrix's temporary directory), so an emulation runs on its MPI ranks and
+ * a PyTorch API on its own ranks exactly as the main command runs them;
+ * the matrix reads back only their JSON reports. */
+#include "matrix_run.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend_pytorch.h"
+#include "matrix.h"
+#include "report_json.h"
+#include "rules.h"
+
+enum { MAX_COLUMNS = 64, MAX_ARGS = 64 };
+
+static const char *const real_apis[] = {"nn", "c10d", "funcol", "gatherlayer", "diffdist", "rpc"};
+
+typedef struct matrix_opts {
+    const char *backends[MAX_COLUMNS];
+    int nbackends;
+    const char *python, *world, *timeout, *md, *html, *json, *reports;
+    char **cases;
+    int ncases;
+} matrix_opts;
+
+static const char *const usage_text =
+    "usage: collgrad-check matrix [--backends LIST] [--python PATH] [--world N] [--timeout SEC]\n"
+    "                             [--reports DIR] [--md FILE] [--html FILE] [--json FILE]\n"
+    "                             [CASE|DIR ...]\n"
+    "Run the cases (default: every built-in case) through each backend and write one table of\n"
+    "case x backend: correct / wrong (largest error) / refused (message) / hangs / skipped (why).\n"
+    "  --backends LIST  comma-separated rule sets (reference, torch-nn@2.4, ...) and pytorch:API\n"
+    "                   (nn, c10d, funcol, gatherlayer, diffdist, rpc); default: every built-in\n"
+    "                   rule set, then every PyTorch API\n"
+    "  --python PATH    the interpreter of the PyTorch columns (as for --backend)\n"
+    "  --world N, --timeout SEC  passed to every column's run\n"
+    "  --reports DIR    keep each column's JSON report there, as DIR/BACKEND.json\n"
+    "  --md FILE, --html FILE, --json FILE  where the table goes ('-': standard output);\n"
+    "                   without any of them, Markdown on standard output. The HTML page is\n"
+    "                   self-contained; hover over a cell for its message and differing numbers\n"
+    "A column whose run skipped every case, or wrote no report, is left out and said so.\n";
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+    fputs("collgrad-check matrix: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\nTry 'collgrad-check matrix --help'.\n", stderr);
+    return 2;
+}
+
+/* A backend by its full name ("torch-nn" is torch-nn@1.13, as a run reports it), NULL if unknown. */
+static const char *backend_name(const char *b)
+{
+    if (strncmp(b, "pytorch:", 8) == 0)
+        return cg_pytorch_api_known(b + 8) ? b : NULL;
+    const cg_rules *r = cg_rules_find(b);
+    return r ? r->name : NULL;
+}
+
+static int split_backends(matrix_opts *o, char *list)
+{
+    o->nbackends = 0;
+    for (char *save = NULL, *b = strtok_r(list, ",", &save); b; b = strtok_r(NULL, ",", &save)) {
+        const char *name = backend_name(b);
+        if (!name)
+            return bad_usage(
+                "unknown backend '%s' (expected a built-in rule set, e.g. reference or "
+                "torch-nn@2.4, or pytorch:API with API nn, c10d, funcol, gatherlayer, "
+                "diffdist or rpc)",
+                b);
+        if (o->nbackends == MAX_COLUMNS)
+            return bad_usage("more than 64 backends in '%s'", b);
+        o->backends[o->nbackends++] = name;
+    }
+    return o->nbackends ? 0 : bad_usage("expected a backend in --backends, got '%s'", "");
+}
+
+static void default_backends(matrix_opts *o)
+{
+    const cg_rules *const *all = cg_rules_all();
+    static char names[sizeof real_apis / sizeof real_apis[0]][32];
+    for (int i = 0; all[i] && o->nbackends < MAX_COLUMNS; i++)
+        o->backends[o->nbackends++] = all[i]->name;
+    for (size_t i = 0; i < sizeof real_apis / sizeof real_apis[0] && o->nbackends < MAX_COLUMNS;
+         i++) {
+        snprintf(names[i], sizeof names[i], "pytorch:%s", real_apis[i]);
+        o->backends[o->nbackends++] = names[i];
+    }
+}
+
+static int parse(int argc, char **argv, matrix_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char **value = strcmp(a, "--python") == 0    ? &o->python
+                             : strcmp(a, "--world") == 0   ? &o->world
+                             : strcmp(a, "--timeout") == 0 ? &o->timeout
+                             : strcmp(a, "--md") == 0      ? &o->md
+                             : strcmp(a, "--html") == 0    ? &o->html
+                             : strcmp(a, "--json") == 0    ? &o->json
+                             : strcmp(a, "--reports") == 0 ? &o->reports
+                                                           : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage_text, stdout);
+            return 1;
+        }
+        if (value || strcmp(a, "--backends") == 0) {
+            if (i + 1 >= argc)
+                return bad_usage("%s needs a value", a);
+            if (value)
+                *value = argv[++i];
+            else if (split_backends(o, argv[++i]) != 0)
+                return 2;
+        } else if (a[0] == '-' && a[1]) {
+            return bad_usage("unknown option '%s'", a);
+        } else {
+            o->cases = &argv[i];
+            o->ncases = argc - i;
+            for (int k = i; k < argc; k++)
+                if (argv[k][0] == '-' && argv[k][1])
+                    return bad_usage("options come before the cases, got '%s' after them", argv[k]);
+            break;
+        }
+    }
+    if (!o->nbackends)
+        default_backends(o);
+    return 0;
+}
+
+/* ---- one column ---------------------------------------------------------------- */
+
+/* Run this executable for backend b; its report at json, its output at log.
+ * The child's exit status says little (1 for any wrong cell, 3 for a hang):
+ * the report is what counts. -1 when it could not be started. */
+static int run_column(const char *self, const matrix_opts *o, const char *b, const char *json,
+                      const char *log)
+{
+    const char *args[MAX_ARGS + 8];
+    int n = 0;
+    args[n++] = self;
+    bool real = strncmp(b, "pytorch:", 8) == 0;
+    if (real) {
+        args[n++] = "--backend";
+        args[n++] = b;
+        if (o->python) {
+            args[n++] = "--python";
+            args[n++] = o->python;
+        }
+    } else {
+        args[n++] = "--rules";
+        args[n++] = b;
+    }
+    args[n++] = "--no-fd"; /* each backend against the oracle; FD checks the oracle, not them */
+    if (!real) /* an emulation's cell needs a verdict only (naming its mistake re-runs every emulation);
+                * a framework's keeps the diagnosis: which emulation it behaves like */
+        args[n++] = "--no-diagnosis";
+    args[n++] = "--json";
+    args[n++] = json;
+    if (o->world) {
+        args[n++] = "--world";
+        args[n++] = o->world;
+    }
+    if (o->timeout) {
+        args[n++] = "--timeout";
+        args[n++] = o->timeout;
+    }
+    for (int i = 0; i < o->ncases && n < MAX_ARGS; i++)
+        args[n++] = o->cases[i];
+    args[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        FILE *out = freopen(log, "w", stdout);
+        if (!out || dup2(fileno(stdout), STDERR_FILENO) < 0)
+            _exit(127);
+        execv(self, (char *const *)args);
+        fprintf(stderr, "cannot run %s: %s\n", self, strerror(errno));
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return 0;
+}
+
+/* The last non-empty line of the column's log: why it wrote no report. */
+static void last_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    char line[512];
+    snprintf(buf, len, "no output");
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0])
+            snprintf(buf, len, "%s", line);
+    }
+    if (f)
+        fclose(f);
+}
+
+/* Whether any case of the report ran (was not skipped); the first skip reason otherwise. */
+static bool any_ran(const cJSON *report, const char **why)
+{
+    const cJSON *cs;
+    *why = NULL;
+    cJSON_ArrayForEach(cs, cJSON_GetObjectItemCaseSensitive(report, "cases"))
+    {
+        const char *st = cg_json_str(cs, "status");
+        if (st && strcmp(st, "skip") != 0)
+            return true;
+        if (!*why)
+            *why = cg_json_str(cs, "message");
+    }
+    return false;
+}
+
+/* ---- the table -------------------------------------------------------------- */
+
+static int write_to(const char *path, const cg_matrix *m,
+                    int (*write)(const cg_matrix *, FILE *, const char *), const char *title)
+{
+    bool std = strcmp(path, "-") == 0;
+    FILE *f = std ? stdout : fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "collgrad-check matrix: %s: cannot write: %s\n", path, strerror(errno));
+        return -1;
+    }
+    int rc = write(m, f, title);
+    if (std ? fflush(f) != 0 : fclose(f) != 0)
+        rc = -1;
+    if (rc != 0)
+        fprintf(stderr, "collgrad-check matrix: %s: cannot write: %s\n", path, strerror(errno));
+    return rc;
+}
+
+static int md(const cg_matrix *m, FILE *f, const char *t)
+{
+    return (void)t, cg_matrix_write_markdown(m, f);
+}
+static int json(const cg_matrix *m, FILE *f, const char *t)
+{
+    return (void)t, cg_matrix_write_json(m, f);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int cg_matrix_main(int argc, char **argv)
+{
+    matrix_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc != 0)
+        return rc == 1 ? 0 : rc;
+    char self[PATH_MAX], dir[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        fprintf(stderr, "collgrad-check matrix: cannot find this executable: %s\n",
+                strerror(errno));
+        return 3;
+    }
+    self[len] = '\0';
+    if (o.reports &&
+        ((mkdir(o.reports, 0777) != 0 && errno != EEXIST) || access(o.reports, W_OK | X_OK) != 0)) {
+        fprintf(stderr, "collgrad-check matrix: --reports %s: cannot write there: %s\n", o.reports,
+                strerror(errno));
+        return 2;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/collgrad-matrix-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "collgrad-check matrix: cannot create a directory in %s: %s\n",
+                tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        return 3;
+    }
+    cJSON *reports[MAX_COLUMNS] = {0};
+    char notes[MAX_COLUMNS][600];
+    int kept = 0;
+    for (int c = 0; c < o.nbackends; c++) {
+        char json_path[PATH_MAX + 32], log[PATH_MAX + 32];
+        if (o.reports)
+            snprintf(json_path, sizeof json_path, "%s/%s.json", o.reports, o.backends[c]);
+        else
+            snprintf(json_path, sizeof json_path, "%s/col%d.json", dir, c);
+        snprintf(log, sizeof log, "%s/col%d.log", dir, c);
+        double t0 = now_s();
+        notes[c][0] = '\0';
+        cg_status st = CG_STATUS_OK;
+        if (run_column(self, &o, o.backends[c], json_path, log) != 0)
+            snprintf(notes[c], sizeof notes[c], "not run: cannot start it: %s", strerror(errno));
+        else if (!(reports[c] = cg_report_json_load(json_path, &st))) {
+            char why[512];
+            last_line(log, why, sizeof why);
+            snprintf(notes[c], sizeof notes[c], "not run: %s", why);
+        } else {
+            const char *why;
+            if (!any_ran(reports[c], &why)) {
+                snprintf(notes[c], sizeof notes[c], "every case skipped: %s",
+                         why ? why : "no case selected");
+                cJSON_Delete(reports[c]);
+                reports[c] = NULL;
+            } else {
+                kept++;
+            }
+        }
+        fprintf(stderr, "matrix: [%d/%d] %s: %s (%.1f s)\n", c + 1, o.nbackends, o.backends[c],
+                notes[c][0] ? notes[c] : "ran", now_s() - t0);
+        if (!o.reports)
+            unlink(json_path);
+        unlink(log);
+    }
+    if (rmdir(dir) != 0)
+        fprintf(stderr, "collgrad-check matrix: %s left behind: %s\n", dir, strerror(errno));
+    cg_matrix *m = kept ? cg_matrix_new(kept) : NULL;
+    rc = kept ? (m ? 0 : 3) : 3;
+    if (!kept)
+        fprintf(stderr, "collgrad-check matrix: no backend ran a case\n");
+    for (int c = 0, col = 0; m && rc == 0 && c < o.nbackends; c++)
+        if (reports[c] && cg_matrix_add_column(m, col++, o.backends[c], reports[c]) != 0) {
+            fprintf(stderr, "collgrad-check matrix: out of memory\n");
+            rc = 3;
+        }
+    if (m && rc == 0 && cg_matrix_sort(m) != 0)
+        rc = 3;
+    for (int c = 0; m && rc == 0 && c < o.nbackends; c++) /* what is not in the table, and why */
+        if (notes[c][0]) {
+            char line[700];
+            snprintf(line, sizeof line, "%s left out: %s", o.backends[c], notes[c]);
+            if (cg_matrix_add_note(m, line) != 0)
+                rc = 3;
+        }
+    for (int c = 0; c < o.nbackends; c++)
+        cJSON_Delete(reports[c]);
+    const char *title = "collgrad-check: case x backend";
+    if (rc == 0) {
+        if (!o.md && !o.html && !o.json)
+            o.md = "-";
+        if (o.md && write_to(o.md, m, md, title) != 0)
+            rc = 3;
+        if (o.html && write_to(o.html, m, cg_matrix_write_html, title) != 0)
+            rc = 3;
+        if (o.json && write_to(o.json, m, json, title) != 0)
+            rc = 3;
+    }
+    cg_matrix_free(m);
+    return rc;
+}
