@@ -24,8 +24,6 @@
 
 enum { MAX_COLUMNS = 64, MAX_ARGS = 64 };
 
-static const char *const real_apis[] = {"nn", "c10d", "funcol", "gatherlayer", "diffdist", "rpc"};
-
 typedef struct matrix_opts {
     const char *backends[MAX_COLUMNS];
     int nbackends;
@@ -41,8 +39,8 @@ static const char *const usage_text =
     "Run the cases (default: every built-in case) through each backend and write one table of\n"
     "case x backend: correct / wrong (largest error) / refused (message) / hangs / skipped (why).\n"
     "  --backends LIST  comma-separated rule sets (reference, torch-nn@2.4, ...) and pytorch:API\n"
-    "                   (nn, c10d, funcol, gatherlayer, diffdist, rpc); default: every built-in\n"
-    "                   rule set, then every PyTorch API\n"
+    "                   (nn, c10d, funcol, gatherlayer, diffdist, rpc, listassign); default:\n"
+    "                   every built-in rule set, then every PyTorch API\n"
     "  --python PATH    the interpreter of the PyTorch columns (as for --backend)\n"
     "  --world N, --timeout SEC  passed to every column's run\n"
     "  --reports DIR    keep each column's JSON report there, as DIR/BACKEND.json\n"
@@ -77,8 +75,13 @@ static int split_backends(matrix_opts *o, char *list)
             return bad_usage(
                 "unknown backend '%s' (expected a built-in rule set, e.g. reference or "
                 "torch-nn@2.4, or pytorch:API with API nn, c10d, funcol, gatherlayer, "
-                "diffdist or rpc)",
+                "diffdist, rpc or listassign)",
                 b);
+        bool again = false; /* "torch-nn,torch-nn@1.13": one column */
+        for (int k = 0; k < o->nbackends; k++)
+            again |= strcmp(o->backends[k], name) == 0;
+        if (again)
+            continue;
         if (o->nbackends == MAX_COLUMNS)
             return bad_usage("more than 64 backends in '%s'", b);
         o->backends[o->nbackends++] = name;
@@ -89,12 +92,11 @@ static int split_backends(matrix_opts *o, char *list)
 static void default_backends(matrix_opts *o)
 {
     const cg_rules *const *all = cg_rules_all();
-    static char names[sizeof real_apis / sizeof real_apis[0]][32];
+    static char names[MAX_COLUMNS][32];
     for (int i = 0; all[i] && o->nbackends < MAX_COLUMNS; i++)
         o->backends[o->nbackends++] = all[i]->name;
-    for (size_t i = 0; i < sizeof real_apis / sizeof real_apis[0] && o->nbackends < MAX_COLUMNS;
-         i++) {
-        snprintf(names[i], sizeof names[i], "pytorch:%s", real_apis[i]);
+    for (int i = 0; cg_pytorch_api(i) && o->nbackends < MAX_COLUMNS; i++) {
+        snprintf(names[i], sizeof names[i], "pytorch:%s", cg_pytorch_api(i));
         o->backends[o->nbackends++] = names[i];
     }
 }

@@ -7,12 +7,13 @@ from .api_c10d import C10dApi
 from .api_diffdist import DiffdistApi
 from .api_funcol import FuncolApi
 from .api_gatherlayer import GatherLayerApi
+from .api_listassign import ListAssignApi
 from .api_nn import NnApi
 from .api_rpc import RpcApi
 
 APIS: Dict[str, Type[comm.Api]] = {"nn": NnApi, "c10d": C10dApi, "funcol": FuncolApi,
                                    "gatherlayer": GatherLayerApi, "diffdist": DiffdistApi,
-                                   "rpc": RpcApi}
+                                   "rpc": RpcApi, "listassign": ListAssignApi}
 
 
 def make(name: str, group, backend: str) -> comm.Api:

@@ -31,7 +31,7 @@ from .results import Writer, tensors
 def _args(argv: Optional[List[str]]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m collgrad_torch.rank")
     p.add_argument("--ir", required=True, help="the exported IR document (one world)")
-    p.add_argument("--api", required=True, help="nn, c10d, funcol, gatherlayer, diffdist or rpc")
+    p.add_argument("--api", required=True, help="nn, c10d, funcol, gatherlayer, diffdist, rpc or listassign")
     p.add_argument("--backend", default="gloo", help="gloo, nccl, mpi, NAME or MODULE:NAME")
     p.add_argument("--store", required=True, help="the FileStore path (fresh for every launch)")
     p.add_argument("--results", required=True)

@@ -26,14 +26,14 @@ if [ ! -f "$findings" ]; then
   exit 77
 fi
 # each API and the emulation of this torch's version window (as torch_suite.sh)
-pairs="nn:torch-nn c10d:c10d gatherlayer:gatherlayer diffdist:diffdist rpc:reference"
+pairs="nn:torch-nn c10d:c10d gatherlayer:gatherlayer diffdist:diffdist rpc:reference listassign:gatherlayer"
 case "$ver" in
   1.*) ;;
-  2.4) pairs="nn:torch-nn@2.4 c10d:c10d gatherlayer:gatherlayer diffdist:diffdist rpc:reference funcol:torch-funcol@2.4" ;;
+  2.4) pairs="nn:torch-nn@2.4 c10d:c10d gatherlayer:gatherlayer diffdist:diffdist rpc:reference listassign:gatherlayer funcol:torch-funcol@2.4" ;;
   *) pairs="$pairs funcol:torch-funcol" ;;
 esac
 backends=""
-for p in $pairs; do backends="$backends,${p#*:},pytorch:${p%%:*}"; done
+for p in $pairs; do backends="$backends,${p#*:},pytorch:${p%%:*}"; done  # the matrix names a column once
 t0=$(date +%s)
 expect_exit 0 -- "$BIN" matrix --backends "${backends#,}" --python "$PY" --timeout 6 --reports "$TMP/col" \
   --md "$TMP/m.md" --html "$TMP/m.html" --json "$TMP/m.json"
@@ -47,6 +47,12 @@ for p in $pairs; do
 done
 # the table names every column and the seed scenarios' verdicts
 expect_grep "^\| allreduce_prod_scaled \| 2 \| " "$TMP/m.md"
-expect_grep "^\| rpc_add \| 2 \| .*\| correct \|$" "$TMP/m.md"
+python3 - "$TMP/m.json" <<'EOF' && ok || bad "seed 004 (rpc_add) is not correct through pytorch:rpc in the matrix"
+import json, sys
+m = json.load(open(sys.argv[1]))
+rpc = m["columns"].index("pytorch:rpc")
+cells = [r["cells"][rpc]["kind"] for r in m["rows"] if r["case"] == "rpc_add"]
+assert cells == ["correct", "correct"], cells  # W=2 and W=4
+EOF
 n=$(grep -c "^| " "$TMP/m.md"); [ "$n" -gt 100 ] && ok || bad "expected over 100 rows, got $n"
 finish

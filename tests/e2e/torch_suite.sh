@@ -23,14 +23,14 @@ if [ ! -f "$findings" ]; then
 fi
 C="$SRC/cases"
 
-apis="nn c10d gatherlayer diffdist rpc"
+apis="nn c10d gatherlayer diffdist rpc listassign"
 case "$ver" in 1.*) ;; *) apis="$apis funcol" ;; esac   # torch 2.x has funcol: measure it too
 for api in $apis; do
   # each API against the emulation of this torch's version window
   case "$api:$ver" in
     nn:2.4) emu=torch-nn@2.4 ;; nn:*) emu=torch-nn ;;
     funcol:2.4) emu=torch-funcol@2.4 ;; funcol:*) emu=torch-funcol ;;
-    rpc:*) emu=reference ;;
+    rpc:*) emu=reference ;; listassign:*) emu=gatherlayer ;;
     *) emu=$api ;;
   esac
   for w in 2 4; do
@@ -51,7 +51,7 @@ done
 # what the report and the terminal say about the framework
 expect_grep '"framework":' "$TMP/real.json"
 expect_grep "\"version\":[[:space:]]*\"$ver" "$TMP/real.json"
-expect_grep '"api":[[:space:]]*"(rpc|funcol)"' "$TMP/real.json"
+expect_grep '"api":[[:space:]]*"(listassign|funcol)"' "$TMP/real.json"
 expect_grep '"backend":[[:space:]]*"gloo"' "$TMP/real.json"
 expect_grep "^pytorch:nn: torch $ver" "$TMP/real-nn-2.out"
 expect_grep "allreduce_prod_scaled .*Failed" "$TMP/real-nn-2.out"

@@ -20,20 +20,42 @@
 #include "expect.h"
 #include "export_ir.h"
 #include "report_json.h"
+#include "rules.h"
 #include "runner.h"
 #include "stop.h"
 #include "terminal.h"
 
 enum { STARTUP_LIMIT = 180 }; /* seconds W ranks may take to import torch and meet */
 
-static const char *const apis[] = {"nn", "c10d", "funcol", "gatherlayer", "diffdist", "rpc"};
+/* Each API (python/collgrad_torch/api_*.py) and the emulation that models it,
+ * by family: the table of the version it names is found when a run starts. */
+static const struct {
+    const char *api, *emulation;
+} apis[] = {
+    {"nn", "torch-nn"},
+    {"c10d", "c10d"},
+    {"funcol", "torch-funcol"},
+    {"gatherlayer", "gatherlayer"},
+    {"diffdist", "diffdist"},
+    {"rpc", "reference"},          /* dist_autograd's send/recv are exact */
+    {"listassign", "gatherlayer"}, /* all_x[rank] = x keeps the own slot, as GatherLayer */
+};
 
-bool cg_pytorch_api_known(const char *api)
+const char *cg_pytorch_api(int i)
+{
+    return i >= 0 && (size_t)i < sizeof apis / sizeof apis[0] ? apis[i].api : NULL;
+}
+
+bool cg_pytorch_api_known(const char *api) { return cg_pt_emulation_of(api) != NULL; }
+
+const char *cg_pt_emulation_of(const char *api)
 {
     for (size_t i = 0; i < sizeof apis / sizeof apis[0]; i++)
-        if (strcmp(api, apis[i]) == 0)
-            return true;
-    return false;
+        if (strcmp(api, apis[i].api) == 0) { /* by its table's name: the version it models */
+            const cg_rules *r = cg_rules_find(apis[i].emulation);
+            return r ? r->name : apis[i].emulation;
+        }
+    return NULL;
 }
 
 /* Kept in o->usage too: a refused command line still gets its report. */
@@ -54,7 +76,7 @@ int cg_pytorch_check_options(cg_options *o)
     if (strncmp(o->backend, "pytorch:", 8) != 0 || !cg_pytorch_api_known(o->backend + 8))
         return usage(o,
                      "expected --backend pytorch:API with API nn, c10d, funcol, gatherlayer, "
-                     "diffdist or rpc, got '%s'",
+                     "diffdist, rpc or listassign, got '%s'",
                      o->backend);
     const char *clash = o->oracle_only ? "--oracle-only" : o->rules ? "--rules" : o->inject ? "--inject"
                       : o->check_sync ? "--check-sync" : o->device ? "--device"

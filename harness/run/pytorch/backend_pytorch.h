@@ -27,7 +27,8 @@
 #include "cli.h"
 #include "result.h"
 
-/* The APIs of --backend pytorch:API. */
+/* The APIs of --backend pytorch:API: the i-th one's name, NULL past the last. */
+const char *cg_pytorch_api(int i);
 bool cg_pytorch_api_known(const char *api);
 
 /* Options that make no sense with --backend (or the other way round):

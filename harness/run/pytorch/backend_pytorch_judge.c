@@ -15,22 +15,6 @@
 #include "rules.h"
 #include "transport_threads.h"
 
-const char *cg_pt_emulation_of(const char *api)
-{
-    static const char *const pairs[][2] = {{"nn", "torch-nn"},
-                                           {"c10d", "c10d"},
-                                           {"funcol", "torch-funcol"},
-                                           {"gatherlayer", "gatherlayer"},
-                                           {"diffdist", "diffdist"},
-                                           {"rpc", "reference"}}; /* dist_autograd: exact send/recv */
-    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
-        if (strcmp(api, pairs[i][0]) == 0) { /* by its table's name: the version it models */
-            const cg_rules *r = cg_rules_find(pairs[i][1]);
-            return r ? r->name : pairs[i][1];
-        }
-    return NULL;
-}
-
 static void add_rank_warnings(const cg_pt_job *job, int world, cg_case_result *res)
 {
     for (int r = 0; r < world; r++)
