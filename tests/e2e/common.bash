@@ -67,3 +67,33 @@ finish() {
   echo "$passes passed, $failures failed"
   [ "$failures" -eq 0 ]
 }
+
+# need_torch_findings: the interpreter of the real-torch tests in $PY ($COLLGRAD_PYTHON, default
+# /usr/bin/python3), its torch MAJOR.MINOR in $ver, that version's measured findings list in
+# $findings (tests/torch/findings-$ver-gloo.txt) and the real-torch APIs to measure in $apis
+# (funcol with torch 2.x); exit 77 (skipped, with the reason) without torch or without the list.
+need_torch_findings() {
+  PY="${COLLGRAD_PYTHON:-/usr/bin/python3}"
+  if ! "$PY" -c "import torch" > /dev/null 2>&1; then
+    echo "skipped: $PY cannot import torch (Debian: apt-get install python3-torch)"
+    exit 77
+  fi
+  ver=$("$PY" -c "import torch; print('.'.join(torch.__version__.split('.')[:2]))")
+  findings="$SRC/tests/torch/findings-$ver-gloo.txt"
+  if [ ! -f "$findings" ]; then
+    echo "skipped: torch $ver has no measured findings list ($findings)"
+    exit 77
+  fi
+  apis="nn c10d gatherlayer diffdist rpc listassign"
+  case "$ver" in 1.*) ;; *) apis="$apis funcol" ;; esac
+}
+
+# torch_emulation API: the rule set that models pytorch:API at torch $ver (its version window)
+torch_emulation() {
+  case "$1:$ver" in
+    nn:2.4) echo torch-nn@2.4 ;; nn:*) echo torch-nn ;;
+    funcol:2.4) echo torch-funcol@2.4 ;; funcol:*) echo torch-funcol ;;
+    rpc:*) echo reference ;; listassign:*) echo gatherlayer ;;
+    *) echo "$1" ;;
+  esac
+}

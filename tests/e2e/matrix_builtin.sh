@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The matrix of every built-in case (issue 25 item 4's measure): the real-torch
-# APIs nn, c10d, gatherlayer, diffdist and rpc (and funcol under torch 2.x)
+# APIs nn, c10d, gatherlayer, diffdist, rpc and listassign (and funcol under torch 2.x)
 # beside the emulation of each, every case at the worlds it declares. Each
 # real column's report is compared, case by case and number by number, with
 # its emulation's (tests/torch/compare_emulation.py): every disagreement must
@@ -10,28 +10,14 @@
 # (skipped) without torch, and under the sanitizers: tests/e2e/matrix.sh runs
 # the same code there, and the torch ranks are not what ASan checks.
 . "$(dirname "$0")/common.bash"
-PY="${COLLGRAD_PYTHON:-/usr/bin/python3}"
 if [ -n "${ASAN_OPTIONS:-}" ]; then
   echo "skipped: the sanitizer build runs tests/e2e/matrix.sh; the whole matrix is measured in the plain build"
   exit 77
 fi
-if ! "$PY" -c "import torch" > /dev/null 2>&1; then
-  echo "skipped: $PY cannot import torch (Debian: apt-get install python3-torch)"
-  exit 77
-fi
-ver=$("$PY" -c "import torch; print('.'.join(torch.__version__.split('.')[:2]))")
-findings="$SRC/tests/torch/findings-$ver-gloo.txt"
-if [ ! -f "$findings" ]; then
-  echo "skipped: torch $ver has no measured findings list ($findings)"
-  exit 77
-fi
+need_torch_findings
 # each API and the emulation of this torch's version window (as torch_suite.sh)
-pairs="nn:torch-nn c10d:c10d gatherlayer:gatherlayer diffdist:diffdist rpc:reference listassign:gatherlayer"
-case "$ver" in
-  1.*) ;;
-  2.4) pairs="nn:torch-nn@2.4 c10d:c10d gatherlayer:gatherlayer diffdist:diffdist rpc:reference listassign:gatherlayer funcol:torch-funcol@2.4" ;;
-  *) pairs="$pairs funcol:torch-funcol" ;;
-esac
+pairs=""
+for api in $apis; do pairs="$pairs $api:$(torch_emulation "$api")"; done
 backends=""
 for p in $pairs; do backends="$backends,${p#*:},pytorch:${p%%:*}"; done  # the matrix names a column once
 t0=$(date +%s)
