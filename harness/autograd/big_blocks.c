@@ -61,23 +61,59 @@ static size_t page_round(size_t n)
     return n > SIZE_MAX - p ? 0 : (n + p - 1) / p * p;
 }
 
+/* The newest cached block of exactly `want` bytes, out of the cache; NULL
+ * when none (its pages are warm: the newest first). */
+static void *take_cached(size_t want)
+{
+    big_cache *c = my_cache();
+    for (int i = c ? c->n - 1 : -1; i >= 0; i--)
+        if (c->v[i].cap == want) {
+            void *b = c->v[i].block;
+            c->v[i] = c->v[--c->n];
+            return b;
+        }
+    return NULL;
+}
+
+static void *map_fresh(size_t want)
+{
+    void *b = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return b == MAP_FAILED ? NULL : b;
+}
+
 void *cg_big_alloc(size_t n, size_t *cap)
 {
     size_t want = page_round(n);
     if (want == 0)
         return NULL;
-    big_cache *c = my_cache();
-    for (int i = c ? c->n - 1 : -1; i >= 0; i--) /* the newest first: its pages are warm */
-        if (c->v[i].cap == want) {
-            void *b = c->v[i].block;
-            c->v[i] = c->v[--c->n];
-            memset(b, 0, n); /* the arena's contract: zeroed, as a fresh mapping is */
-            *cap = want;
-            return b;
-        }
-    void *b = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (b == MAP_FAILED)
+    void *b = take_cached(want);
+    if (b)
+        memset(b, 0, n); /* the arena's contract: zeroed, as a fresh mapping is */
+    else if (!(b = map_fresh(want)))
         return NULL;
+    *cap = want;
+    return b;
+}
+
+#define POISON_RUN 64 /* bytes: whole elements of every dtype, one cache line */
+
+void *cg_big_alloc_unset(size_t n, size_t head, size_t *cap)
+{
+    size_t want = page_round(n), page = page_round(1);
+    if (want == 0 || head > n)
+        return NULL;
+    void *b = take_cached(want);
+    if (!b) {
+        if (!(b = map_fresh(want)))
+            return NULL;
+        *cap = want;
+        return b;
+    }
+    unsigned char *p = b;
+    for (size_t at = 0; at < n; at += page)
+        memset(p + at, 0xff, n - at < POISON_RUN ? n - at : POISON_RUN);
+    memset(p + (n > POISON_RUN ? n - POISON_RUN : 0), 0xff, n > POISON_RUN ? POISON_RUN : n);
+    memset(p, 0, head);
     *cap = want;
     return b;
 }

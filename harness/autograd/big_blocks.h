@@ -26,6 +26,14 @@
 /* A zeroed block of at least n bytes, *cap its size (hand it back with it),
  * or NULL when the system has no memory for it. */
 void *cg_big_alloc(size_t n, size_t *cap);
+/* The same for a block its caller overwrites whole (a transport's receive
+ * buffer): fresh memory is zeros; a block taken back from the cache is not
+ * cleared, which would cost a pass over memory as long as the collective's,
+ * but poisoned: bytes 0xff (a NaN in every float type) over the first 64 of
+ * every page and the last 64 of the n. A callee that writes nothing, or stops
+ * short, then leaves NaNs, never an earlier step's values that could pass for
+ * right. The first `head` bytes (the caller's header) are zeroed. */
+void *cg_big_alloc_unset(size_t n, size_t head, size_t *cap);
 /* Give a block back: it waits in the cache until the step after the
  * current one ends. */
 void cg_big_free(void *block, size_t cap);

@@ -121,11 +121,12 @@ static arena_chunk *chunk_new(size_t cap)
 /* A big request gets its own chunk, linked behind the head so the head's
  * free space stays usable for the small requests that follow; tensor data
  * of a MiB and more comes from the big-block cache (big_blocks.h). */
-static void *alloc_dedicated(cg_graph *g, size_t n)
+static void *alloc_dedicated(cg_graph *g, size_t n, bool zero)
 {
-    size_t mapped = 0;
-    arena_chunk *c = sizeof(arena_chunk) + n >= CG_BIG_BLOCK ? cg_big_alloc(sizeof(arena_chunk) + n, &mapped)
-                                                             : chunk_new(n);
+    size_t mapped = 0, whole = sizeof(arena_chunk) + n;
+    arena_chunk *c = whole < CG_BIG_BLOCK ? chunk_new(n)
+                     : zero         ? cg_big_alloc(whole, &mapped)
+                                    : cg_big_alloc_unset(whole, sizeof(arena_chunk), &mapped);
     if (!c)
         return NULL;
     c->cap = n;
@@ -140,7 +141,9 @@ static void *alloc_dedicated(cg_graph *g, size_t n)
     return c->mem;
 }
 
-void *cg_alloc(cg_graph *g, size_t n)
+/* n bytes from the arena; zeroed unless !zero, where a big block may come
+ * back poisoned instead (cg_big_alloc_unset). NULL + error on OOM. */
+static void *arena_alloc(cg_graph *g, size_t n, bool zero)
 {
     const size_t align = _Alignof(max_align_t);
     if (n > SIZE_MAX - sizeof(arena_chunk) - align) {
@@ -151,7 +154,7 @@ void *cg_alloc(cg_graph *g, size_t n)
         n = 1; /* every request gets its own address */
     n = (n + align - 1) / align * align;
     if (n > ARENA_CHUNK_BYTES / 4) {
-        void *p = alloc_dedicated(g, n);
+        void *p = alloc_dedicated(g, n, zero);
         if (!p)
             cg_error_infra(&g->st, "out of memory (asked for %zu bytes)", n);
         return p;
@@ -170,6 +173,8 @@ void *cg_alloc(cg_graph *g, size_t n)
     c->used += n;
     return p;
 }
+
+void *cg_alloc(cg_graph *g, size_t n) { return arena_alloc(g, n, true); }
 
 char *cg_strdup(cg_graph *g, const char *s)
 {
@@ -286,7 +291,7 @@ static int check_new_shape(cg_graph *g, cg_dtype dt, int ndim, const int64_t *sh
 /* The tensor struct is always host memory; its data lives on the device
  * when `device` is set (the graph must be a CUDA one). */
 static cg_tensor *tensor_new_at(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape,
-                                bool device)
+                                bool device, bool zero)
 {
     int64_t numel;
     if (cg_check_cancel(g) < 0) /* every op makes a tensor: the place to answer a stop */
@@ -297,7 +302,7 @@ static cg_tensor *tensor_new_at(cg_graph *g, cg_dtype dt, int ndim, const int64_
     if (!t)
         return NULL;
     size_t bytes = (size_t)numel * cg_dtype_size(dt);
-    t->data = device ? cg_alloc_data(g, bytes) : cg_alloc(g, bytes);
+    t->data = device ? cg_alloc_data(g, bytes) : arena_alloc(g, bytes, zero);
     t->on_device = device;
     if (!t->data || remember_tensor(g, t) < 0)
         return NULL;
@@ -313,12 +318,17 @@ static cg_tensor *tensor_new_at(cg_graph *g, cg_dtype dt, int ndim, const int64_
 
 cg_tensor *cg_tensor_new(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape)
 {
-    return tensor_new_at(g, dt, ndim, shape, g->device != NULL);
+    return tensor_new_at(g, dt, ndim, shape, g->device != NULL, true);
+}
+
+cg_tensor *cg_tensor_new_unset(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape)
+{
+    return tensor_new_at(g, dt, ndim, shape, g->device != NULL, false);
 }
 
 cg_tensor *cg_tensor_new_host(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape)
 {
-    return tensor_new_at(g, dt, ndim, shape, false);
+    return tensor_new_at(g, dt, ndim, shape, false, true);
 }
 
 cg_tensor *cg_tensor_like(cg_graph *g, const cg_tensor *t)

@@ -104,6 +104,11 @@ int cg_error_cuda(cg_status *st);
 /* A new zero-filled tensor. ndim 0 is a scalar (numel 1). Any dim may be 0. */
 cg_tensor *cg_tensor_new(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape);
 cg_tensor *cg_tensor_like(cg_graph *g, const cg_tensor *t); /* same dtype/shape, zeros */
+/* A tensor its caller overwrites whole before anyone reads it (a transport's
+ * receive buffer). Its contents until then are unspecified: zeros, or, in a
+ * large block reused from an earlier step, NaNs at every page start and at
+ * the end (big_blocks.h) instead of a clearing pass as long as the call. */
+cg_tensor *cg_tensor_new_unset(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape);
 cg_tensor *cg_scalar(cg_graph *g, cg_dtype dt, double v);
 cg_tensor *cg_full(cg_graph *g, cg_dtype dt, int ndim, const int64_t *shape, double v);
 /* Copy of t's values in dtype dt (rounded), no autograd history, where g's

@@ -126,6 +126,11 @@ extern const cg_rules cg_rules_megatron;
 /* Shared by the rule sets: the reference backward of one collective kind,
  * so an emulation overrides only what it changes. */
 int cg_reference_backward(cg_rule_call *call);
+/* Whether the reference backward of c on `rank` (the call's rank) writes
+ * every element of gx: its transpose receives into gx there. Off the root of
+ * a root-only transpose (a reduce, a gather) gx keeps its zeros. The worker
+ * then hands `reference` a gx it need not clear first (tensor.h). */
+bool cg_reference_fills_gx(const cg_coll *c, int rank);
 cg_wiring cg_wiring_all_collective(const cg_coll *c);
 
 /* Offsets of rank blocks from counts: off[r] = sum_{k<r} counts[k]. */

@@ -170,6 +170,14 @@ static int transpose_backward(cg_rule_call *c, cg_graph *s)
     return scale_by_local_factor(c, s, whole ? c->y : NULL);
 }
 
+bool cg_reference_fills_gx(const cg_coll *c, int rank)
+{
+    const cg_collective *d = cg_collective_of(c->kind);
+    if (!d || d->p2p)
+        return false;
+    return !cg_collective_of(d->transpose)->root_only_output || rank == c->root;
+}
+
 static int check_call(cg_rule_call *c)
 {
     cg_coll_kind k = c->coll->kind;

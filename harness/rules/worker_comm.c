@@ -55,7 +55,9 @@ static int coll_backward(cg_graph *g, cg_node *n)
 {
     coll_ctx *ctx = n->ctx;
     cg_tensor *x = n->in[0];
-    cg_tensor *gx = cg_tensor_like(g, x);
+    /* reference's transpose writes gx whole where it receives into it */
+    bool filled = ctx->rules == &cg_rules_reference && cg_reference_fills_gx(&ctx->coll, ctx->at.rank);
+    cg_tensor *gx = filled ? cg_tensor_new_unset(g, x->dtype, x->ndim, x->shape) : cg_tensor_like(g, x);
     if (!gx)
         return -1;
     /* a failing rule set reports in the graph's status, naming the call:
@@ -84,14 +86,18 @@ static int identity_backward(cg_graph *g, cg_node *n)
 }
 
 /* The output of a collective on this rank: its shape by the table's rule,
- * from every rank's input shape in the plan. */
-static cg_tensor *output_tensor(const coll_where *at, cg_graph *g, const cg_plan_event *ev,
-                                cg_dtype dt)
+ * from every rank's input shape in the plan. Where the transport receives
+ * into it, it is not cleared first (the transport writes it whole: a pass
+ * over memory less; what it fails to write shows as NaN, tensor.h); off the
+ * root of a root-only output it stays zeros. */
+static cg_tensor *output_tensor(const coll_where *at, cg_graph *g, const cg_coll *c,
+                                const cg_plan_event *ev, cg_dtype dt)
 {
     int ndim = 0;
     int64_t shape[CG_MAX_DIMS];
     cg_plan_out_shape(ev, at->world, at->rank, &ndim, shape);
-    return cg_tensor_new(g, dt, ndim, shape);
+    bool received = !cg_collective_of(c->kind)->root_only_output || at->rank == c->root;
+    return received ? cg_tensor_new_unset(g, dt, ndim, shape) : cg_tensor_new(g, dt, ndim, shape);
 }
 
 /* The handle call c runs on here: the world's, or its group's (made by
@@ -165,7 +171,7 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
         return -1;
     cg_coll_counts *counts = cg_alloc(g, sizeof *counts);
     coll_ctx *ctx = cg_alloc(g, sizeof *ctx);
-    cg_tensor *x = in[0], *y = out[0] = output_tensor(&at, g, ev, x->dtype);
+    cg_tensor *x = in[0], *y = out[0] = output_tensor(&at, g, c, ev, x->dtype);
     if (!counts || !ctx || !y)
         return -1;
     cg_plan_counts(ev, at.world, at.rank, counts);
