@@ -38,6 +38,11 @@ typedef struct cg_otensor {
     double **per_root;   /* NULL until cg_oracle_add_per_root; then world entries:
                           * dL_k/dx_r, NULL where rank k had no roots */
     double *fd;          /* central difference of per_rank; NULL when not checked */
+    int replicas;        /* ranks whose binding is this same replicated tensor (1: its own) */
+    const struct cg_otensor *holder; /* NULL: value, per_rank and replicated are its own;
+                          * else the otensor (the same tensor on an earlier rank) whose they are */
+    bool value_in_run;    /* value, and per_rank_in_run per_rank, point into the kept run's */
+    bool per_rank_in_run; /* graph (cg_oracle.run): f64 tensors, not copied */
     int64_t fd_checked;  /* elements checked (a sample for large tensors) */
     double fd_tolerance; /* relative: |fd - g| <= it (1 + |g|) (fdcheck.c derives it) */
 } cg_otensor;
@@ -85,6 +90,9 @@ typedef struct cg_oracle {
     cg_fd_element fd_worst;  /* the element furthest past (or closest to) its bound */
     int nevents;
     cg_plan_event *events;   /* every communication call, in program order */
+    bool shared;             /* replicated values held once (interp.h cg_share) */
+    struct cg_sim_run *run;  /* the first run, kept while values point into it (oracle.c) */
+    char unshared_reason[96]; /* why a shared first run was redone without, or "" */
 } cg_oracle;
 
 

@@ -37,14 +37,21 @@ static const cg_tensor *bound(const cg_sim_run *R, const cg_otensor *ot)
 /* grad[e] of every oracle tensor after a pass, through fn(ot, e, g, arg). */
 typedef void (*grad_sink)(cg_otensor *ot, int64_t e, double g, void *arg);
 
+/* A replicated tensor of R (interp.h cg_share) is read once, through the
+ * otensor that holds it: each of its ranks' gradient is its gradient /
+ * replicas, since every use of it was shared alike. */
 static void read_grads(cg_oracle *o, const cg_sim_run *R, grad_sink sink, void *arg)
 {
     for (int i = 0; i < o->ntensors; i++) {
         cg_otensor *ot = &o->tensors[i];
         const cg_tensor *t = bound(R, ot);
+        bool replicated = t && t->replicas > 1;
+        if (replicated && ot->holder)
+            continue;
+        double per = replicated ? 1.0 / t->replicas : 1.0;
         const cg_tensor *gr = t ? t->grad : NULL;
         for (int64_t e = 0; e < ot->numel; e++)
-            sink(ot, e, gr ? cg_get(gr, e) : 0.0, arg);
+            sink(ot, e, gr ? per * cg_get(gr, e) : 0.0, arg);
     }
 }
 
@@ -94,10 +101,32 @@ static cg_tensor **all_roots(const cg_sim_run *R, int world, const double *rank_
     return all;
 }
 
-static void sink_per_rank(cg_otensor *ot, int64_t e, double g, void *arg)
+/* Pass one's gradients as every otensor's per_rank: a tensor's own f64
+ * gradient where it is (the oracle keeps the run; later passes make new
+ * gradient tensors and leave these alone), a replicated one's divided by its
+ * replicas, zeros where none arrived. 0, or -1 when out of memory. */
+static int take_per_rank(cg_oracle *o, const cg_sim_run *R)
 {
-    (void)arg;
-    ot->per_rank[e] = g;
+    for (int i = 0; i < o->ntensors; i++) {
+        cg_otensor *ot = &o->tensors[i];
+        if (ot->holder) { /* the holder came first */
+            ot->per_rank = ot->holder->per_rank;
+            continue;
+        }
+        const cg_tensor *t = bound(R, ot), *gr = t ? t->grad : NULL;
+        int replicas = t && t->replicas > 1 ? t->replicas : 1;
+        if (gr && replicas == 1 && gr->dtype == CG_F64 && !gr->on_device &&
+            gr->numel == ot->numel) {
+            ot->per_rank = (double *)gr->data;
+            ot->per_rank_in_run = true;
+            continue;
+        }
+        if (!(ot->per_rank = zeros(ot->numel)))
+            return -1;
+        for (int64_t e = 0; gr && e < ot->numel; e++)
+            ot->per_rank[e] = cg_get(gr, e) / replicas;
+    }
+    return 0;
 }
 
 /* The replicated test: the largest |weighted - c * per_rank| on the params,
@@ -115,17 +144,26 @@ static void sink_weighted(cg_otensor *ot, int64_t e, double g, void *arg)
     w->scale = fmax(w->scale, fabs(g));
 }
 
-/* sqrt of the k-th prime, k < CG_MAX_WORLD: the weights of the second pass. */
-static double prime_sqrt(int k)
+/* w[k] = sqrt of the k-th prime for k < n: the weights of the second pass.
+ * One sieve: the 1024th prime is 8161. 0, or -1 when out of memory. */
+static int prime_sqrts(double *w, int n)
 {
-    int found = -1;
-    for (int p = 2;; p++) {
-        bool prime = true;
-        for (int d = 2; d * d <= p && prime; d++)
-            prime = p % d != 0;
-        if (prime && ++found == k)
-            return sqrt((double)p);
+    int limit = 16;
+    while (limit < 2 * n * 16) /* p_n < n (ln n + ln ln n) < 32 n for n >= 1 */
+        limit *= 2;
+    char *composite = calloc((size_t)limit, 1);
+    if (!composite)
+        return -1;
+    int found = 0;
+    for (int p = 2; p < limit && found < n; p++) {
+        if (composite[p])
+            continue;
+        w[found++] = sqrt((double)p);
+        for (long m = (long)p * p; m < limit; m += p)
+            composite[m] = 1;
     }
+    free(composite);
+    return found == n ? 0 : -1;
 }
 
 static int count_root_ranks(cg_oracle *o, const cg_sim_run *R, int *first)
@@ -138,6 +176,29 @@ static int count_root_ranks(cg_oracle *o, const cg_sim_run *R, int *first)
             *first = k;
     }
     return n;
+}
+
+/* Whether every rank with roots has the same ones, tensor for tensor: then
+ * every L_k is one function (its roots replicated values, interp.h
+ * cg_share), the per-root gradients agree by construction, and the second
+ * pass, a seed and a gradient per param more, is not needed. */
+static bool same_roots_everywhere(const cg_oracle *o, const cg_sim_run *R)
+{
+    cg_tensor *const *first = NULL;
+    int nfirst = -1;
+    for (int k = 0; k < o->world; k++) {
+        cg_tensor *const *roots;
+        int n = cg_sim_roots(R->sim, k, &roots);
+        if (n == 0)
+            continue;
+        if (nfirst < 0) {
+            first = roots;
+            nfirst = n;
+        } else if (n != nfirst || memcmp(roots, first, (size_t)n * sizeof *roots) != 0) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /* Decide whether replicated is defined (second pass) and say why. */
@@ -153,16 +214,26 @@ static int judge_replicated(cg_oracle *o, const cg_sim_run *R, int first_rank, c
                  first_rank);
         return 0;
     }
-    double weight[CG_MAX_WORLD], wsum = 0.0;
+    if (same_roots_everywhere(o, R)) {
+        o->replicated_defined = true;
+        snprintf(o->replicated_reason, sizeof o->replicated_reason,
+                 "the %d ranks' roots are the same replicated tensors", o->nroot_ranks);
+        return 0;
+    }
+    double *weight = calloc((size_t)o->world, sizeof *weight), wsum = 0.0;
+    if (!weight || prime_sqrts(weight, o->world) != 0) {
+        free(weight);
+        return 3;
+    }
     for (int k = 0; k < o->world; k++) {
         cg_tensor *const *roots;
-        weight[k] = prime_sqrt(k);
         if (cg_sim_roots(R->sim, k, &roots) > 0)
             wsum += weight[k];
     }
     int n;
     double *seeds = NULL;
     cg_tensor **roots = all_roots(R, o->world, weight, &seeds, &n);
+    free(weight);
     if (!roots)
         return 3;
     int rc = pass(R, roots, seeds, n, st);
@@ -194,11 +265,16 @@ int cg_oracle_derive(cg_oracle *o, const cg_sim_run *R, cg_status *st)
     free(roots);
     if (rc != 0)
         return rc;
-    read_grads(o, R, sink_per_rank, NULL);
+    if (take_per_rank(o, R) != 0)
+        return 3;
     if ((rc = judge_replicated(o, R, first_rank, st)) != 0)
         return rc;
     for (int i = 0; o->replicated_defined && i < o->ntensors; i++) {
         cg_otensor *ot = &o->tensors[i];
+        if (ot->holder) { /* a replicated tensor's: its holder's */
+            ot->replicated = ot->holder->replicated;
+            continue;
+        }
         if (!(ot->replicated = zeros(ot->numel)))
             return 3;
         for (int64_t e = 0; e < ot->numel; e++)

@@ -29,6 +29,7 @@ typedef struct root_list {
 struct cg_sim {
     int world;
     cg_sim_mode mode;
+    cg_share *share; /* borrowed; NULL: every rank's output its own */
     msg *msgs;
     int nmsgs, capmsgs;
     root_list *roots; /* per rank */
@@ -87,6 +88,8 @@ static int grow(void **buf, int *cap, int n, size_t sz)
 static int plan_add(cg_sim *s, cg_graph *g, const cg_coll *c, int rank, int tag,
                     cg_tensor *const *per_rank)
 {
+    if (s->world > CG_MAX_WORLD) /* no distributed run reads a plan this large (ir.h) */
+        return 0;
     if (grow((void **)&s->plan, &s->capplan, s->nplan, sizeof *s->plan) != 0) {
         cg_error(cg_graph_status(g), "expected memory for the plan, got out of memory");
         return -1;
@@ -161,7 +164,7 @@ static cg_tensor *variant_live(cg_sim *s, cg_graph *g, const cg_coll *c, cg_tens
     if (s->mode == CG_SIM_LOCAL_SLOT && !gather)
         return NULL;
     if (gather) { /* own slice live, every other rank's slice constant */
-        cg_tensor *parts[CG_MAX_WORLD];
+        cg_tensor *parts[CG_MAX_SIM_WORLD];
         for (int k = 0; k < w; k++)
             if (!(parts[k] = k == r ? in[k] : cg_detach(g, in[k])))
                 return NULL;
@@ -187,6 +190,21 @@ static int apply_variant(cg_sim *s, cg_graph *g, const cg_coll *c, cg_tensor **i
     return 0;
 }
 
+/* A replicated input is used alike by its ranks only in an all_reduce that
+ * all of them, and only they, call with it: each input then gets the same
+ * gradient (the sum, or its share of a tie or product of equals). Anything
+ * else (a gather's blocks, a broadcast's root) tells its ranks apart. */
+static void check_replicated_inputs(cg_sim *s, const cg_coll *c, cg_tensor *const *in, int w)
+{
+    bool any = false, alike = c->kind == CG_C_ALL_REDUCE;
+    for (int k = 0; k < w; k++) {
+        any |= in[k]->replicas > 1;
+        alike &= in[k] == in[0] && in[k]->replicas == w;
+    }
+    if (any && !alike)
+        cg_share_break(s->share, "a replicated value in a collective that tells its ranks apart");
+}
+
 static int sim_local(cg_sim *s, cg_graph *g, const cg_coll *c, int w, cg_tensor **in,
                      cg_tensor **out)
 {
@@ -202,7 +220,10 @@ static int sim_local(cg_sim *s, cg_graph *g, const cg_coll *c, int w, cg_tensor 
         cg_error(cg_graph_status(g), "expected a collective, got %s", cg_coll_name(c->kind));
         return -1;
     }
-    if (d->simulate(g, c, w, in, out) != 0)
+    bool replicate = s->share && s->share->on && s->mode == CG_SIM_TRUTH;
+    if (replicate)
+        check_replicated_inputs(s, c, in, w);
+    if (d->simulate(g, c, w, in, out, replicate) != 0)
         return -1;
     return s->mode == CG_SIM_TRUTH ? 0 : apply_variant(s, g, c, in, out, w);
 }
@@ -214,7 +235,7 @@ static int sim_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor *
 {
     cg_sim *s = self;
     int w = c->nmembers ? c->nmembers : s->world;
-    cg_tensor *in[CG_MAX_WORLD] = {0}, *out[CG_MAX_WORLD] = {0};
+    cg_tensor *in[CG_MAX_SIM_WORLD] = {0}, *out[CG_MAX_SIM_WORLD] = {0};
     for (int k = 0; k < w; k++)
         in[k] = slot_in[c->nmembers ? c->members[k] : k];
     int rc = sim_local(s, g, c, w, in, out);
@@ -227,8 +248,10 @@ static int sim_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor *
 static int sim_send(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tensor *t)
 {
     cg_sim *s = self;
-    cg_tensor *per_rank[CG_MAX_WORLD] = {0};
+    cg_tensor *per_rank[CG_MAX_SIM_WORLD] = {0};
     per_rank[slot] = t;
+    if (t->replicas > 1)
+        cg_share_break(s->share, "a replicated value sent by one of its ranks");
     if (grow((void **)&s->msgs, &s->capmsgs, s->nmsgs, sizeof *s->msgs) != 0 ||
         plan_add(s, g, c, slot, c->seq, per_rank) != 0) {
         cg_error(cg_graph_status(g), "expected memory for a message, got out of memory");
@@ -246,7 +269,7 @@ static cg_tensor *sim_recv(void *self, cg_graph *g, const cg_coll *c, int slot)
     for (int i = 0; i < s->nmsgs; i++) {
         msg *m = &s->msgs[i];
         if (!m->taken && m->src == c->peer && m->dst == slot) {
-            cg_tensor *per_rank[CG_MAX_WORLD] = {0};
+            cg_tensor *per_rank[CG_MAX_SIM_WORLD] = {0};
             per_rank[m->src] = m->t;
             m->taken = true;
             if (plan_add(s, g, c, slot, m->seq, per_rank) != 0)
@@ -280,6 +303,13 @@ static int sim_backward(void *self, cg_graph *g, const cg_srcpos *pos, cg_tensor
     cg_sim *s = self;
     (void)pos;
     s->nbackward++;
+    for (int r = 0; r < s->world; r++) { /* a replicated root: a root of each of its ranks */
+        int named = 0;
+        for (int k = 0; roots[r] && roots[r]->replicas > 1 && k < s->world; k++)
+            named += roots[k] == roots[r];
+        if (roots[r] && roots[r]->replicas > 1 && named != roots[r]->replicas)
+            cg_share_break(s->share, "a replicated value a root of some of its ranks only");
+    }
     for (int r = 0; r < s->world; r++) {
         if (!roots[r])
             continue;
@@ -325,6 +355,8 @@ cg_plan_event *cg_sim_take_plan(cg_sim *s, int *nevents)
 }
 
 void cg_sim_set_mode(cg_sim *s, cg_sim_mode mode) { s->mode = mode; }
+
+void cg_sim_set_share(cg_sim *s, cg_share *sh) { s->share = sh; }
 
 /* Groups cost the oracle nothing: each call carries its members. */
 static int sim_group(void *self, cg_graph *g, int id, const int *members, int n)

@@ -6,11 +6,15 @@
 #define CG_SIM_COMM_H
 
 #include "comm.h"
+#include "interp.h"
 #include "oracle.h"
 
 typedef struct cg_sim cg_sim;
 
 void cg_sim_set_mode(cg_sim *s, cg_sim_mode mode);
+/* Replicate the outputs every rank gets alike (interp.h cg_share; sh
+ * borrowed, NULL: none) in CG_SIM_TRUTH, and record uses that break it. */
+void cg_sim_set_share(cg_sim *s, cg_share *sh);
 
 cg_sim *cg_sim_new(int world);
 void cg_sim_free(cg_sim *s);

@@ -17,14 +17,17 @@ typedef struct cg_sim_run {
     cg_sim *sim;
     cg_comm comm;
     cg_interp *I;
+    cg_share share; /* replicated values (interp.h): on during the run only */
 } cg_sim_run;
 
 /* Execute the program of cs on `world` simulated ranks, with one input
- * perturbed when p is not NULL, stopping at deadline d (NULL: none). Returns
- * 0; 2 with st for a bad program; 3 when out of memory or stopped. Whatever
- * the result, the caller closes R. */
+ * perturbed when p is not NULL, stopping at deadline d (NULL: none); with
+ * `share` (CG_SIM_TRUTH, no perturbation), replicated values are one tensor
+ * each (interp.h cg_share), and R->share.broken says whether the per-rank
+ * gradients can be read from them. Returns 0; 2 with st for a bad program; 3
+ * when out of memory or stopped. Whatever the result, the caller closes R. */
 int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_perturb *p,
-                    cg_sim_mode mode, const cg_deadline *d, cg_status *st);
+                    cg_sim_mode mode, bool share, const cg_deadline *d, cg_status *st);
 /* Free everything R holds; R may be partly opened (or zeroed). */
 void cg_sim_run_close(cg_sim_run *R);
 

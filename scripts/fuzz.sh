@@ -38,7 +38,7 @@ sources=(
   harness/autograd/rng.c harness/autograd/tensor_math.c harness/autograd/cuda_absent.c
   harness/autograd/cancel.c harness/autograd/big_blocks.c
   harness/interp/interp.c harness/interp/interp_call.c harness/interp/interp_expr.c harness/interp/interp_splits.c
-  harness/interp/interp_group.c
+  harness/interp/interp_group.c harness/interp/interp_share.c
   harness/collectives/collectives.c harness/collectives/plan.c harness/collectives/simulate.c
   oracles/oracle.c oracles/semantics.c oracles/fdcheck.c oracles/sim_comm.c
   tests/fuzz/fuzz_parser.c

@@ -113,7 +113,7 @@ START_TEST(oracle_all_to_all_moves_the_split_rows)
     const double x0[] = {10, 11, 12}, x1[] = {20}, x2[] = {30, 31};
     cg_tensor *in[3] = {vector(g, x0, 3), vector(g, x1, 1), vector(g, x2, 2)}, *out[3];
     cg_coll c = {.kind = CG_C_ALL_TO_ALL, .splits = a2a_splits};
-    ck_assert_int_eq(cg_collective_of(CG_C_ALL_TO_ALL)->simulate(g, &c, 3, in, out), 0);
+    ck_assert_int_eq(cg_collective_of(CG_C_ALL_TO_ALL)->simulate(g, &c, 3, in, out, false), 0);
     const double y0[] = {20, 30}, y1[] = {10, 11, 31}, y2[] = {12};
     expect_values(out[0], y0, 2);
     expect_values(out[1], y1, 3);
@@ -132,7 +132,7 @@ START_TEST(oracle_reduce_scatter_blocks_follow_the_splits)
     const int64_t splits[9] = {1, 2, 0, 1, 2, 0, 1, 2, 0};
     cg_tensor *in[3] = {vector(g, x[0], 3), vector(g, x[1], 3), vector(g, x[2], 3)}, *out[3];
     cg_coll c = {.kind = CG_C_REDUCE_SCATTER, .op = CG_RED_SUM, .splits = splits};
-    ck_assert_int_eq(cg_collective_of(CG_C_REDUCE_SCATTER)->simulate(g, &c, 3, in, out), 0);
+    ck_assert_int_eq(cg_collective_of(CG_C_REDUCE_SCATTER)->simulate(g, &c, 3, in, out, false), 0);
     const double y0[] = {6}, y1[] = {60, 600};
     expect_values(out[0], y0, 1);
     expect_values(out[1], y1, 2);

@@ -119,15 +119,23 @@ static int check_roots(cg_graph *g, cg_tensor *const *roots, int nroots)
 }
 
 /* d(w root)/d(root) = w for every element (w = 1 without weights); a root
- * named twice is seeded twice. A numel-0 root still gets a pgrad, so its
+ * named k times is seeded with the sum of its k weights, in one pass over
+ * it: the oracle names one replicated tensor as the root of each rank that
+ * shares it (sim_comm.c), W times. A numel-0 root still gets a pgrad, so its
  * node runs like any other. */
 static int seed_roots(cg_graph *g, cg_tensor *const *roots, const double *weights, int nroots)
 {
     for (int r = 0; r < nroots; r++) {
-        if (!roots[r])
-            continue;
         cg_tensor *t = roots[r];
-        double w = weights ? weights[r] : 1.0;
+        bool seen = false;
+        for (int k = 0; t && k < r && !seen; k++)
+            seen = roots[k] == t;
+        if (!t || seen)
+            continue;
+        double w = 0.0;
+        for (int k = r; k < nroots; k++)
+            if (roots[k] == t)
+                w += weights ? weights[k] : 1.0;
         if (!t->pgrad) { /* the seed at once, not zeros then + w */
             if (!(t->pgrad = cg_full(g, t->dtype, t->ndim, t->shape, w)))
                 return -1;

@@ -286,7 +286,9 @@ static int cat_backward_device(cg_graph *g, cg_node *n, int64_t outer, int64_t i
 }
 
 /* Input j owns entries [offset_j, offset_j + width_j) along the axis of every
- * outer row of the output; its gradient is that block of dout. */
+ * outer row of the output; its gradient is that block of dout. An input with
+ * no gradient yet in this pass gets its blocks copied into a new one (every
+ * element is written once: no zeros first); one that has one adds them. */
 static int cat_backward(cg_graph *g, cg_node *n)
 {
     const cg_tensor *gout = n->out->pgrad;
@@ -296,13 +298,25 @@ static int cat_backward(cg_graph *g, cg_node *n)
     if (gout->on_device)
         return cat_backward_device(g, n, outer, inner);
     for (int j = 0; j < n->nin; j++) {
-        int64_t chunk = cat_width(n->in[j], axis) * inner;
-        for (int64_t o = 0; o < outer; o++)
-            for (int64_t e = 0; e < chunk; e++)
-                if (cg_accum_grad_at(g, n->in[j], o * chunk + e,
-                                     cg_get(gout, (o * total + offset) * inner + e)) < 0)
+        cg_tensor *x = n->in[j];
+        int64_t chunk = cat_width(x, axis) * inner;
+        if (x->requires_grad && !x->pgrad && x->dtype == gout->dtype) {
+            cg_tensor *p = cg_tensor_new_unset(g, x->dtype, x->ndim, x->shape);
+            for (int64_t o = 0; p && o < outer; o++)
+                if (cg_tensor_copy_elems(g, p, o * chunk, gout, (o * total + offset) * inner,
+                                         chunk) < 0)
                     return -1;
-        offset += cat_width(n->in[j], axis);
+            if (!p)
+                return -1;
+            x->pgrad = p;
+        } else {
+            for (int64_t o = 0; o < outer; o++)
+                for (int64_t e = 0; e < chunk; e++)
+                    if (cg_accum_grad_at(g, x, o * chunk + e,
+                                         cg_get(gout, (o * total + offset) * inner + e)) < 0)
+                        return -1;
+        }
+        offset += cat_width(x, axis);
     }
     return 0;
 }

@@ -44,6 +44,8 @@ typedef struct cg_tensor {
     int64_t id;            /* creation order in the graph, for stable printing */
     bool on_device;        /* data is CUDA device memory; last, so plugins built
                             * against the earlier layout still read the rest */
+    int replicas;          /* the oracle's simulated ranks this one tensor stands for
+                            * (a replicated value, interp.h cg_share); 0 or 1: one */
 } cg_tensor;
 
 /* ---- the arena ---------------------------------------------------------- */

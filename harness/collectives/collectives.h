@@ -59,8 +59,11 @@ typedef struct cg_coll {
 
 /* A collective's forward across w simulated ranks as differentiable ops on
  * one graph (simulate.c; the oracle's): in[r] is rank r's input, out[r] gets
- * its output. 0, or -1 with the graph's error. */
-typedef int (*cg_simulate_fn)(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
+ * its output. With `replicate`, an output every rank gets alike (all_reduce,
+ * all_gather, broadcast) is one tensor for all w, its replicas w (interp.h
+ * cg_share), instead of a copy each. 0, or -1 with the graph's error. */
+typedef int (*cg_simulate_fn)(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out,
+                              bool replicate);
 
 typedef struct cg_collective {
     cg_coll_kind kind;       /* its name and syntax: coll_words.h */
@@ -114,12 +117,18 @@ static inline int64_t cg_split_rows(const int64_t *split, int64_t n, int w, int 
 }
 
 /* The simulations the table's rows point to (simulate.c). */
-int cg_simulate_reduce(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
-int cg_simulate_concat(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
-int cg_simulate_broadcast(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
-int cg_simulate_reduce_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
-int cg_simulate_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
-int cg_simulate_all_to_all(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out);
+int cg_simulate_reduce(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out,
+                       bool replicate);
+int cg_simulate_concat(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out,
+                       bool replicate);
+int cg_simulate_broadcast(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out,
+                          bool replicate);
+int cg_simulate_reduce_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor **in,
+                               cg_tensor **out, bool replicate);
+int cg_simulate_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out,
+                        bool replicate);
+int cg_simulate_all_to_all(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out,
+                           bool replicate);
 /* Block r of x's rows split over w ranks by `split` (NULL: balanced), as a
  * differentiable slice. */
 cg_tensor *cg_coll_block(cg_graph *g, cg_tensor *x, const int64_t *split, int w, int r);

@@ -65,10 +65,22 @@ cg_tensor *cg_coll_block(cg_graph *g, cg_tensor *x, const int64_t *split, int w,
     return cg_slice(g, x, 0, cg_split_lo(split, n, w, r), cg_split_lo(split, n, w, r + 1));
 }
 
-/* out[r] = clone(y) on every rank, or only at the root (zeros `like` elsewhere) */
-static int everyone_gets(cg_graph *g, const cg_coll *c, int w, cg_tensor *y, cg_tensor **in, cg_tensor **out)
+/* out[r] = clone(y) on every rank, or only at the root (zeros `like`
+ * elsewhere). Replicated, every rank's output is y itself when y is a node
+ * of this call's own (fresh: w >= 2, where y is a sum or a cat), else one
+ * clone of it: never an input's tensor, whose gradient is its rank's. */
+static int everyone_gets(cg_graph *g, const cg_coll *c, int w, cg_tensor *y, cg_tensor **in,
+                         cg_tensor **out, bool replicate)
 {
     const cg_collective *d = cg_collective_of(c->kind);
+    if (y && replicate && !d->root_only_output) {
+        cg_tensor *one = w >= 2 ? y : cg_clone(g, y);
+        for (int r = 0; one && r < w; r++)
+            out[r] = one;
+        if (one)
+            one->replicas = w;
+        return one ? 0 : -1;
+    }
     for (int r = 0; y && r < w; r++) {
         bool gets = !d->root_only_output || r == c->root;
         out[r] = gets ? cg_clone(g, y) : d->shape == CG_SHAPE_CAT ? empty_rows(g, in[r])
@@ -79,26 +91,35 @@ static int everyone_gets(cg_graph *g, const cg_coll *c, int w, cg_tensor *y, cg_
     return y ? 0 : -1;
 }
 
-int cg_simulate_reduce(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out)
+int cg_simulate_reduce(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out,
+                       bool replicate)
 {
-    return everyone_gets(g, c, w, reduce_all(g, c->op, in, w), in, out); /* all_reduce, reduce */
+    return everyone_gets(g, c, w, reduce_all(g, c->op, in, w), in, out,
+                         replicate); /* all_reduce, reduce */
 }
 
-int cg_simulate_concat(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out)
+int cg_simulate_concat(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out,
+                       bool replicate)
 {
-    return everyone_gets(g, c, w, cg_cat(g, in, w, 0), in, out); /* all_gather, gather */
+    return everyone_gets(g, c, w, cg_cat(g, in, w, 0), in, out, replicate); /* all_gather, gather */
 }
 
-int cg_simulate_broadcast(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out)
+int cg_simulate_broadcast(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out,
+                          bool replicate)
 {
+    cg_tensor *one = replicate ? cg_clone(g, in[c->root]) : NULL;
+    if (one)
+        one->replicas = w;
     for (int r = 0; r < w; r++)
-        if (!(out[r] = cg_clone(g, in[c->root])))
+        if (!(out[r] = replicate ? one : cg_clone(g, in[c->root])))
             return -1;
     return 0;
 }
 
-int cg_simulate_reduce_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out)
+int cg_simulate_reduce_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor **in,
+                               cg_tensor **out, bool replicate)
 {
+    (void)replicate; /* every rank's output is its own */
     cg_tensor *y = reduce_all(g, c->op, in, w);
     for (int r = 0; y && r < w; r++)
         if (!(out[r] = cg_coll_block(g, y, cg_split_row(c->splits, w, r), w, r)))
@@ -106,18 +127,22 @@ int cg_simulate_reduce_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor *
     return y ? 0 : -1;
 }
 
-int cg_simulate_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out)
+int cg_simulate_scatter(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out,
+                        bool replicate)
 {
+    (void)replicate; /* every rank's output is its own */
     for (int r = 0; r < w; r++)
         if (!(out[r] = cg_coll_block(g, in[c->root], cg_split_row(c->splits, w, c->root), w, r)))
             return -1;
     return 0;
 }
 
-int cg_simulate_all_to_all(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out)
+int cg_simulate_all_to_all(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out,
+                           bool replicate)
 {
+    (void)replicate; /* every rank's output is its own */
     for (int r = 0; r < w; r++) {
-        cg_tensor *parts[CG_MAX_WORLD];
+        cg_tensor *parts[CG_MAX_SIM_WORLD];
         for (int j = 0; j < w; j++)
             if (!(parts[j] = cg_coll_block(g, in[j], cg_split_row(c->splits, w, j), w, r)))
                 return -1;

@@ -25,7 +25,8 @@ cg_interp *cg_interp_new(const cg_case *cs, int world, const int *ranks, int nsl
     I->env = calloc((size_t)nslots, sizeof *I->env);
     I->active = calloc((size_t)nslots, sizeof *I->active);
     I->genv = calloc((size_t)nslots, sizeof *I->genv);
-    if (!I->ranks || !I->env || !I->active || !I->genv) {
+    I->share_count = calloc((size_t)nslots, sizeof *I->share_count);
+    if (!I->ranks || !I->env || !I->active || !I->genv || !I->share_count) {
         cg_interp_free(I);
         return NULL;
     }
@@ -46,8 +47,11 @@ void cg_interp_free(cg_interp *I)
     cg_groups_free(I);
     free(I->ranks);
     free(I->active);
+    free(I->share_count);
     free(I);
 }
+
+void cg_interp_set_share(cg_interp *I, cg_share *sh) { I->share = sh; }
 
 void cg_interp_set_perturb(cg_interp *I, const cg_perturb *p)
 {

@@ -33,6 +33,21 @@ typedef struct cg_perturb {
 
 typedef struct cg_interp cg_interp;
 
+/* Replicated values (the oracle's; oracles/sim_run.h). With `on`, where the
+ * slots of a group evaluate the same op of the same operands (the same
+ * tensors, the same numbers), one tensor is made for all of them, with
+ * replicas = the group's size; the simulated collectives do the same for
+ * outputs every rank gets (sim_comm.c). A rank's gradient of such a tensor
+ * is then its gradient / replicas, exact while every use of it is shared
+ * alike (each by a group of all its replicas, or as a root of each). The
+ * first use that is not (one rank indexing it by rank, a send of it, an
+ * on-block over some of its ranks) is recorded in `broken`, and the oracle
+ * runs the program again without sharing. Values are right either way. */
+typedef struct cg_share {
+    bool on;
+    const char *broken; /* NULL, or the first asymmetric use (a static string) */
+} cg_share;
+
 /* ranks[0..nslots-1] are the ranks the slots simulate. `dtype` is the storage
  * type of every tensor (f64 for the oracle); inputs are first rounded to the
  * case dtype either way. */
@@ -40,6 +55,15 @@ cg_interp *cg_interp_new(const cg_case *cs, int world, const int *ranks, int nsl
                          cg_dtype dtype, cg_graph *g, cg_comm *comm);
 void cg_interp_free(cg_interp *I);
 void cg_interp_set_perturb(cg_interp *I, const cg_perturb *p); /* NULL clears */
+/* Share replicated values through sh (borrowed; NULL: none), off while a
+ * perturbation is set. */
+void cg_interp_set_share(cg_interp *I, cg_share *sh);
+/* Record the first asymmetric use of a replicated value (sh may be NULL). */
+static inline void cg_share_break(cg_share *sh, const char *why)
+{
+    if (sh && sh->on && !sh->broken)
+        sh->broken = why;
+}
 
 int cg_interp_run(cg_interp *I);
 /* The run's status: its code says whose fault a failure was, CG_E_CASE

@@ -450,6 +450,8 @@ static int eval_comm(const call_ctx *c, cg_val *out)
         const cg_group *gr = I->active[s] && gid[s] >= 0 ? cg_group_at(I, gid[s]) : NULL;
         if (!gr || cg_group_index(gr, I->ranks[s]) >= 0)
             continue;
+        if (in[s]->replicas > 1) /* one rank's own copy of a replicated value */
+            cg_share_break(I->share, "a replicated value passed through a call off its group");
         cg_coll nc = cc; /* the call as the group's members make it */
         nc.group = gid[s];
         nc.nmembers = gr->n;
@@ -502,8 +504,18 @@ int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out)
               : (strcmp(e->name, "full") == 0 || strcmp(e->name, "rand") == 0 ||
                  strcmp(e->name, "randn") == 0 || strcmp(e->name, "arange") == 0 ||
                  strcmp(e->name, "eye") == 0);
+    /* a local op of the same operands is made once for the slots that share
+     * them (interp_share.c); a constructor's and a param's are each slot's own */
+    bool own = ctor || strcmp(e->name, "param") == 0;
+    int *leader = rc == 0 ? malloc((size_t)I->nslots * sizeof *leader) : NULL;
+    if (rc == 0 && !leader)
+        rc = cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
+    for (int s = 0; leader && s < I->nslots; s++)
+        leader[s] = s;
+    if (rc == 0 && !own)
+        cg_share_plan(I, c.args, e->nargs, (size_t)I->nslots, leader);
     for (int s = 0; rc == 0 && s < I->nslots; s++) {
-        if (!I->active[s])
+        if (!I->active[s] || leader[s] != s)
             continue;
         *cg_graph_status(I->g) = CG_STATUS_OK;
         cg_tensor *t = ctor ? construct(&c, s)
@@ -515,9 +527,12 @@ int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out)
         }
         out[s] = (cg_val){.is_tensor = true, .t = t};
     }
+    if (rc == 0 && !own)
+        cg_share_finish(I, c.args, e->nargs, (size_t)I->nslots, leader, out);
     /* once per call, not per slot: every rank's draw k has the same key name */
     if (ctor && strncmp(e->name, "rand", 4) == 0)
         I->draws++;
+    free(leader);
     free(c.args);
     return rc;
 }

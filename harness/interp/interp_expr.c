@@ -160,11 +160,15 @@ static int eval_binary(cg_interp *I, const cg_expr *e, cg_val *out)
     if (!l)
         return cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
     cg_val *r = l + I->nslots;
-    int rc = cg_eval(I, e->args[0], l);
+    int *leader = malloc((size_t)I->nslots * sizeof *leader);
+    int rc = leader ? cg_eval(I, e->args[0], l)
+                    : cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
     if (rc == 0)
         rc = cg_eval(I, e->args[1], r);
+    if (rc == 0)
+        cg_share_plan(I, l, 2, (size_t)I->nslots, leader);
     for (int s = 0; rc == 0 && s < I->nslots; s++) {
-        if (!I->active[s])
+        if (!I->active[s] || leader[s] != s)
             continue;
         if (!l[s].is_tensor && !r[s].is_tensor && e->op != CG_OP_MATMUL) {
             out[s] = (cg_val){0};
@@ -185,29 +189,41 @@ static int eval_binary(cg_interp *I, const cg_expr *e, cg_val *out)
         }
         out[s] = (cg_val){.is_tensor = true, .t = t};
     }
+    if (rc == 0)
+        cg_share_finish(I, l, 2, (size_t)I->nslots, leader, out);
+    free(leader);
     free(l);
     return rc;
 }
 
 static int eval_unary(cg_interp *I, const cg_expr *e, cg_val *out)
 {
-    if (cg_eval(I, e->args[0], out) != 0)
-        return -1;
-    for (int s = 0; s < I->nslots; s++) {
-        if (!I->active[s])
+    size_t n = (size_t)I->nslots;
+    cg_val *a = calloc(n, sizeof *a);
+    int *leader = malloc(n * sizeof *leader);
+    int rc = a && leader ? cg_eval(I, e->args[0], a)
+                         : cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
+    if (rc == 0)
+        cg_share_plan(I, a, 1, n, leader);
+    for (int s = 0; rc == 0 && s < I->nslots; s++) {
+        if (!I->active[s] || leader[s] != s)
             continue;
+        out[s] = a[s];
         if (!out[s].is_tensor) {
             out[s].s = e->op == CG_OP_NOT ? (out[s].s == 0) : -out[s].s;
             continue;
         }
         if (e->op == CG_OP_NOT)
-            return cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world,
-                                    "expected a number after '!', got a tensor");
-        if (!(out[s].t = cg_neg(I->g, out[s].t)))
-            return cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, s),
-                                 I->world);
+            rc = cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world,
+                                  "expected a number after '!', got a tensor");
+        else if (!(out[s].t = cg_neg(I->g, out[s].t)))
+            rc = cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, s), I->world);
     }
-    return 0;
+    if (rc == 0)
+        cg_share_finish(I, a, 1, n, leader, out);
+    free(leader);
+    free(a);
+    return rc;
 }
 
 /* c ? a : b — each slot evaluates only its own branch, so per-rank values
@@ -245,14 +261,20 @@ static int eval_index(cg_interp *I, const cg_expr *e, cg_val *out)
 {
     size_t n = (size_t)I->nslots;
     cg_val *v = calloc(3 * n, sizeof *v);
-    if (!v)
+    int *leader = malloc(n * sizeof *leader);
+    if (!v || !leader) {
+        free(v);
+        free(leader);
         return cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
+    }
     int rc = cg_eval(I, e->args[0], v);
     for (int k = 1; rc == 0 && k <= 2; k++)
         if (k < e->nargs && e->args[k])
             rc = cg_eval(I, e->args[k], v + k * n);
+    if (rc == 0)
+        cg_share_plan(I, v, 3, n, leader);
     for (int s = 0; rc == 0 && s < I->nslots; s++) {
-        if (!I->active[s])
+        if (!I->active[s] || leader[s] != s)
             continue;
         if (!v[s].is_tensor || v[s].t->ndim == 0) {
             rc = cg_error_at_rank(&I->st, e->pos, cg_slot_rank(I, s), I->world,
@@ -274,6 +296,9 @@ static int eval_index(cg_interp *I, const cg_expr *e, cg_val *out)
         }
         out[s] = (cg_val){.is_tensor = true, .t = t};
     }
+    if (rc == 0)
+        cg_share_finish(I, v, 3, n, leader, out);
+    free(leader);
     free(v);
     return rc;
 }

@@ -130,8 +130,8 @@ static int int_list(cg_interp *I, const cg_expr *e, const char *what, int64_t *o
 /* `g = group([r, ...])` */
 static int run_group(cg_interp *I, const cg_stmt *st, const cg_expr *call)
 {
-    int64_t v[CG_MAX_WORLD];
-    int members[CG_MAX_WORLD];
+    int64_t v[CG_MAX_SIM_WORLD];
+    int members[CG_MAX_SIM_WORLD];
     if (st->nnames != 1)
         return cg_error_at(&I->st, st->pos, "expected one name for a group, got %d", st->nnames);
     int n = int_list(I, call->args[0], "ranks", v, I->world);
@@ -171,7 +171,7 @@ static int run_mesh(cg_interp *I, const cg_stmt *st, const cg_expr *call)
         return cg_error_at(&I->st, call->args[0]->pos,
                            "expected mesh sizes whose product is the world %d, got [%lld, %lld]",
                            I->world, (long long)dim[0], (long long)dim[1]);
-    int rows = (int)dim[0], cols = (int)dim[1], members[CG_MAX_WORLD];
+    int rows = (int)dim[0], cols = (int)dim[1], members[CG_MAX_SIM_WORLD];
     int first_row = I->ngroups, first_col = first_row + rows;
     for (int r = 0; r < rows; r++) {
         for (int c = 0; c < cols; c++)

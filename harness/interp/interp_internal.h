@@ -43,6 +43,8 @@ struct cg_interp {
     cg_group *groups;    /* every group made, in program order: the id is the index */
     int ngroups, capgroups;
     cg_genv *genv; /* per slot */
+    cg_share *share;  /* borrowed (cg_interp_set_share); NULL: no sharing */
+    int *share_count; /* nslots ints: cg_share_finish's scratch */
 };
 
 /* A value in one slot: a number or a tensor. */
@@ -87,6 +89,19 @@ static inline int cg_cmp_int(const void *a, const void *b)
     int x = *(const int *)a, y = *(const int *)b;
     return (x > y) - (x < y);
 }
+
+/* ---- replicated values (interp_share.c) ---- */
+
+/* Whether this op may be shared: sharing on, no perturbation. */
+bool cg_share_active(const cg_interp *I);
+/* leader[s] for every slot: s, or an earlier active slot with the same
+ * operands (args[i * stride + s] for i < nargs), whose result s takes. */
+void cg_share_plan(const cg_interp *I, const cg_val *args, int nargs, size_t stride, int *leader);
+/* After the leaders computed theirs: out[s] = out[leader[s]], a result of
+ * m > 1 slots gets replicas m, and an operand with replicas other than its
+ * group's size breaks the symmetry (cg_share). */
+void cg_share_finish(cg_interp *I, const cg_val *args, int nargs, size_t stride, const int *leader,
+                     cg_val *out);
 
 /* ---- process groups (interp_group.c) ---- */
 

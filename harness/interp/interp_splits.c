@@ -98,7 +98,7 @@ int cg_read_splits(cg_interp *I, const cg_expr *e, cg_coll_kind kind, const cg_v
      * where every member is simulated (the oracle, which runs first); row k
      * is the k-th member's, in the call's order. */
     for (int k = 0; rc == 0 && recv && nslots == w && k < w; k++) {
-        int64_t want[CG_MAX_WORLD];
+        int64_t want[CG_MAX_SIM_WORLD];
         for (int m = 0; m < w; m++)
             want[m] = send[(size_t)m * (size_t)w + (size_t)k];
         if (memcmp(want, recv + (size_t)k * (size_t)w, (size_t)w * sizeof *want) != 0)

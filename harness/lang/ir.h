@@ -16,7 +16,12 @@
 #include "dtype.h"
 #include "status.h"
 
+/* Worlds a case declares and a distributed run launches: 1..CG_MAX_WORLD.
+ * The oracle alone simulates up to CG_MAX_SIM_WORLD ranks (bench --oracle);
+ * its plan, which only a distributed run reads, is not kept beyond
+ * CG_MAX_WORLD. */
 #define CG_MAX_WORLD 64
+#define CG_MAX_SIM_WORLD 1024
 
 /* ---- expressions ---------------------------------------------------------
  * Expressions are untyped in the tree; the interpreter decides, per rank,

@@ -25,11 +25,18 @@ cg_case *cg_bench_program(const cg_bench_opts *o, int world, int64_t n, cg_statu
 {
     char text[512], call[64];
     cg_bench_call(o, call, sizeof call);
+    /* a case declares the worlds it is launched at (1..CG_MAX_WORLD); the
+     * oracle runs it at any world it is given, the bench's up to
+     * CG_MAX_SIM_WORLD, so a larger one declares 1, never launched */
     snprintf(text, sizeof text,
              "case bench_%s\nworlds %d\ndtype %s\nx = param(ones(%lld) * (rank + 1))\ny = %s\n"
              "backward(y)\n",
-             cg_coll_name(o->coll), world, cg_dtype_name(o->dtype), (long long)n, call);
-    return cg_parse_case("bench.case", text, strlen(text), st);
+             cg_coll_name(o->coll), world <= CG_MAX_WORLD ? world : 1, cg_dtype_name(o->dtype),
+             (long long)n, call);
+    cg_case *cs = cg_parse_case("bench.case", text, strlen(text), st);
+    if (cs) /* sized by -b/-e, not untrusted: no element limits (0 = none, tensor.h) */
+        cs->limits.value_elements = cs->limits.case_elements = 0;
+    return cs;
 }
 
 /* Elements per block of the program at n_in input elements per rank: a

@@ -22,9 +22,9 @@
 
 int cg_bench_oracle(const cg_bench_opts *o)
 {
-    int maxw = o->oracle_max_world < CG_MAX_WORLD ? o->oracle_max_world : CG_MAX_WORLD;
-    if (o->oracle_max_world > CG_MAX_WORLD)
-        printf("# W is capped at %d (CG_MAX_WORLD) in this build\n", CG_MAX_WORLD);
+    int maxw = o->oracle_max_world < CG_MAX_SIM_WORLD ? o->oracle_max_world : CG_MAX_SIM_WORLD;
+    if (o->oracle_max_world > CG_MAX_SIM_WORLD)
+        printf("# W is capped at %d (CG_MAX_SIM_WORLD) in this build\n", CG_MAX_SIM_WORLD);
     printf("# collgrad-check bench --oracle: %s, f64 simulation of every rank in one process\n",
            cg_coll_name(o->coll));
     printf("#%6s %12s %14s %10s %12s %10s\n", "W", "N(per rank)", "W*N", "time(s)", "peakRSS(MB)", "B/elem");
