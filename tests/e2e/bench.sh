@@ -5,7 +5,8 @@
 # rank's send block plus its receive block), and the check passes. A rule set
 # whose backward skips the communication (c10d's all_reduce is the identity)
 # moves no bytes and fails the check: exit 1. Bad options exit 2. `--oracle`
-# prints its fit. No timing is asserted: this machine is noisy.
+# prints its fit, and all_gather's oracle runs to 1024 ranks in memory flat
+# per element. No timing is asserted: this machine is noisy.
 . "$(dirname "$0")/common.bash"
 
 # sizes: 64 KiB and 256 KiB of f32, 16384 and 65536 elements
@@ -63,4 +64,14 @@ expect_grep "^  -b, --minbytes SIZE" "$TMP/out"
 # the oracle alone: a table and a fitted exponent
 expect_exit 0 -- "$BIN" bench --oracle -b 64K -e 256K -f 4 --oracle-max-world 4
 expect_grep "^# fitted growth" "$TMP/out"
+
+# all_gather's output is held once (interp.h cg_share): up to 1024 simulated
+# ranks, and the bytes per input element stay flat in W. Held per rank, each
+# of W outputs of W N f64 elements would be 8 W bytes per input element:
+# 2 KB at W=256, 8 KB at W=1024; the bound below is 256 bytes (32 f64).
+expect_exit 0 -- "$BIN" bench --oracle -c all_gather -b 4K -e 4K --oracle-max-world 1024
+expect_grep "^ +1024 +1024 +1048576 " "$TMP/out"
+awk '$1 ~ /^[0-9]+$/ && $1 >= 256 && $6 > 256 { bad = 1 } END { exit bad }' "$TMP/out" && ok ||
+    bad "bytes per element grow with W: $(grep -E '^ +[0-9]' "$TMP/out" | tail -3)"
+expect_exit 2 -- "$BIN" bench --oracle --oracle-max-world 1
 finish
