@@ -104,7 +104,8 @@ static cg_tensor **all_roots(const cg_sim_run *R, int world, const double *rank_
 /* Pass one's gradients as every otensor's per_rank: a tensor's own f64
  * gradient where it is (the oracle keeps the run; later passes make new
  * gradient tensors and leave these alone), a replicated one's divided by its
- * replicas, zeros where none arrived. 0, or -1 when out of memory. */
+ * replicas there first, zeros where none arrived. 0, or -1 when out of
+ * memory. */
 static int take_per_rank(cg_oracle *o, const cg_sim_run *R)
 {
     for (int i = 0; i < o->ntensors; i++) {
@@ -115,10 +116,11 @@ static int take_per_rank(cg_oracle *o, const cg_sim_run *R)
         }
         const cg_tensor *t = bound(R, ot), *gr = t ? t->grad : NULL;
         int replicas = t && t->replicas > 1 ? t->replicas : 1;
-        if (gr && replicas == 1 && gr->dtype == CG_F64 && !gr->on_device &&
-            gr->numel == ot->numel) {
+        if (gr && gr->dtype == CG_F64 && !gr->on_device && gr->numel == ot->numel) {
             ot->per_rank = (double *)gr->data;
             ot->per_rank_in_run = true;
+            for (int64_t e = 0; replicas > 1 && e < ot->numel; e++)
+                ot->per_rank[e] /= replicas;
             continue;
         }
         if (!(ot->per_rank = zeros(ot->numel)))
