@@ -6,18 +6,21 @@
  * When a job hangs or a rank dies, the status board says who was where; the
  * launcher records that as the failing job's error, and starts a new job for
  * the jobs that had not run yet, so one bad case costs one case. */
+#define _DEFAULT_SOURCE /* syscall (pidfd_open) */
 #include "launcher.h"
 #include "tmpdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +59,30 @@ static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+/* A descriptor that becomes readable when process pid exits (Linux 5.3's
+ * pidfd), or -1 where the kernel has none. */
+static int exit_fd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+/* One tick of watching a job: up to ms, over at once when its mpiexec
+ * exits (fd from exit_fd), so the last job's results are read when they
+ * are complete, not up to a tick later; a signal ends it too. */
+static void tick(int fd, long ms)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    if (fd < 0)
+        sleep_ms(ms);
+    else
+        (void)poll(&p, 1, (int)ms); /* EINTR is a signal, which the caller reads */
 }
 
 static const char *mpiexec_path(void)
@@ -276,8 +303,9 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
         }
         double began = cg_now(), last = began;
         bool exited = false;
+        int job_fd = exit_fd(pid);
         while (!exited && !cg_stop_signal()) {
-            sleep_ms(20);
+            tick(job_fd, 20);
             exited = waitpid(pid, &status, WNOHANG) == pid;
             int before = done;
             if (take_results(L, &offset, &done) != 0)
@@ -312,6 +340,8 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
                      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
                      ranks[0] ? ranks : "no rank reported", log_line[0] ? "; last output: " : "", log_line);
         }
+        if (job_fd >= 0)
+            close(job_fd);
         for (int r = 0; r < w; r++) /* hang and exit faults that fired (injection.h) */
             L->rep->injected += board.slots[r].injected != 0;
         cg_board_close(&board);
