@@ -54,6 +54,8 @@ int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_pertur
         cg_error(st, "%s", cg_interp_status(R->I)->msg);
         return cg_interp_status(R->I)->code;
     }
+    if (R->share.broken) /* stopped early, to run again unshared: its mailbox is not the program's */
+        return 0;
     if (cg_sim_check_mailbox(R->sim, st) != 0)
         return 2;
     return 0;

@@ -24,7 +24,8 @@ typedef struct cg_sim_run {
  * perturbed when p is not NULL, stopping at deadline d (NULL: none); with
  * `share` (CG_SIM_TRUTH, no perturbation), replicated values are one tensor
  * each (interp.h cg_share), and R->share.broken says whether the per-rank
- * gradients can be read from them. Returns 0; 2 with st for a bad program; 3
+ * gradients can be read from them (when it says not, the run stopped after
+ * the statement that broke the symmetry). Returns 0; 2 with st for a bad program; 3
  * when out of memory or stopped. Whatever the result, the caller closes R. */
 int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_perturb *p,
                     cg_sim_mode mode, bool share, const cg_deadline *d, cg_status *st);

@@ -292,6 +292,8 @@ static int run_stmts(cg_interp *I, cg_stmt *const *stmts, int n)
                                          : run_on(I, st);
         if (rc != 0)
             return rc;
+        if (I->share && I->share->broken) /* the oracle runs it again unshared: stop here */
+            return 0;
     }
     return 0;
 }

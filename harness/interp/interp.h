@@ -41,8 +41,9 @@ typedef struct cg_interp cg_interp;
  * is then its gradient / replicas, exact while every use of it is shared
  * alike (each by a group of all its replicas, or as a root of each). The
  * first use that is not (one rank indexing it by rank, a send of it, an
- * on-block over some of its ranks) is recorded in `broken`, and the oracle
- * runs the program again without sharing. Values are right either way. */
+ * on-block over some of its ranks) is recorded in `broken`, the run stops
+ * after that statement (cg_interp_run returns 0), and the oracle runs the
+ * program again without sharing. Values are right either way. */
 typedef struct cg_share {
     bool on;
     const char *broken; /* NULL, or the first asymmetric use (a static string) */
