@@ -198,7 +198,7 @@ static void check_replicated_inputs(cg_sim *s, const cg_coll *c, cg_tensor *cons
 {
     bool any = false, alike = c->kind == CG_C_ALL_REDUCE;
     for (int k = 0; k < w; k++) {
-        any |= in[k]->replicas > 1;
+        any |= in[k]->replicas > 1 && in[k]->requires_grad; /* a constant's is nobody's */
         alike &= in[k] == in[0] && in[k]->replicas == w;
     }
     if (any && !alike)
@@ -250,7 +250,7 @@ static int sim_send(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tens
     cg_sim *s = self;
     cg_tensor *per_rank[CG_MAX_SIM_WORLD] = {0};
     per_rank[slot] = t;
-    if (t->replicas > 1)
+    if (t->replicas > 1 && t->requires_grad)
         cg_share_break(s->share, "a replicated value sent by one of its ranks");
     if (grow((void **)&s->msgs, &s->capmsgs, s->nmsgs, sizeof *s->msgs) != 0 ||
         plan_add(s, g, c, slot, c->seq, per_rank) != 0) {

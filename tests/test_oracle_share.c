@@ -114,6 +114,30 @@ START_TEST(an_asymmetric_use_runs_unshared)
 }
 END_TEST
 
+/* A constant every rank makes alike is one tensor too, and a rank may use it
+ * alone: no gradient reaches a constant, so the sharing holds. With
+ * d_r = c * r, y = all_reduce(x * d) = sum_r r x_r and every rank's loss
+ * sum(y): dx_r = W r, dc = 0. */
+START_TEST(a_shared_constant_used_alone_keeps_sharing)
+{
+    cg_case *cs = program("c = ones(3)\nd = c * rank\ny = all_reduce(x * d)\nbackward(sum(y))\n");
+    int w = 3;
+    cg_oracle *o = cg_oracle_run(cs, w, false);
+    ck_assert_int_eq(o->st.code, 0);
+    ck_assert_msg(o->shared, "%s", o->unshared_reason);
+    const cg_otensor *c0 = cg_oracle_find(o, "c", 0);
+    ck_assert_int_eq(c0->replicas, w);
+    for (int r = 0; r < w; r++) {
+        ck_assert_ptr_eq(cg_oracle_find(o, "c", r)->value, c0->value);
+        check_all(cg_oracle_find(o, "c", r)->per_rank, 0.0, 3);
+        check_all(cg_oracle_find(o, "d", r)->value, (double)r, 3);
+        check_all(cg_oracle_find(o, "x", r)->per_rank, (double)(w * r), 3);
+    }
+    cg_oracle_free(o);
+    cg_case_free(cs);
+}
+END_TEST
+
 /* The oracle's own world limit (ir.h): 1024 simulated ranks, the plan not
  * kept (no distributed run reads it). */
 START_TEST(a_thousand_ranks)
@@ -142,6 +166,7 @@ int main(void)
     tcase_add_test(tc, all_gather_output_is_held_once);
     tcase_add_test(tc, a_chain_of_shared_ops_keeps_rank_gradients);
     tcase_add_test(tc, an_asymmetric_use_runs_unshared);
+    tcase_add_test(tc, a_shared_constant_used_alone_keeps_sharing);
     tcase_add_test(tc, a_thousand_ranks);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -450,7 +450,7 @@ static int eval_comm(const call_ctx *c, cg_val *out)
         const cg_group *gr = I->active[s] && gid[s] >= 0 ? cg_group_at(I, gid[s]) : NULL;
         if (!gr || cg_group_index(gr, I->ranks[s]) >= 0)
             continue;
-        if (in[s]->replicas > 1) /* one rank's own copy of a replicated value */
+        if (in[s]->replicas > 1 && in[s]->requires_grad) /* one rank's copy of a replicated value */
             cg_share_break(I->share, "a replicated value passed through a call off its group");
         cg_coll nc = cc; /* the call as the group's members make it */
         nc.group = gid[s];
@@ -504,9 +504,10 @@ int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out)
               : (strcmp(e->name, "full") == 0 || strcmp(e->name, "rand") == 0 ||
                  strcmp(e->name, "randn") == 0 || strcmp(e->name, "arange") == 0 ||
                  strcmp(e->name, "eye") == 0);
-    /* a local op of the same operands is made once for the slots that share
-     * them (interp_share.c); a constructor's and a param's are each slot's own */
-    bool own = ctor || strcmp(e->name, "param") == 0;
+    /* a local op or a constant of the same arguments is made once for the
+     * slots that share them (interp_share.c); a param is each slot's own leaf,
+     * and rand/randn draw from a key with the rank in it */
+    bool own = strcmp(e->name, "param") == 0 || (ctor && strncmp(e->name, "rand", 4) == 0);
     int *leader = rc == 0 ? malloc((size_t)I->nslots * sizeof *leader) : NULL;
     if (rc == 0 && !leader)
         rc = cg_error_at(&I->st, e->pos, "expected memory, got out of memory");

@@ -7,7 +7,8 @@
  * group of slots with the same operands is a group of replicas; an operand
  * shared by m slots is used symmetrically when the group using it has all m
  * of them. Anything else (a group of fewer, a slot computing alone on it) is
- * a broken symmetry, recorded for the oracle to run again unshared. */
+ * a broken symmetry, recorded for the oracle to run again unshared, unless
+ * the value is a constant: no gradient reaches it, so no rank's can differ. */
 #include "interp_internal.h"
 
 #include <string.h>
@@ -65,7 +66,8 @@ void cg_share_finish(cg_interp *I, const cg_val *args, int nargs, size_t stride,
         int m = count[leader[s]];
         for (int i = 0; i < nargs; i++) {
             const cg_val *v = &args[(size_t)i * stride + (size_t)s];
-            if (v->is_tensor && v->t && v->t->replicas > 1 && v->t->replicas != m)
+            if (v->is_tensor && v->t && v->t->replicas > 1 && v->t->replicas != m &&
+                v->t->requires_grad) /* a constant's gradient is nobody's */
                 cg_share_break(I->share, "a replicated value used by some of its ranks only");
         }
         if (leader[s] != s)
