@@ -1,12 +1,29 @@
-"""collgrad_torch: run collgrad-check cases with real PyTorch.
+"""collgrad_torch: check gradients through PyTorch's distributed code.
 
-The C tool parses a case file, exports its IR as JSON (``collgrad-check
-export-ir``, schema ``collgrad-check/ir/1``) and launches one Python process per
-rank (``python -m collgrad_torch.rank``). Each rank interprets the program with
-real torch ops and one of PyTorch's distributed APIs (``api_*.py``), and writes
-what it produced -- values, gradients, the exception the framework raised, the
-warnings it emitted, or that it hung -- as JSON lines the C tool diffs against
-its oracle. The package depends on torch and the standard library only.
+Two uses, one package (torch and the standard library only):
+
+- Your own code: ``collgrad_torch.check(fn, world=4, inputs=make_inputs)``
+  runs fn on W processes and compares every rank's gradients with finite
+  differences of the global loss (``usercode/``; ``python -m collgrad_torch
+  check`` from a shell).
+- The C tool's cases with real PyTorch: the C tool exports a case's IR
+  (schema ``collgrad-check/ir/1``) and launches ``python -m
+  collgrad_torch.rank`` per rank, which interprets it with one of
+  PyTorch's distributed APIs (``api_*.py``) and writes JSON lines.
+
+The check's names are loaded on first use, so ``collgrad_torch.rank`` can
+still report a missing torch itself.
 """
 
-__all__ = ["ir", "rng", "interp", "comm", "results", "rank"]
+from typing import Any
+
+__all__ = ["check", "assert_gradients", "replicated", "Result", "TensorCheck", "CheckError",
+           "GradientMismatch"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        import importlib
+
+        return getattr(importlib.import_module("collgrad_torch.usercode"), name)
+    raise AttributeError(f"module 'collgrad_torch' has no attribute '{name}'")

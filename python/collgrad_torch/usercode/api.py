@@ -1,0 +1,108 @@
+"""The public API: check(), assert_gradients(), and the errors they raise."""
+
+import time
+from typing import Any, Callable, Optional, Sequence, Union
+
+from . import fd as fdmod
+from . import judge as judgemod
+from . import refs, world as worldmod
+from .result import Result
+
+Fn = Union[str, Callable[..., Any]]
+
+DEFAULT_ATOL = 1e-5   # torch.autograd.gradcheck's, on float64
+DEFAULT_RTOL = 1e-3
+
+
+class CheckError(Exception):
+    """Bad usage, found before any process starts (exit 2)."""
+
+
+class GradientMismatch(AssertionError):
+    """assert_gradients found a wrong gradient, or could not check; the
+    message is the result's table, and .result holds the numbers."""
+
+    def __init__(self, result: Result):
+        super().__init__(result.table())
+        self.result = result
+
+
+def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, backend: str = "gloo",
+          semantics: str = "auto", atol: Optional[float] = None, rtol: Optional[float] = None,
+          fd: str = "auto", seed: int = 0, timeout: float = 60.0, *, step: Optional[Fn] = None,
+          reduction: str = "sum", replicated: Union[bool, Sequence[str]] = (), fd_budget: int = 4096,
+          python: Optional[str] = None) -> Result:
+    """Check every rank's gradients of `fn` (or of a training `step`) against
+    central finite differences of the global loss.
+
+    fn(rank, world, **make_inputs(rank, world)) runs in each of `world` fresh
+    processes inside an initialised process group of `backend` ("gloo",
+    "nccl", "mpi", or MODULE:NAME / FILE.py:NAME registering a third-party
+    one) and returns a scalar loss, or a list of scalar roots backward-ed in
+    order. With step=train_step instead, the step runs its own forward,
+    backward and gradient synchronisation and returns the local loss; the
+    check reads .grad afterwards.
+
+    The truth for rank r's input x_r is d(sum_k L_k)/d x_r (per-rank
+    semantics; reduction="mean" divides by the world), for a replicated input
+    d(global loss)/d theta with every copy perturbed together.
+    semantics="replicated" checks d L_0/d x_r instead (defined only when every
+    rank's loss is the same function); "auto" judges per-rank and names a
+    result that is right under replicated semantics only. fd="element"
+    perturbs each element (the default while the inputs have at most
+    fd_budget elements in all), "fast" one random direction per tensor.
+
+    Functions are passed by reference (module-level functions, or
+    "FILE.py:NAME" strings): the ranks import them. Returns a Result;
+    bad arguments raise CheckError before anything starts, and what goes
+    wrong while running (the function raised, a rank hung) is the Result's
+    error, with its class (2: the code, 3: infrastructure).
+    """
+    if (fn is None) == (step is None):
+        raise CheckError("give exactly one of fn (we run backward) and step (it runs its own backward)")
+    if semantics not in ("auto", "per_rank", "replicated"):
+        raise CheckError(f"semantics must be 'auto', 'per_rank' or 'replicated', got '{semantics}'")
+    if reduction not in ("sum", "mean"):
+        raise CheckError(f"reduction must be 'sum' or 'mean', got '{reduction}'")
+    if fd not in ("auto", "element", "fast"):
+        raise CheckError(f"fd must be 'auto', 'element' or 'fast', got '{fd}'")
+    if not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise CheckError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    target = step if step is not None else fn
+    try:
+        ref = refs.ref_of(target, "step" if step is not None else "fn")  # type: ignore[arg-type]
+        inputs_ref = refs.ref_of(inputs, "inputs") if inputs is not None else ""
+    except refs.RefError as e:
+        raise CheckError(str(e)) from None
+    try:
+        worldmod.refuse_world(world)
+    except worldmod.WorldError as e:
+        raise CheckError(str(e)) from None
+    result = Result(name=ref, world=world, backend=backend, kind="step" if step is not None else "fn",
+                    semantics=semantics, reduction=reduction, seed=seed,
+                    atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol)
+    spec = {"fn": ref, "inputs": inputs_ref, "step": step is not None, "world": world, "backend": backend,
+            "seed": seed, "fd": fd, "fd_budget": fd_budget, "step_size": fdmod.STEP,
+            "replicated": replicated if isinstance(replicated, bool) else list(replicated), "timeout": timeout}
+    t0 = time.monotonic()
+    w = worldmod.World(spec, timeout, python)
+    result.isolation = w.isolation
+    try:
+        ranks = w.run()
+        result.torch_version = ranks[0].get("torch", "")
+        result.backend = ranks[0].get("backend", backend)
+        judgemod.judge(ranks, result)
+    except worldmod.WorldError as e:
+        result.error, result.error_class = str(e), e.error_class
+    except (judgemod.Refused, fdmod.FdError) as e:
+        result.error, result.error_class = str(e), 2
+    result.seconds = time.monotonic() - t0
+    return result
+
+
+def assert_gradients(fn: Optional[Fn] = None, **kwargs: Any) -> Result:
+    """check(), raising GradientMismatch (its message the table) unless every gradient is right."""
+    result = check(fn, **kwargs)
+    if not result.ok:
+        raise GradientMismatch(result)
+    return result

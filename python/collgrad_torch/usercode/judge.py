@@ -1,0 +1,125 @@
+"""From what the ranks recorded to the verdicts: the finite-difference truths,
+the comparison, the patterns. Pure computation over the ranks' result
+dictionaries (worker.py), so it is tested without starting a world."""
+
+import math
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from . import fd, patterns
+from .result import Result, TensorCheck
+
+
+class Refused(Exception):
+    """The ranks' numbers cannot be judged (a forward that does not repeat,
+    replicated semantics asked for where it is undefined): error class 2."""
+
+
+def _close_fn(atol: float, rtol: float) -> patterns.Close:
+    def close(a: Sequence[float], b: Sequence[float]) -> bool:
+        return all(abs(x - y) <= atol + rtol * abs(y) for x, y in zip(a, b))
+    return close
+
+
+def repeatable(results: Sequence[Dict[str, Any]]) -> None:
+    """Each rank's loss at the same point, three times (the analytic pass and
+    two plain forwards), must agree: else finite differences measure noise."""
+    worst: Tuple[float, int, List[float]] = (0.0, -1, [])
+    for res in results:
+        b = res["base"]
+        d = max(abs(x - b[0]) for x in b)
+        if math.isnan(d) or d > 1e-12 * max(1.0, abs(b[0])):
+            if math.isnan(d) or d > worst[0]:
+                worst = (d, res["rank"], b)
+    if worst[1] >= 0:
+        d, rank, b = worst
+        raise Refused(f"non-deterministic forward: rank {rank}'s loss at the same inputs was "
+                      f"{', '.join(repr(x) for x in b)} in three evaluations (largest difference {d:.3g}); "
+                      "the RNG is reseeded before each, so something else varies (a nondeterministic "
+                      "kernel, state kept between calls, a clock)")
+
+
+def replicated_semantics(results: Sequence[Dict[str, Any]], rows: Dict[int, List[List[float]]],
+                         tensors: Sequence[fd.Logical], close: patterns.Close) -> Tuple[bool, str]:
+    """Replicated semantics (d L_0/d x) is defined only when every rank's loss
+    is the same function: equal values at the point and equal derivatives."""
+    l0 = results[0]["base"][0]
+    for res in results[1:]:
+        lk = res["base"][0]
+        if not close([lk], [l0]):
+            return False, f"the ranks' losses differ (L_0 = {l0:.6g}, L_{res['rank']} = {lk:.6g})"
+    for t in tensors:
+        for e, row in enumerate(rows[t.index]):
+            for k in range(1, len(row)):
+                if not close([row[k]], [row[0]]):
+                    return False, (f"d L_{k}/d {t.name}[{e}] = {row[k]:.6g} differs from d L_0/d {t.name}[{e}] "
+                                   f"= {row[0]:.6g}: the losses are different functions")
+    return True, ""
+
+
+def judge(results: Sequence[Dict[str, Any]], r: Result) -> None:
+    """Fill r's checks from the ranks' results (in rank order)."""
+    world = len(results)
+    close = _close_fn(r.atol, r.rtol)
+    repeatable(results)
+    tensors = fd.logicals([res["meta"] for res in results])
+    _replicas_alike(results, tensors, r)
+    mode = results[0]["mode"]
+    r.fd = mode
+    items = fd.schedule(tensors, mode)
+    rows = fd.derivatives([res["losses"] for res in results], items, tensors)
+    defined, reason = replicated_semantics(results, rows, tensors, close)
+    r.replicated_defined, r.replicated_reason = defined, reason
+    if r.semantics == "replicated" and not defined:
+        raise Refused(f"replicated semantics is undefined here: {reason}")
+    groups = sorted({g for res in results for g in res.get("groups", [])})
+    for t in tensors:
+        for rank in ([t.owner] if t.owner >= 0 else range(world)):
+            r.checks.append(_check(results[rank], rank, t, rows[t.index], r, close, defined, groups, world))
+    for res in results:
+        r.notes.extend(f"rank {res['rank']}: {n}" for n in res.get("notes", []))
+        r.notes.extend(f"rank {res['rank']}: input {d}" for d in res.get("data", []))
+
+
+def _check(res: Dict[str, Any], rank: int, t: fd.Logical, rows: List[List[float]], r: Result,
+           close: patterns.Close,
+           defined: bool, groups: List[int], world: int) -> TensorCheck:
+    per_rank = [sum(row) for row in rows]
+    if r.reduction == "mean":
+        per_rank = [v / world for v in per_rank]
+    rep = [row[0] for row in rows] if defined else None
+    own = [row[rank] for row in rows]
+    truth = rep if (r.semantics == "replicated" and rep is not None) else per_rank
+    got: Optional[Any] = res["grads"].get(t.name) if r.fd == "element" else res["dirs"].get(t.name)
+    note = ""
+    if got is None:
+        note = "no gradient reached it (.grad is None): compared as zeros"
+        observed = [0.0] * len(truth)
+    else:
+        observed = [float(v) for v in (got if isinstance(got, list) else [got])]
+    if r.fd == "fast":
+        note = (note + "; " if note else "") + f"directional derivative along a random unit vector (seed {r.seed})"
+    abs_err = [abs(o - x) for o, x in zip(observed, truth)]
+    bad = [i for i, (o, x) in enumerate(zip(observed, truth)) if not close([o], [x])]
+    rel = [e / abs(x) if x != 0 else (0.0 if e == 0 else math.inf) for e, x in zip(abs_err, truth)]
+    c = TensorCheck(rank=rank, tensor=t.name, replicated=t.owner < 0, numel=len(truth), observed=observed,
+                    truth=truth, max_abs_err=max(abs_err, default=0.0), max_rel_err=max(rel, default=0.0),
+                    ok=not bad, first_bad=bad[0] if bad else -1, note=note,
+                    replicated_truth=rep, own_truth=own)
+    if bad:
+        c.patterns = patterns.name(observed, truth, close, world, groups,
+                                   replicated=rep if r.semantics != "replicated" else None, own=own)
+    return c
+
+
+def _replicas_alike(results: Sequence[Dict[str, Any]], tensors: Sequence[fd.Logical], r: Result) -> None:
+    """A replicated input must hold the same values on every rank."""
+    for t in tensors:
+        if t.owner >= 0:
+            continue
+        v0 = results[0]["values"].get(t.name, [])
+        for res in results[1:]:
+            vk = res["values"].get(t.name, [])
+            if vk != v0:
+                raise Refused(f"replicated input '{t.name}' holds different values on rank 0 and rank "
+                              f"{res['rank']}: make_inputs must give every rank the same copy "
+                              "(seed a generator alike, or broadcast it)")

@@ -1,0 +1,65 @@
+"""Naming a wrong gradient by the shape of its error.
+
+Given what a rank observed for one tensor and the truths the finite
+differences give (per-rank, replicated, own-loss), say which known mistake
+it matches: observed = c x truth for c in {W, 1/W, a group's size and its
+inverse, 0, -1}, right under replicated semantics only (#58005), or only
+the rank's own loss reaching it (GatherLayer). Each pattern names the public
+issues that show it; anything else is "no known pattern" with the largest
+difference, so a person can start from numbers.
+"""
+
+from typing import Callable, List, Optional, Sequence
+
+Close = Callable[[Sequence[float], Sequence[float]], bool]
+
+REPLICATED = ("right under replicated semantics only: this rank got d L_0/d x, as if the loss were one "
+              "function every rank holds a copy of, where per-rank semantics sums every rank's loss "
+              "(pytorch #58005, seeds/002)")
+OWN_LOSS = ("only this rank's own loss reaches it: the backward drops the other ranks' losses "
+            "(GatherLayer-style: seeds/003, SimCLR's GatherLayer; torch.distributed.nn's PRODUCT "
+            "backward at W=2, pytorch #58005)")
+ZERO = ("x 0: no gradient path through the communication (a c10d collective has no autograd formula, "
+        "or the result was computed on a discarded copy; pytorch #152127)")
+TIMES_W = ("x W: summed where it should be averaged, or reduced twice (pytorch #160285's expert "
+           "gradients, DeepSpeed #5248, Megatron-LM #7452)")
+OVER_W = "x 1/W: averaged where it should be summed, or divided by the world twice"
+NEGATED = "x -1: the sign is flipped"
+
+
+def _scaled(c: float, t: Sequence[float]) -> List[float]:
+    return [c * v for v in t]
+
+
+def name(observed: Sequence[float], truth: Sequence[float], close: Close, world: int,
+         groups: Sequence[int], replicated: Optional[Sequence[float]] = None,
+         own: Optional[Sequence[float]] = None) -> List[str]:
+    """Every known pattern `observed` matches (most specific first), or one
+    "no known pattern" line."""
+    found: List[str] = []
+    if replicated is not None and close(observed, replicated):
+        found.append(REPLICATED)
+    if own is not None and not close(own, truth) and close(observed, own):
+        found.append(OWN_LOSS)
+    scale = max((abs(v) for v in truth), default=0.0)
+    if scale > 0 and not close(truth, _scaled(0.0, truth)):
+        candidates = [(0.0, ZERO), (float(world), TIMES_W), (1.0 / world, OVER_W)]
+        for g in sorted(set(groups)):
+            if 1 < g < world:
+                candidates.append((float(g), f"x {g}: a group's size (the function made a group of {g} ranks): "
+                                             "reduced over that group where it should not be, or twice"))
+                candidates.append((1.0 / g, f"x 1/{g}: divided by a group's size ({g} ranks) where it should not be"))
+        candidates.append((-1.0, NEGATED))
+        for c, text in candidates:
+            if world == 1 and c in (float(world), 1.0 / world):
+                continue
+            if close(observed, _scaled(c, truth)):
+                found.append(text)
+    if found:
+        return found
+    worst, at = -1.0, 0
+    for i, (o, t) in enumerate(zip(observed, truth)):
+        if abs(o - t) > worst:
+            worst, at = abs(o - t), i
+    return [f"no known pattern: the largest difference is at element {at}: observed {observed[at]:.6g}, "
+            f"truth {truth[at]:.6g}"]

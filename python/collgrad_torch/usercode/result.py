@@ -1,0 +1,92 @@
+"""What a check found: one TensorCheck per rank and checked tensor, and the
+Result that holds them (the Python API's answer, the source of the JSON and
+JUnit reports and of the terminal table)."""
+
+import math
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+
+@dataclass
+class TensorCheck:
+    """One tensor's gradient on one rank against the finite-difference truth.
+    In fast mode each list holds one directional derivative."""
+    rank: int
+    tensor: str
+    replicated: bool
+    numel: int                       # elements compared
+    observed: List[float]            # the rank's .grad (zeros where none reached it)
+    truth: List[float]               # the truth the verdict uses
+    max_abs_err: float
+    max_rel_err: float
+    ok: bool
+    first_bad: int = -1
+    patterns: List[str] = field(default_factory=list)
+    note: str = ""
+    replicated_truth: Optional[List[float]] = None   # d L_0 / d x, when defined
+    own_truth: Optional[List[float]] = None          # d L_rank / d x
+
+
+@dataclass
+class Result:
+    name: str                        # the function's reference (FILE.py:NAME or MODULE:NAME)
+    world: int
+    backend: str
+    kind: str                        # "fn" or "step"
+    semantics: str                   # "auto", "per_rank" or "replicated"
+    reduction: str                   # "sum" or "mean"
+    fd: str = ""                     # "element" or "fast" (the mode used)
+    seed: int = 0
+    atol: float = 1e-5
+    rtol: float = 1e-3
+    torch_version: str = ""
+    isolation: str = ""
+    seconds: float = 0.0
+    checks: List[TensorCheck] = field(default_factory=list)
+    replicated_defined: bool = False
+    replicated_reason: str = ""
+    notes: List[str] = field(default_factory=list)
+    error: Optional[str] = None      # the check could not complete
+    error_class: int = 0             # 2 the function or its inputs, 3 infrastructure
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(c.ok for c in self.checks)
+
+    @property
+    def status(self) -> str:
+        return "error" if self.error is not None else ("pass" if self.ok else "fail")
+
+    def table(self) -> str:
+        """The terminal table: a line per rank and tensor, the pattern under each wrong one."""
+        head = (f"{self.name} at W={self.world} ({self.backend}, torch {self.torch_version or '?'}), "
+                f"{self.kind}, {self.semantics} semantics, reduction {self.reduction}, "
+                f"fd {self.fd or '-'} (seed {self.seed}): {self.status.upper()}")
+        lines = [head]
+        if self.error is not None:
+            lines.append(self.error)
+            return "\n".join(lines)
+        lines.append(f"  {'rank':>4}  {'tensor':<24} {'n':>6}  {'max abs err':>11}  {'max rel err':>11}  "
+                     f"{'verdict':<7}  observed / truth")
+        for c in self.checks:
+            shown = min(3, len(c.observed))
+            pair = ", ".join(f"{_fmt(o)}/{_fmt(t)}" for o, t in zip(c.observed[:shown], c.truth[:shown]))
+            more = ", ..." if c.numel > shown else ""
+            name = c.tensor + (" (replicated)" if c.replicated else "")
+            lines.append(f"  {c.rank:>4}  {name:<24} {c.numel:>6}  {_fmt(c.max_abs_err):>11}  "
+                         f"{_fmt(c.max_rel_err):>11}  {'ok' if c.ok else 'WRONG':<7}  {pair}{more}")
+            if c.note:
+                lines.append(f"        note: {c.note}")
+            for p in ([] if c.ok else c.patterns):
+                lines.append(f"        pattern: {p}")
+        lines.append(f"  replicated semantics: {'defined' if self.replicated_defined else 'undefined'}"
+                     f"{': ' + self.replicated_reason if self.replicated_reason else ''}")
+        for n in self.notes:
+            lines.append(f"  note: {n}")
+        return "\n".join(lines)
+
+
+def _fmt(v: float) -> str:
+    if math.isnan(v) or math.isinf(v):
+        return str(v)
+    return f"{v:.6g}"

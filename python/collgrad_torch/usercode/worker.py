@@ -1,0 +1,269 @@
+"""One rank of a check: `python -m collgrad_torch.usercode.worker SPEC RANK`.
+
+Started W times by world.py. Joins the process group under test, builds its
+inputs, runs the user's function once with backward (the analytic gradient),
+then runs it again at every point of the finite-difference schedule in
+lockstep with the other ranks, recording only its own loss. Everything goes
+to files in the check's private directory, never over the backend under test:
+- rank{R}.json: the result, written once at the end (atomically);
+- rank{R}.error.json: what went wrong, when something did;
+- rank{R}.status: "PID<TAB>PHASE", replaced as the rank moves on, so the
+  parent can tell a hang from slow progress and say where each rank was;
+- rank{R}.stack: Python stacks dumped by faulthandler on SIGUSR1 (the parent
+  sends it to a hung rank before killing it, to name the call it waits in).
+Exit status: 0 done, 2 the user's code or inputs are at fault, 3 the rank
+could not run (torch, the process group).
+"""
+
+import faulthandler
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+
+class UserError(Exception):
+    """The function or its inputs are at fault (exit 2)."""
+
+
+class Rank:
+    def __init__(self, spec: Dict[str, Any], rank: int):
+        self.spec, self.rank, self.world = spec, rank, spec["world"]
+        self.dir = spec["dir"]
+        self.phase = "starting"
+        self.last_status = 0.0
+        self.groups: List[int] = []
+
+    def path(self, suffix: str) -> str:
+        return os.path.join(self.dir, f"rank{self.rank}.{suffix}")
+
+    def status(self, phase: str, force: bool = True) -> None:
+        """Progress for the parent's watchdog; throttled inside the FD loop."""
+        self.phase = phase
+        now = time.monotonic()
+        if not force and now - self.last_status < 0.2:
+            return
+        self.last_status = now
+        tmp = self.path("status.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(f"{os.getpid()}\t{phase}\n")
+        os.replace(tmp, self.path("status"))
+
+    def write(self, suffix: str, obj: Dict[str, Any]) -> None:
+        tmp = self.path(suffix + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(obj, f)
+        os.replace(tmp, self.path(suffix))
+
+
+def _record_groups(r: Rank) -> None:
+    """Remember the size of every group the user's code makes (a pattern
+    candidate: a gradient off by a group's size)."""
+    import torch.distributed as dist
+
+    made = dist.new_group
+
+    def new_group(ranks: Optional[List[int]] = None, *a: Any, **k: Any) -> Any:
+        r.groups.append(len(ranks) if ranks is not None else r.world)
+        return made(ranks, *a, **k)
+
+    dist.new_group = new_group  # type: ignore[assignment]
+
+
+def _seed(seed: int, rank: int) -> None:
+    import random
+
+    import torch
+
+    random.seed(seed * 7919 + rank)
+    torch.manual_seed(seed * 7919 + rank)
+
+
+def _scalar(value: Any, what: str, rank: int) -> float:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            raise UserError(f"{what} on rank {rank} has shape {list(value.shape)}: return a scalar loss "
+                            "(e.g. loss.sum()), or a list of scalar roots")
+        return float(value.detach().reshape(()).item())
+    if isinstance(value, (int, float)):
+        return float(value)
+    raise UserError(f"{what} on rank {rank} is a {type(value).__name__}, not a scalar tensor")
+
+
+class Program:
+    """The user's fn (we run backward) or step (it runs its own backward and
+    gradient sync); both give this rank's loss."""
+
+    def __init__(self, r: Rank, fn: Callable[..., Any], is_step: bool, kwargs: Dict[str, Any]):
+        self.r, self.fn, self.is_step, self.kwargs = r, fn, is_step, kwargs
+        self.notes: List[str] = []
+
+    def run(self, backward: bool) -> float:
+        out = self.fn(self.r.rank, self.r.world, **self.kwargs)
+        if self.is_step:
+            return _scalar(out, "the step's returned loss", self.r.rank)
+        roots = list(out) if isinstance(out, (list, tuple)) else [out]
+        if not roots:
+            raise UserError(f"fn returned an empty list of roots on rank {self.r.rank}")
+        total = sum(_scalar(x, f"root {i} of fn" if len(roots) > 1 else "fn's loss", self.r.rank)
+                    for i, x in enumerate(roots))
+        if backward:
+            for i, x in enumerate(roots):
+                if not x.requires_grad:
+                    self.notes.append(f"root {i} does not require grad: no gradient flows from it "
+                                      "(a collective without autograd?)")
+                    continue
+                x.backward(retain_graph=i + 1 < len(roots))
+        return total
+
+
+def _changed(leaves: List[Any], saved: List[Any]) -> Optional[Tuple[str, float]]:
+    for leaf, s in zip(leaves, saved):
+        d = (leaf.tensor.detach() - s).abs().max().item() if s.numel() else 0.0
+        if d != 0.0:
+            return leaf.name, d
+    return None
+
+
+def run(r: Rank) -> Dict[str, Any]:
+    import torch
+
+    from .. import backend as pg
+    from . import fd, inputs, refs
+
+    spec = r.spec
+    r.status("joining the process group")
+    try:
+        store: Any
+        store, name = pg.init(spec["backend"], spec["store"], r.rank, r.world, spec["timeout"])
+    except Exception as e:
+        raise RuntimeError(f"cannot form the {spec['backend']} process group: {type(e).__name__}: {e}") from e
+    _record_groups(r)
+    r.status("importing the user's code")
+    try:
+        fn = refs.resolve(spec["fn"])
+        make_inputs = refs.resolve(spec["inputs"]) if spec["inputs"] else None
+    except refs.RefError as e:
+        raise UserError(str(e)) from None
+    r.status("make_inputs")
+    _seed(spec["seed"], r.rank)
+    raw = make_inputs(r.rank, r.world) if make_inputs else {}
+    try:
+        ins = inputs.prepare(raw, spec["replicated"])
+    except inputs.InputError as e:
+        raise UserError(f"rank {r.rank}: {e}") from None
+    meta = [{"name": l.name, "shape": list(l.tensor.shape), "numel": l.tensor.numel(),
+             "replicated": l.replicated} for l in ins.leaves]
+    store.set(f"meta/{r.rank}", json.dumps(meta))
+    r.status("waiting for the other ranks' inputs")
+    import datetime
+    store.wait([f"meta/{k}" for k in range(r.world)], datetime.timedelta(seconds=spec["timeout"]))
+    metas = [json.loads(store.get(f"meta/{k}").decode()) for k in range(r.world)]
+    try:
+        tensors = fd.logicals(metas)
+        mode = fd.choose_mode(spec["fd"], tensors, spec["fd_budget"])
+    except fd.FdError as e:
+        raise UserError(str(e)) from None
+    if not tensors:
+        raise UserError("no input requires grad on any rank: nothing to check (make_inputs: "
+                        "torch.randn(..., requires_grad=True), or a module with parameters)")
+    mine = {l.name: l for l in ins.leaves}
+    held = [(t, mine[t.name]) for t in tensors if t.owner in (r.rank, -1)]
+    saved = inputs.snapshot(ins.leaves)
+    prog = Program(r, fn, spec["step"], ins.kwargs)
+
+    # the analytic gradient, as the user's code computes it
+    r.status("analytic pass (fn and backward)")
+    for l in ins.leaves:
+        l.tensor.grad = None
+    _seed(spec["seed"], r.rank)
+    analytic_loss = prog.run(backward=True)
+    moved = _changed(ins.leaves, saved)
+    if moved:
+        hint = " (an optimizer.step() in the step? the check reads .grad before any update)" if spec["step"] else ""
+        raise UserError(f"the {'step' if spec['step'] else 'function'} changed its input '{moved[0]}' in place "
+                        f"on rank {r.rank} (by up to {moved[1]:.3g}){hint}: the check needs every "
+                        "evaluation to start from the same point; clone before modifying")
+    grads: Dict[str, Any] = {}
+    dirs: Dict[str, Any] = {}
+    for t, leaf in held:
+        g = leaf.tensor.grad
+        gd = None if g is None else g.detach().to(torch.float64).reshape(-1)
+        if mode == "element":
+            grads[t.name] = None if gd is None else gd.tolist()
+        else:
+            v = fd.direction(spec["seed"], t.index, t.numel)
+            dirs[t.name] = None if gd is None else float(gd @ v)
+            grads[t.name] = None if gd is None else gd[:256].tolist()
+
+    # the finite differences: every rank runs every point, perturbing what it holds
+    items = fd.schedule(tensors, mode)
+    by_index = {t.index: leaf for t, leaf in held}
+    h = spec["step_size"]
+    losses: List[float] = []
+    base: List[float] = [analytic_loss]
+    total = fd.BASE_POINTS + len(items)
+    for j in range(total):
+        r.status(f"finite differences: point {j + 1} of {total}", force=(j == 0))
+        inputs.restore(ins.leaves, saved)
+        if j >= fd.BASE_POINTS:
+            index, elem, sign = items[j - fd.BASE_POINTS]
+            target = by_index.get(index)
+            if target is not None:
+                with torch.no_grad():
+                    flat = target.tensor.view(-1)
+                    if elem >= 0:
+                        flat[elem] += sign * h
+                    else:
+                        flat.add_(fd.direction(spec["seed"], index, flat.numel()), alpha=sign * h)
+        for l in ins.leaves:
+            l.tensor.grad = None
+        _seed(spec["seed"], r.rank)
+        with torch.enable_grad():  # as the user's code runs: some code asks requires_grad
+            value = prog.run(backward=False)
+        (base if j < fd.BASE_POINTS else losses).append(value)
+    inputs.restore(ins.leaves, saved)
+    for l in ins.leaves:
+        l.tensor.grad = None
+    return {"rank": r.rank, "torch": torch.__version__, "backend": name, "mode": mode,
+            "meta": meta, "data": ins.data, "grads": grads, "dirs": dirs, "losses": losses, "base": base,
+            "groups": r.groups, "notes": prog.notes,
+            "values": {t.name: mine[t.name].tensor.detach().reshape(-1)[:256].tolist()
+                       for t, _ in held if t.owner == -1}}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    with open(argv[0], encoding="utf-8") as f:
+        spec = json.load(f)
+    r = Rank(spec, int(argv[1]))
+    stack = open(r.path("stack"), "w", encoding="utf-8")
+    faulthandler.register(signal.SIGUSR1, file=stack, all_threads=True)
+    t0 = time.monotonic()
+    try:
+        result = run(r)
+    except UserError as e:
+        r.write("error.json", {"rank": r.rank, "class": 2, "phase": r.phase, "message": str(e), "traceback": ""})
+        return 2
+    except Exception as e:
+        text = f"{type(e).__name__}: {e}"
+        timeout = "timed out" in str(e).lower() or "timeout" in type(e).__name__.lower()
+        infra = isinstance(e, (RuntimeError,)) and r.phase == "joining the process group"
+        r.write("error.json", {"rank": r.rank, "class": 3 if (timeout or infra) else 2, "phase": r.phase,
+                               "message": text[:4000], "traceback": traceback.format_exc()[-8000:]})
+        return 3 if (timeout or infra) else 2
+    result["seconds"] = time.monotonic() - t0
+    r.write("json", result)
+    r.status("finished")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # a group whose peer failed may block in its destructor; all is written
+
+
+if __name__ == "__main__":
+    sys.exit(main())

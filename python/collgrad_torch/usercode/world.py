@@ -1,0 +1,204 @@
+"""The W rank processes of one check: started in a private directory, watched,
+and ended.
+
+The parent (the user's process) writes the spec, starts spawn.py (the ranks'
+parent, in a private network namespace with only loopback when run as root,
+as the case-IR runner does) in a process group of its own, and watches the
+ranks' files (worker.py): a rank's error file ends the world after a short
+grace (the others usually wait for it in a collective), and a world where no
+rank has moved on for `timeout` seconds is a hang: every rank dumps its Python
+stacks (SIGUSR1, faulthandler), the stacks name the call each one waits in,
+and the process group is killed. Nothing is left running.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+RANK_BYTES = 400 << 20   # a rank that imports torch and runs small tensors: about 250-350 MB resident
+ERROR_GRACE_S = 1.0
+
+
+class WorldError(Exception):
+    """The check could not complete: error_class 2 (the user's code or
+    inputs), 3 (infrastructure: a rank died or hung, the group did not form)."""
+
+    def __init__(self, message: str, error_class: int):
+        super().__init__(message)
+        self.error_class = error_class
+
+
+def _mem_available() -> Optional[int]:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def refuse_world(world: int) -> None:
+    """Before starting anything: a world this machine cannot hold."""
+    if not isinstance(world, int) or world < 1:
+        raise WorldError(f"world must be a positive integer, got {world!r}", 2)
+    avail = _mem_available()
+    if avail is not None and world * RANK_BYTES > avail:
+        raise WorldError(f"world {world} needs about {world * RANK_BYTES >> 20} MiB for its ranks "
+                         f"({RANK_BYTES >> 20} MiB each with torch loaded) and this machine has "
+                         f"{avail >> 20} MiB available: refused before starting", 2)
+
+
+def isolation() -> Tuple[List[str], str]:
+    """The command prefix that gives the ranks a private loopback, and its description."""
+    if os.environ.get("COLLGRAD_NETNS", "1") == "0":
+        return [], "none (COLLGRAD_NETNS=0)"
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("unshare") and shutil.which("ip"):
+        return (["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" "$@"'],
+                "a private network namespace with only loopback (root: unshare -n)")
+    return [], "loopback only (GLOO_SOCKET_IFNAME=lo, FileStore); not root, so no private namespace"
+
+
+def _read(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def waiting_call(stack: str) -> str:
+    """From one rank's faulthandler dump: the torch.distributed call its main
+    thread waits in and the user's line that made it."""
+    blocks = stack.split("\n\n")
+    main = next((b for b in blocks if "collgrad_torch/usercode/worker.py" in b), stack)
+    frames = [ln.strip() for ln in main.splitlines() if ln.strip().startswith("File ")]
+    dist_call = user = ""
+    for fr in frames:  # most recent first
+        try:
+            path = fr.split('"')[1]
+            line = fr.split("line ")[1].split()[0]
+            func = fr.rsplit(" in ", 1)[1]
+        except IndexError:
+            continue
+        if not dist_call and "torch/distributed" in path:
+            dist_call = func
+        if not user and "/torch/" not in path and "collgrad_torch/" not in path:
+            user = f"{path}:{line} ({func})"
+    if dist_call and user:
+        return f"waits in {dist_call}, called from {user}"
+    if user:
+        return f"is at {user}"
+    return "is outside the user's code"
+
+
+class World:
+    def __init__(self, spec: Dict[str, Any], timeout: float, python: Optional[str] = None):
+        self.spec, self.timeout = spec, timeout
+        self.python = python or sys.executable
+        self.dir = tempfile.mkdtemp(prefix="collgrad-check-")
+        spec.update(dir=self.dir, store=os.path.join(self.dir, "store"))
+        self.prefix, self.isolation = isolation()
+
+    def path(self, rank: int, suffix: str) -> str:
+        return os.path.join(self.dir, f"rank{rank}.{suffix}")
+
+    def _env(self) -> Dict[str, str]:
+        here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        paths = [here] + [p for p in sys.path if p and os.path.isdir(p)]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)),
+                   GLOO_SOCKET_IFNAME="lo", MASTER_ADDR="127.0.0.1", MASTER_PORT="29500")
+        env.setdefault("OMP_NUM_THREADS", "1")  # W ranks on a few cores: no thread oversubscription
+        return env
+
+    def run(self) -> List[Dict[str, Any]]:
+        """Every rank's result, or WorldError. The private directory is removed."""
+        try:
+            return self._run()
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _run(self) -> List[Dict[str, Any]]:
+        spec_path = os.path.join(self.dir, "spec.json")
+        with open(spec_path, "w", encoding="utf-8") as f:
+            json.dump(self.spec, f)
+        world = self.spec["world"]
+        log = open(os.path.join(self.dir, "spawn.log"), "wb")
+        proc = subprocess.Popen(self.prefix + [self.python, "-m", "collgrad_torch.usercode.spawn", spec_path],
+                                env=self._env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        statuses: List[Optional[str]] = [None] * world
+        moved = time.monotonic()
+        first_error: Optional[float] = None
+        try:
+            while proc.poll() is None:
+                time.sleep(0.02)
+                now = time.monotonic()
+                for r in range(world):
+                    s = _read(self.path(r, "status"))
+                    if s != statuses[r]:
+                        statuses[r], moved = s, now
+                if first_error is None and any(os.path.exists(self.path(r, "error.json")) for r in range(world)):
+                    first_error = now
+                if first_error is not None and now - first_error > ERROR_GRACE_S:
+                    break
+                if now - moved > self.timeout:
+                    raise WorldError(self._hang_message(statuses), 3)
+        finally:
+            self._end(proc, statuses)
+        errors = [json.loads(_read(self.path(r, "error.json")) or "{}") for r in range(world)
+                  if os.path.exists(self.path(r, "error.json"))]
+        if errors:
+            raise WorldError(self._error_message(errors), min(e.get("class", 3) for e in errors))
+        results = []
+        for r in range(world):
+            text = _read(self.path(r, "json"))
+            if text is None:
+                tail = (_read(self.path(r, "log")) or _read(os.path.join(self.dir, "spawn.log")) or "")[-2000:]
+                raise WorldError(f"rank {r} ended without a result (exit status {proc.returncode}); "
+                                 f"its output ends:\n{tail}", 3)
+            results.append(json.loads(text))
+        return results
+
+    def _phase(self, status: Optional[str]) -> Tuple[Optional[int], str]:
+        if not status:
+            return None, "had not started (importing torch?)"
+        pid, _, phase = status.strip().partition("\t")
+        return (int(pid) if pid.isdigit() else None), phase
+
+    def _hang_message(self, statuses: List[Optional[str]]) -> str:
+        pids = [self._phase(s)[0] for s in statuses]
+        for pid in pids:
+            if pid:
+                try:
+                    os.kill(pid, signal.SIGUSR1)
+                except OSError:
+                    pass
+        time.sleep(0.5)
+        lines = [f"no rank moved on for {self.timeout:g} s (timeout): a hang"]
+        for r, s in enumerate(statuses):
+            _, phase = self._phase(s)
+            where = "" if phase == "finished" else " and " + waiting_call(_read(self.path(r, "stack")) or "")
+            lines.append(f"  rank {r}: {phase}{where}")
+        return "\n".join(lines)
+
+    def _error_message(self, errors: List[Dict[str, Any]]) -> str:
+        lines = []
+        for e in errors:
+            lines.append(f"rank {e.get('rank')} failed during {e.get('phase')}: {e.get('message')}")
+            if e.get("traceback"):
+                lines.append(e["traceback"].rstrip())
+        return "\n".join(lines)
+
+    def _end(self, proc: "subprocess.Popen[bytes]", statuses: List[Optional[str]]) -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.wait()

@@ -1,0 +1,107 @@
+"""The user-code check's arithmetic without processes: the finite-difference
+schedule and derivatives, replicated semantics' detection, the verdicts and
+the patterns, on rank results written by hand from the math."""
+
+import unittest
+
+from collgrad_torch.usercode import fd, judge, patterns
+from collgrad_torch.usercode.result import Result
+
+
+def _results(losses_per_rank, grads_per_rank, metas, base=None):
+    out = []
+    for k, (losses, grads) in enumerate(zip(losses_per_rank, grads_per_rank)):
+        b = base[k] if base else [0.0, 0.0, 0.0]
+        out.append({"rank": k, "mode": "element", "meta": metas[k], "grads": grads, "dirs": {},
+                    "losses": losses, "base": b, "groups": [], "notes": [], "data": [], "values": {}})
+    return out
+
+
+def _meta(name, n, rep=False):
+    return {"name": name, "shape": [n], "numel": n, "replicated": rep}
+
+
+class Schedule(unittest.TestCase):
+    def test_per_rank_then_replicated(self):
+        metas = [[_meta("x", 2), _meta("w", 1, True)], [_meta("x", 3), _meta("w", 1, True)]]
+        ts = fd.logicals(metas)
+        self.assertEqual([(t.name, t.owner, t.numel) for t in ts], [("x", 0, 2), ("x", 1, 3), ("w", -1, 1)])
+        self.assertEqual(len(fd.schedule(ts, "element")), 2 * 6)
+        self.assertEqual(len(fd.schedule(ts, "fast")), 2 * 3)
+
+    def test_replicated_must_agree(self):
+        with self.assertRaises(fd.FdError):
+            fd.logicals([[_meta("w", 2, True)], [_meta("w", 3, True)]])
+
+    def test_direction_is_unit_and_repeatable(self):
+        a, b = fd.direction(3, 1, 10), fd.direction(3, 1, 10)
+        self.assertTrue(bool((a == b).all()))
+        self.assertAlmostEqual(float(a.norm()), 1.0, places=12)
+
+
+class Seed002Product(unittest.TestCase):
+    """W=2, x_r = 1: L_0 = 2*6*x0*x1 = 12 x0 x1, L_1 = 18 x0 x1 (the PRODUCT snippet).
+    The losses at x0 = 1 +- h (x1 = 1) and x1 = 1 +- h, written from that formula."""
+
+    def setUp(self):
+        h = fd.STEP
+        L0 = lambda a, b: 12 * a * b
+        L1 = lambda a, b: 18 * a * b
+        pts = [(1 + h, 1), (1 - h, 1), (1, 1 + h), (1, 1 - h)]
+        self.metas = [[_meta("x", 1)], [_meta("x", 1)]]
+        self.losses = [[L0(*p) for p in pts], [L1(*p) for p in pts]]
+        self.base = [[12.0] * 3, [18.0] * 3]
+
+    def judged(self, g0, g1, **kw):
+        r = Result(name="t", world=2, backend="gloo", kind="fn", semantics=kw.get("semantics", "auto"),
+                   reduction=kw.get("reduction", "sum"))
+        judge.judge(_results(self.losses, [{"x": [g0]}, {"x": [g1]}], self.metas, self.base), r)
+        return r
+
+    def test_truth_is_30_and_30(self):
+        r = self.judged(30.0, 30.0)
+        self.assertTrue(r.ok)
+        self.assertAlmostEqual(r.checks[0].truth[0], 30.0, places=4)
+        self.assertFalse(r.replicated_defined)
+
+    def test_nn_numbers_are_own_loss(self):
+        r = self.judged(12.0, 18.0)
+        self.assertFalse(r.ok)
+        for c in r.checks:
+            self.assertIn(patterns.OWN_LOSS, c.patterns)
+
+    def test_mean_reduction_halves_the_truth(self):
+        r = self.judged(15.0, 15.0, reduction="mean")
+        self.assertTrue(r.ok)
+
+    def test_replicated_semantics_refused_when_losses_differ(self):
+        with self.assertRaises(judge.Refused):
+            self.judged(12.0, 18.0, semantics="replicated")
+
+    def test_non_repeatable_forward_refused(self):
+        self.base[1] = [18.0, 18.0, 18.5]
+        with self.assertRaisesRegex(judge.Refused, "non-deterministic forward: rank 1"):
+            self.judged(30.0, 30.0)
+
+
+class Patterns(unittest.TestCase):
+    close = staticmethod(judge._close_fn(1e-5, 1e-3))
+
+    def test_scalings(self):
+        t = [1.0, -2.0, 3.0]
+        self.assertIn(patterns.TIMES_W, patterns.name([4.0, -8.0, 12.0], t, self.close, 4, []))
+        self.assertIn(patterns.OVER_W, patterns.name([0.25, -0.5, 0.75], t, self.close, 4, []))
+        self.assertIn(patterns.ZERO, patterns.name([0.0, 0.0, 0.0], t, self.close, 4, []))
+        self.assertIn(patterns.NEGATED, patterns.name([-1.0, 2.0, -3.0], t, self.close, 4, []))
+        by_group = patterns.name([2.0, -4.0, 6.0], t, self.close, 4, [2])
+        self.assertTrue(any(p.startswith("x 2: a group's size") for p in by_group))
+
+    def test_unknown_names_the_largest_difference(self):
+        p = patterns.name([1.0, -2.0, 7.0], [1.0, -2.0, 3.0], self.close, 4, [])
+        self.assertEqual(len(p), 1)
+        self.assertIn("no known pattern", p[0])
+        self.assertIn("element 2: observed 7, truth 3", p[0])
+
+
+if __name__ == "__main__":
+    unittest.main()
