@@ -1,6 +1,9 @@
-"""The package's unit tests (ctest: python_collgrad_torch). Exit 77, which
-ctest shows as skipped, when this interpreter has no torch; COLLGRAD_CHECK
-names the built collgrad-check, which exports the cases the tests run."""
+"""The package's unit tests (ctest: python_collgrad_torch): every test_*.py,
+or the files matching the pattern given as the argument (ctest:
+python_usercode_examples runs usercode_examples.py, the slow end-to-end one).
+Exit 77, which ctest shows as skipped, when this interpreter has no torch;
+COLLGRAD_CHECK names the built collgrad-check, which exports the cases the
+tests run."""
 
 import importlib.util
 import os
@@ -12,6 +15,7 @@ if importlib.util.find_spec("torch") is None:
     sys.exit(77)
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(here))
-suite = unittest.defaultTestLoader.discover(here, top_level_dir=os.path.dirname(here))
+pattern = sys.argv[1] if len(sys.argv) > 1 else "test*.py"
+suite = unittest.defaultTestLoader.discover(here, pattern=pattern, top_level_dir=os.path.dirname(here))
 result = unittest.TextTestRunner(verbosity=2).run(suite)
 sys.exit(0 if result.wasSuccessful() else 1)

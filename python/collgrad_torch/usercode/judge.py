@@ -73,8 +73,16 @@ def judge(results: Sequence[Dict[str, Any]], r: Result) -> None:
         raise Refused(f"replicated semantics is undefined here: {reason}")
     groups = sorted({g for res in results for g in res.get("groups", [])})
     for t in tensors:
-        for rank in ([t.owner] if t.owner >= 0 else range(world)):
-            r.checks.append(_check(results[rank], rank, t, rows[t.index], r, close, defined, groups, world))
+        mine = [_check(results[rank], rank, t, rows[t.index], r, close, defined, groups, world)
+                for rank in ([t.owner] if t.owner >= 0 else range(world))]
+        if t.owner < 0 and world > 1 and any(not c.ok for c in mine):
+            total = [sum(vals) for vals in zip(*(c.observed for c in mine))]
+            if close(total, mine[0].truth):
+                for c in mine:
+                    c.patterns = [patterns.PARTIAL] + [p for p in c.patterns if not p.startswith("no known")]
+        r.checks.extend(mine)
+    position = [{m["name"]: i for i, m in enumerate(res["meta"])} for res in results]
+    r.checks.sort(key=lambda c: (c.rank, position[c.rank].get(c.tensor, 0)))  # each rank's inputs in its order
     for res in results:
         r.notes.extend(f"rank {res['rank']}: {n}" for n in res.get("notes", []))
         r.notes.extend(f"rank {res['rank']}: input {d}" for d in res.get("data", []))

@@ -25,6 +25,9 @@ TIMES_W = ("x W: summed where it should be averaged, or reduced twice (pytorch #
            "gradients, DeepSpeed #5248, Megatron-LM #7452)")
 OVER_W = "x 1/W: averaged where it should be summed, or divided by the world twice"
 NEGATED = "x -1: the sign is flipped"
+PARTIAL = ("partial: the ranks' gradients of this replicated tensor sum to the truth, so each rank holds only "
+           "its own part: the gradient all-reduce is missing or reduces a discarded copy (Megatron's copy_to "
+           "with an identity backward, an all_reduce of grad.contiguous())")
 
 
 def _scaled(c: float, t: Sequence[float]) -> List[float]:
@@ -39,7 +42,8 @@ def name(observed: Sequence[float], truth: Sequence[float], close: Close, world:
     found: List[str] = []
     if replicated is not None and close(observed, replicated):
         found.append(REPLICATED)
-    if own is not None and not close(own, truth) and close(observed, own):
+    if (own is not None and not close(own, truth) and close(observed, own)
+            and not (found and replicated is not None and close(own, replicated))):
         found.append(OWN_LOSS)
     scale = max((abs(v) for v in truth), default=0.0)
     if scale > 0 and not close(truth, _scaled(0.0, truth)):

@@ -66,14 +66,15 @@ class Result:
         if self.error is not None:
             lines.append(self.error)
             return "\n".join(lines)
-        lines.append(f"  {'rank':>4}  {'tensor':<24} {'n':>6}  {'max abs err':>11}  {'max rel err':>11}  "
+        width = max([24] + [len(c.tensor) + (13 if c.replicated else 0) for c in self.checks])
+        lines.append(f"  {'rank':>4}  {'tensor':<{width}} {'n':>6}  {'max abs err':>11}  {'max rel err':>11}  "
                      f"{'verdict':<7}  observed / truth")
         for c in self.checks:
             shown = min(3, len(c.observed))
             pair = ", ".join(f"{_fmt(o)}/{_fmt(t)}" for o, t in zip(c.observed[:shown], c.truth[:shown]))
             more = ", ..." if c.numel > shown else ""
             name = c.tensor + (" (replicated)" if c.replicated else "")
-            lines.append(f"  {c.rank:>4}  {name:<24} {c.numel:>6}  {_fmt(c.max_abs_err):>11}  "
+            lines.append(f"  {c.rank:>4}  {name:<{width}} {c.numel:>6}  {_fmt(c.max_abs_err):>11}  "
                          f"{_fmt(c.max_rel_err):>11}  {'ok' if c.ok else 'WRONG':<7}  {pair}{more}")
             if c.note:
                 lines.append(f"        note: {c.note}")

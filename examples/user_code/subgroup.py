@@ -1,0 +1,26 @@
+"""A subgroup made with new_group: ranks pair up ([0, 1], [2, 3], ...; one group at W=2)
+and all-reduce within their pair through torch.distributed.nn (autograd-aware).
+
+Rank r's loss is (r + 1) * sum(s^2) with s = sum over its pair of (k + 1) x_k, so the
+per-rank truth for x_r is sum over the pair's members k of (k + 1) * 2 s (r + 1): only the
+pair's losses depend on x_r. Right in torch 1.13 and 2.x.
+"""
+
+import torch
+import torch.distributed as dist
+import torch.distributed.nn
+
+
+def make_inputs(rank: int, world: int) -> dict:
+    return {"x": (torch.arange(3, dtype=torch.float64) + rank).requires_grad_()}
+
+
+def pairs(world: int) -> list:
+    # every rank makes every group, in the same order (new_group's contract)
+    return [dist.new_group([i, i + 1]) for i in range(0, world - 1, 2)]
+
+
+def pair_all_reduce(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    group = pairs(world)[rank // 2]
+    s = torch.distributed.nn.all_reduce((rank + 1) * x, group=group)
+    return (rank + 1) * (s * s).sum()
