@@ -30,6 +30,17 @@ PARTIAL = ("partial: the ranks' gradients of this replicated tensor sum to the t
            "with an identity backward, an all_reduce of grad.contiguous())")
 
 
+def key(text: str) -> str:
+    """A pattern's short name, for the report's diagnosis.matches."""
+    fixed = {REPLICATED: "replicated_only", OWN_LOSS: "own_loss", ZERO: "zero", TIMES_W: "times_world",
+             OVER_W: "over_world", NEGATED: "negated", PARTIAL: "partial"}
+    if text in fixed:
+        return fixed[text]
+    if text.startswith("no known pattern"):
+        return "unknown"
+    return "over_group" if text.startswith("x 1/") else "times_group"
+
+
 def _scaled(c: float, t: Sequence[float]) -> List[float]:
     return [c * v for v in t]
 

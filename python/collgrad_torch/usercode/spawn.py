@@ -18,9 +18,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     procs = []
     for rank in range(spec["world"]):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(spec["world"]), LOCAL_RANK=str(rank))
-        log = open(os.path.join(spec["dir"], f"rank{rank}.log"), "wb")
-        procs.append(subprocess.Popen([sys.executable, "-m", "collgrad_torch.usercode.worker", argv[0], str(rank)],
-                                      env=env, stdout=log, stderr=subprocess.STDOUT))
+        with open(os.path.join(spec["dir"], f"rank{rank}.log"), "wb") as log:
+            procs.append(subprocess.Popen([sys.executable, "-m", "collgrad_torch.usercode.worker", argv[0],
+                                           str(rank)], env=env, stdout=log, stderr=subprocess.STDOUT))
     return max(p.wait() for p in procs)
 
 

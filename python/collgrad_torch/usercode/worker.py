@@ -36,6 +36,7 @@ class Rank:
         self.phase = "starting"
         self.last_status = 0.0
         self.groups: List[int] = []
+        self.store: Any = None
 
     def path(self, suffix: str) -> str:
         return os.path.join(self.dir, f"rank{self.rank}.{suffix}")
@@ -140,7 +141,9 @@ def run(r: Rank) -> Dict[str, Any]:
     r.status("joining the process group")
     try:
         store: Any
-        store, name = pg.init(spec["backend"], spec["store"], r.rank, r.world, spec["timeout"])
+        # the group's own timeout well past the parent's watchdog: a hang is named from the
+        # ranks' stacks by the parent, not from inside a collective that gave up first
+        store, name = pg.init(spec["backend"], spec["store"], r.rank, r.world, 2 * spec["timeout"] + 10)
     except Exception as e:
         raise RuntimeError(f"cannot form the {spec['backend']} process group: {type(e).__name__}: {e}") from e
     _record_groups(r)
@@ -162,7 +165,7 @@ def run(r: Rank) -> Dict[str, Any]:
     store.set(f"meta/{r.rank}", json.dumps(meta))
     r.status("waiting for the other ranks' inputs")
     import datetime
-    store.wait([f"meta/{k}" for k in range(r.world)], datetime.timedelta(seconds=spec["timeout"]))
+    store.wait([f"meta/{k}" for k in range(r.world)], datetime.timedelta(seconds=2 * spec["timeout"] + 10))
     metas = [json.loads(store.get(f"meta/{k}").decode()) for k in range(r.world)]
     try:
         tensors = fd.logicals(metas)
@@ -230,11 +233,22 @@ def run(r: Rank) -> Dict[str, Any]:
     inputs.restore(ins.leaves, saved)
     for l in ins.leaves:
         l.tensor.grad = None
+    r.store = store
     return {"rank": r.rank, "torch": torch.__version__, "backend": name, "mode": mode,
             "meta": meta, "data": ins.data, "grads": grads, "dirs": dirs, "losses": losses, "base": base,
             "groups": r.groups, "notes": prog.notes,
             "values": {t.name: mine[t.name].tensor.detach().reshape(-1)[:256].tolist()
                        for t, _ in held if t.owner == -1}}
+
+
+_PEER_GONE = ("timed out", "timeout", "connection reset", "connection closed", "broken pipe", "peer")
+
+
+def _infrastructure(e: BaseException, phase: str) -> bool:
+    """A rank that could not join, a peer that went away, a collective that
+    timed out: not the user's function's fault (class 3)."""
+    text = f"{type(e).__name__} {e}".lower()
+    return phase == "joining the process group" or any(w in text for w in _PEER_GONE)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -252,14 +266,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     except Exception as e:
         text = f"{type(e).__name__}: {e}"
-        timeout = "timed out" in str(e).lower() or "timeout" in type(e).__name__.lower()
-        infra = isinstance(e, (RuntimeError,)) and r.phase == "joining the process group"
-        r.write("error.json", {"rank": r.rank, "class": 3 if (timeout or infra) else 2, "phase": r.phase,
+        cls = 3 if _infrastructure(e, r.phase) else 2
+        r.write("error.json", {"rank": r.rank, "class": cls, "phase": r.phase,
                                "message": text[:4000], "traceback": traceback.format_exc()[-8000:]})
-        return 3 if (timeout or infra) else 2
+        return cls
     result["seconds"] = time.monotonic() - t0
     r.write("json", result)
+    # leave together: a rank that exits closes its connections, and a rank still
+    # waiting in a collective would see "connection reset" instead of its hang
     r.status("finished")
+    r.store.set(f"done/{r.rank}", "1")
+    import datetime
+    r.store.wait([f"done/{k}" for k in range(r.world)], datetime.timedelta(hours=24))
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # a group whose peer failed may block in its destructor; all is written

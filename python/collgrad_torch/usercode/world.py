@@ -130,9 +130,9 @@ class World:
         with open(spec_path, "w", encoding="utf-8") as f:
             json.dump(self.spec, f)
         world = self.spec["world"]
-        log = open(os.path.join(self.dir, "spawn.log"), "wb")
-        proc = subprocess.Popen(self.prefix + [self.python, "-m", "collgrad_torch.usercode.spawn", spec_path],
-                                env=self._env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        with open(os.path.join(self.dir, "spawn.log"), "wb") as log:  # the child keeps its own descriptor
+            proc = subprocess.Popen(self.prefix + [self.python, "-m", "collgrad_torch.usercode.spawn", spec_path],
+                                    env=self._env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         statuses: List[Optional[str]] = [None] * world
         moved = time.monotonic()
         first_error: Optional[float] = None

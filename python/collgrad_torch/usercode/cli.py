@@ -1,0 +1,98 @@
+"""`python -m collgrad_torch check`: the check from a shell, with the API's words.
+
+    python -m collgrad_torch check FILE.py:fn --inputs FILE.py:make_inputs --world 2,4
+    python -m collgrad_torch check --step FILE.py:train_step --inputs FILE.py:make_inputs \\
+        --replicated model --reduction mean --json report.json --junit junit.xml
+
+One check per world; the table of each on stdout; exit 0 every gradient right,
+1 a mismatch, 2 bad usage or a bad function (it raised, its inputs are unusable,
+its forward does not repeat), 3 infrastructure (a rank died or hung, the group
+could not form).
+"""
+
+import argparse
+import sys
+from typing import List, Optional
+
+from . import api, report
+from .result import Result
+
+
+def _worlds(text: str) -> List[int]:
+    try:
+        worlds = [int(w) for w in text.split(",") if w.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list of world sizes, got '{text}'") from None
+    if not worlds or any(w < 1 for w in worlds):
+        raise argparse.ArgumentTypeError(f"world sizes must be positive integers, got '{text}'")
+    return worlds
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m collgrad_torch check",
+                                description="Check every rank's gradients of your distributed PyTorch code "
+                                            "against finite differences of the global loss.")
+    p.add_argument("fn", nargs="?", help="FILE.py:NAME or MODULE:NAME of fn(rank, world, **inputs) -> loss")
+    p.add_argument("--step", help="FILE.py:NAME of a training step that runs its own backward (instead of fn)")
+    p.add_argument("--inputs", help="FILE.py:NAME of make_inputs(rank, world) -> dict")
+    p.add_argument("--world", type=_worlds, default=[4], help="world sizes, comma-separated (default 4)")
+    p.add_argument("--backend", default="gloo", help="gloo, nccl, mpi, MODULE:NAME or FILE.py:NAME")
+    p.add_argument("--semantics", default="auto", choices=["auto", "per_rank", "replicated"])
+    p.add_argument("--reduction", default="sum", choices=["sum", "mean"])
+    p.add_argument("--replicated", action="append", default=[], metavar="NAME",
+                   help="an input that is one logical tensor held by every rank (repeatable)")
+    p.add_argument("--atol", type=float)
+    p.add_argument("--rtol", type=float)
+    p.add_argument("--fd", default="auto", choices=["auto", "element", "fast"])
+    p.add_argument("--fd-budget", type=int, default=4096, help="element mode up to this many input elements")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds without progress that make a hang")
+    p.add_argument("--json", metavar="FILE", help="write the report (schema collgrad-check/report/1)")
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML")
+    return p
+
+
+def exit_status(results: List[Result]) -> int:
+    errors = [r.error_class for r in results if r.error is not None]
+    if errors:
+        return 3 if 3 in errors else 2
+    return 0 if all(r.ok for r in results) else 1
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = parser()
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as e:
+        return 0 if e.code == 0 else 2
+    if (args.fn is None) == (args.step is None):
+        p.print_usage(sys.stderr)
+        print("python -m collgrad_torch check: give a function FILE.py:NAME or --step FILE.py:NAME, not both",
+              file=sys.stderr)
+        return 2
+    results: List[Result] = []
+    for world in args.world:
+        try:
+            r = api.check(args.fn, world=world, inputs=args.inputs, backend=args.backend,
+                          semantics=args.semantics, atol=args.atol, rtol=args.rtol, fd=args.fd, seed=args.seed,
+                          timeout=args.timeout, step=args.step, reduction=args.reduction,
+                          replicated=args.replicated, fd_budget=args.fd_budget)
+        except api.CheckError as e:
+            print(f"python -m collgrad_torch check: {e}", file=sys.stderr)
+            return 2
+        print(r.table(), flush=True)
+        results.append(r)
+    try:
+        if args.json:
+            report.write_json(args.json, results)
+        if args.junit:
+            report.write_junit(args.junit, results)
+    except OSError as e:
+        print(f"python -m collgrad_torch check: cannot write the report: {e}", file=sys.stderr)
+        return 3
+    status = exit_status(results)
+    passed = sum(r.ok for r in results)
+    print(f"{passed} of {len(results)} checks passed"
+          + {0: "", 1: ": wrong gradients", 2: ": the function or its inputs are at fault",
+             3: ": infrastructure (a rank died or hung)"}[status])
+    return status

@@ -1,0 +1,98 @@
+"""Bad input to collgrad_torch.check (issue 35 item 6): each gets a clear
+error with its class, nothing hangs past the timeout, nothing crashes."""
+
+import os
+import time
+import unittest
+
+import collgrad_torch as cg
+from collgrad_torch.usercode import patterns
+
+BAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "usercode_bad.py")
+
+
+def run(fn: str, inputs: str = "make_inputs", **kw: object) -> cg.Result:
+    kw.setdefault("world", 2)
+    return cg.check(f"{BAD}:{fn}", inputs=f"{BAD}:{inputs}", **kw)  # type: ignore[arg-type]
+
+
+class Errors(unittest.TestCase):
+    def test_raises_on_one_rank(self) -> None:
+        r = run("raises_on_rank_1")
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("rank 1 failed during analytic pass", r.error or "")
+        self.assertIn("ValueError: rank 1 does not like its input", r.error or "")
+        self.assertIn("usercode_bad.py", r.error or "")  # the traceback reaches the user's line
+
+    def test_hang_names_the_rank_and_call(self) -> None:
+        t0 = time.monotonic()
+        r = run("hangs", timeout=4)
+        self.assertLess(time.monotonic() - t0, 30)
+        self.assertEqual((r.status, r.error_class), ("error", 3), r.table())
+        text = r.error or ""
+        self.assertIn("no rank moved on for 4 s", text)
+        self.assertRegex(text, r"rank 0: analytic pass .* waits in all_reduce, called from .*usercode_bad\.py:\d+ \(hangs\)")
+
+    def test_non_scalar_loss(self) -> None:
+        r = run("non_scalar")
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("has shape [3]: return a scalar loss", r.error or "")
+
+    def test_nothing_requires_grad(self) -> None:
+        r = run("plain", inputs="make_data_only")
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("no input requires grad on any rank", r.error or "")
+
+    def test_no_gradient_reaches_one_input(self) -> None:
+        r = run("uses_x_only", inputs="make_two")
+        self.assertEqual(r.status, "pass", r.table())
+        ys = [c for c in r.checks if c.tensor == "y"]
+        self.assertEqual(len(ys), 2)
+        for c in ys:
+            self.assertIn("no gradient reached it", c.note)
+
+    def test_no_gradient_where_the_truth_is_not_zero(self) -> None:
+        r = run("detached")
+        self.assertEqual(r.status, "fail", r.table())
+        for c in r.checks:
+            self.assertIn(patterns.ZERO, c.patterns)
+
+    def test_changes_its_input_in_place(self) -> None:
+        r = run("in_place")
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("changed its input 'x' in place", r.error or "")
+
+    def test_non_deterministic_forward(self) -> None:
+        r = run("non_deterministic")
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("non-deterministic forward", r.error or "")
+
+    def test_replicated_copies_that_differ(self) -> None:
+        r = run("plain", inputs="make_replicated_unlike")
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("replicated input 'w' holds different values on rank 0 and rank 1", r.error or "")
+
+    def test_world_too_large_refused_before_starting(self) -> None:
+        t0 = time.monotonic()
+        with self.assertRaisesRegex(cg.CheckError, "world 100000 needs about"):
+            run("plain", world=100000)
+        self.assertLess(time.monotonic() - t0, 1.0)
+
+    def test_usage_errors(self) -> None:
+        with self.assertRaisesRegex(cg.CheckError, "not a module-level function"):
+            cg.check(lambda rank, world: None, world=2)
+        with self.assertRaisesRegex(cg.CheckError, "exactly one of fn"):
+            cg.check(world=2)
+        with self.assertRaisesRegex(cg.CheckError, "semantics must be"):
+            run("plain", semantics="global")
+        with self.assertRaisesRegex(cg.CheckError, "positive integer"):
+            run("plain", world=0)
+
+    def test_missing_function(self) -> None:
+        r = run("no_such_function")
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("has no 'no_such_function'", r.error or "")
+
+
+if __name__ == "__main__":
+    unittest.main()

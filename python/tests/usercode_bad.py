@@ -1,0 +1,73 @@
+"""Functions that are wrong in the ways issue 35 item 6 lists, for test_usercode_errors."""
+
+import itertools
+import time
+
+import torch
+import torch.distributed as dist
+import torch.distributed.nn
+
+_calls = itertools.count()
+
+
+def make_inputs(rank: int, world: int) -> dict:
+    return {"x": (torch.arange(3, dtype=torch.float64) + rank).requires_grad_()}
+
+
+def make_two(rank: int, world: int) -> dict:
+    return {"x": torch.ones(2, requires_grad=True), "y": torch.ones(2, requires_grad=True)}
+
+
+def make_data_only(rank: int, world: int) -> dict:
+    return {"x": torch.ones(2)}
+
+
+def make_replicated_unlike(rank: int, world: int) -> dict:
+    import collgrad_torch as cg
+
+    return {"w": cg.replicated(torch.full((2,), float(rank), requires_grad=True))}
+
+
+def raises_on_rank_1(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    if rank == 1:
+        raise ValueError("rank 1 does not like its input")
+    return torch.distributed.nn.all_reduce(x).sum()
+
+
+def hangs(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    if rank == 0:
+        return torch.distributed.nn.all_reduce(x).sum()  # rank 1 never joins this one
+    return x.sum()
+
+
+def non_scalar(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    return torch.distributed.nn.all_reduce(x)
+
+
+def uses_x_only(rank: int, world: int, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return (torch.distributed.nn.all_reduce(x) ** 2).sum()
+
+
+def detached(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    s = x.detach().clone()
+    dist.all_reduce(s)
+    return (s * x.detach()).sum() + 0 * x.sum()
+
+
+def in_place(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        x.mul_(2)
+    return torch.distributed.nn.all_reduce(x).sum()
+
+
+def non_deterministic(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    return torch.distributed.nn.all_reduce(x).sum() * (1 + next(_calls) * 1e-3)
+
+
+def plain(rank: int, world: int, **inputs: torch.Tensor) -> torch.Tensor:
+    return sum((t * t).sum() for t in inputs.values())  # type: ignore[return-value]
+
+
+def slow_but_fine(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    time.sleep(0.001)
+    return torch.distributed.nn.all_reduce(x).sum()
