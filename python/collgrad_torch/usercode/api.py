@@ -31,7 +31,7 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
           semantics: str = "auto", atol: Optional[float] = None, rtol: Optional[float] = None,
           fd: str = "auto", seed: int = 0, timeout: float = 60.0, *, step: Optional[Fn] = None,
           reduction: str = "sum", replicated: Union[bool, Sequence[str]] = (), fd_budget: int = 4096,
-          python: Optional[str] = None) -> Result:
+          python: Optional[str] = None, name: Optional[str] = None) -> Result:
     """Check every rank's gradients of `fn` (or of a training `step`) against
     central finite differences of the global loss.
 
@@ -51,6 +51,10 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
     result that is right under replicated semantics only. fd="element"
     perturbs each element (the default while the inputs have at most
     fd_budget elements in all), "fast" one random direction per tensor.
+
+    `name` is the case's name in the reports (default: the function's
+    reference): two reports of one name, say before and after a fix or over
+    two backends, line up in `collgrad-check compare`.
 
     Functions are passed by reference (module-level functions, or
     "FILE.py:NAME" strings): the ranks import them. Returns a Result;
@@ -78,7 +82,7 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
         worldmod.refuse_world(world)
     except worldmod.WorldError as e:
         raise CheckError(str(e)) from None
-    result = Result(name=ref, world=world, backend=backend, kind="step" if step is not None else "fn",
+    result = Result(name=name or ref, ref=ref, world=world, backend=backend, kind="step" if step is not None else "fn",
                     semantics=semantics, reduction=reduction, seed=seed,
                     atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol)
     spec = {"fn": ref, "inputs": inputs_ref, "step": step is not None, "world": world, "backend": backend,

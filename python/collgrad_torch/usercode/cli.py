@@ -47,6 +47,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--fd-budget", type=int, default=4096, help="element mode up to this many input elements")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=60.0, help="seconds without progress that make a hang")
+    p.add_argument("--name", help="the case's name in the reports (default: the function's reference)")
     p.add_argument("--json", metavar="FILE", help="write the report (schema collgrad-check/report/1)")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     return p
@@ -76,7 +77,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             r = api.check(args.fn, world=world, inputs=args.inputs, backend=args.backend,
                           semantics=args.semantics, atol=args.atol, rtol=args.rtol, fd=args.fd, seed=args.seed,
                           timeout=args.timeout, step=args.step, reduction=args.reduction,
-                          replicated=args.replicated, fd_budget=args.fd_budget)
+                          replicated=args.replicated, fd_budget=args.fd_budget, name=args.name)
         except api.CheckError as e:
             print(f"python -m collgrad_torch check: {e}", file=sys.stderr)
             return 2

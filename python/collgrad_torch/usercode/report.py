@@ -66,10 +66,10 @@ def _diagnosis(r: Result) -> Optional[Dict[str, Any]]:
 
 
 def case(r: Result) -> Dict[str, Any]:
-    where = r.name.rsplit(":", 1)[0]
+    where = r.ref.rsplit(":", 1)[0]
     out: Dict[str, Any] = {
         "name": r.name, "file": where if where.endswith(".py") else None,
-        "source": f"collgrad_torch.check ({r.kind}; {r.semantics} semantics, reduction {r.reduction}, "
+        "source": f"collgrad_torch.check of {r.ref} ({r.kind}; {r.semantics} semantics, reduction {r.reduction}, "
                   f"fd {r.fd or '-'}, seed {r.seed})",
         "world": r.world, "rules": None, "status": r.status, "duration_s": max(0.0, r.seconds),
         "replicated": {"defined": r.replicated_defined, "reason": r.replicated_reason or None},

@@ -29,7 +29,7 @@ class TensorCheck:
 
 @dataclass
 class Result:
-    name: str                        # the function's reference (FILE.py:NAME or MODULE:NAME)
+    name: str                        # the case's name: the reference unless the caller named it
     world: int
     backend: str
     kind: str                        # "fn" or "step"
@@ -48,6 +48,7 @@ class Result:
     notes: List[str] = field(default_factory=list)
     error: Optional[str] = None      # the check could not complete
     error_class: int = 0             # 2 the function or its inputs, 3 infrastructure
+    ref: str = ""                    # the function's reference (FILE.py:NAME or MODULE:NAME)
 
     @property
     def ok(self) -> bool:
