@@ -44,3 +44,20 @@ class FastMode(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ThirdPartyBackend(unittest.TestCase):
+    """backend="FILE.py:NAME" imports the file, which registers the process group
+    (tests/torch/drop_rank_backend.py: gloo, but rank 1's all_reduce input counts
+    as zeros). sum_nn at W=2 through it: S = 2 x_0 on both ranks, so the truth
+    is d(2 S^2)/d x_0 = 16 and d/d x_1 = 0; the backward's all_reduce drops rank
+    1's gradient too, giving 2 * (2 S) = 8 and 3 * (2 S) = 12."""
+
+    def test_wrong_all_reduce_is_caught(self) -> None:
+        root = os.path.dirname(os.path.dirname(EXAMPLES))
+        backend = os.path.join(root, "tests", "torch", "drop_rank_backend.py") + ":droprank"
+        path = os.path.join(EXAMPLES, "seed_allreduce.py")
+        r = cg.check(f"{path}:sum_nn", world=2, inputs=f"{path}:make_inputs", backend=backend)
+        self.assertEqual((r.status, r.backend), ("fail", "droprank"), r.table())
+        got = [(round(c.observed[0], 6), round(c.truth[0], 4)) for c in r.checks]
+        self.assertEqual(got, [(8.0, 16.0), (12.0, 0.0)], r.table())
