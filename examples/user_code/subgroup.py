@@ -1,9 +1,13 @@
 """A subgroup made with new_group: ranks pair up ([0, 1], [2, 3], ...; one group at W=2)
 and all-reduce within their pair through torch.distributed.nn (autograd-aware).
 
+- pair_all_reduce: right in torch 1.13 and 2.x.
+- pair_all_reduce_twice: a hand-written Function that reduces the gradient twice: x the
+  pair's size.
+
 Rank r's loss is (r + 1) * sum(s^2) with s = sum over its pair of (k + 1) x_k, so the
 per-rank truth for x_r is sum over the pair's members k of (k + 1) * 2 s (r + 1): only the
-pair's losses depend on x_r. Right in torch 1.13 and 2.x.
+pair's losses depend on x_r.
 """
 
 import torch
@@ -23,4 +27,32 @@ def pairs(world: int) -> list:
 def pair_all_reduce(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
     group = pairs(world)[rank // 2]
     s = torch.distributed.nn.all_reduce((rank + 1) * x, group=group)
+    return (rank + 1) * (s * s).sum()
+
+
+class _PairSumTwice(torch.autograd.Function):
+    """all_reduce SUM over a group whose backward all-reduces the gradient twice:
+    after the first, every member holds the same sum, so the second multiplies it
+    by the group's size."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, group: object) -> torch.Tensor:  # type: ignore[override]
+        ctx.group = group
+        x = x.clone()
+        dist.all_reduce(x, group=group)
+        return x
+
+    @staticmethod
+    def backward(ctx, g: torch.Tensor):  # type: ignore[override]
+        g = g.clone()
+        dist.all_reduce(g, group=ctx.group)
+        dist.all_reduce(g, group=ctx.group)
+        return g, None
+
+
+def pair_all_reduce_twice(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    """The same program as pair_all_reduce with that Function: x 2 (the pair's size;
+    at W=2 the pair is the world)."""
+    group = pairs(world)[rank // 2]
+    s = _PairSumTwice.apply((rank + 1) * x, group)
     return (rank + 1) * (s * s).sum()

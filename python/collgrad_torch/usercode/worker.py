@@ -35,7 +35,6 @@ class Rank:
         self.dir = spec["dir"]
         self.phase = "starting"
         self.last_status = 0.0
-        self.groups: List[int] = []
         self.store: Any = None
 
     def path(self, suffix: str) -> str:
@@ -60,18 +59,17 @@ class Rank:
         os.replace(tmp, self.path(suffix))
 
 
-def _record_groups(r: Rank) -> None:
-    """Remember the size of every group the user's code makes (a pattern
-    candidate: a gradient off by a group's size)."""
-    import torch.distributed as dist
+def _group_sizes() -> List[int]:
+    """The size of every process group that exists now (the user's new_group
+    calls, a DeviceMesh's groups), read from c10d's own table: torch 1.13 keeps
+    it in _pg_group_ranks, 2.x in _world.pg_group_ranks. A pattern candidate:
+    a gradient off by a group's size."""
+    import torch.distributed.distributed_c10d as c10d
 
-    made = dist.new_group
-
-    def new_group(ranks: Optional[List[int]] = None, *a: Any, **k: Any) -> Any:
-        r.groups.append(len(ranks) if ranks is not None else r.world)
-        return made(ranks, *a, **k)
-
-    dist.new_group = new_group  # type: ignore[assignment]
+    table = getattr(c10d, "_pg_group_ranks", None)
+    if table is None:
+        table = getattr(getattr(c10d, "_world", None), "pg_group_ranks", {})
+    return sorted({len(ranks) for ranks in table.values()})
 
 
 def _seed(seed: int, rank: int) -> None:
@@ -146,7 +144,6 @@ def run(r: Rank) -> Dict[str, Any]:
         store, name = pg.init(spec["backend"], spec["store"], r.rank, r.world, 2 * spec["timeout"] + 10)
     except Exception as e:
         raise RuntimeError(f"cannot form the {spec['backend']} process group: {type(e).__name__}: {e}") from e
-    _record_groups(r)
     r.status("importing the user's code")
     try:
         fn = refs.resolve(spec["fn"])
@@ -236,7 +233,7 @@ def run(r: Rank) -> Dict[str, Any]:
     r.store = store
     return {"rank": r.rank, "torch": torch.__version__, "backend": name, "mode": mode,
             "meta": meta, "data": ins.data, "grads": grads, "dirs": dirs, "losses": losses, "base": base,
-            "groups": r.groups, "notes": prog.notes,
+            "groups": _group_sizes(), "notes": prog.notes,
             "values": {t.name: mine[t.name].tensor.detach().reshape(-1)[:256].tolist()
                        for t, _ in held if t.owner == -1}}
 
