@@ -2,10 +2,16 @@
 pytorch #153016 / #172932 (gradients that differ between two ways of gathering).
 
 x_r is this rank's shard of a DTensor sharded on dim 0 over a 1-D DeviceMesh; the
-program gathers it two ways -- redistribute to Replicate, and full_tensor() -- and every
-rank's loss uses the gathered whole. What torch does is recorded by running it (the
-examples' test), not assumed. Needs torch >= 2.4 (DTensor's public module); the test
-skips it with the reason on torch 1.13.
+program gathers it two ways -- redistribute to Replicate, and full_tensor() -- and rank
+r's loss is (r + 1) sum(whole^2), so the per-rank truth is d(sum_k L_k)/d x_r =
+2 (1 + ... + W) x_r: [0, 6] and [12, 18] at W=2 (x_0 = [0, 1], x_1 = [2, 3]).
+
+Measured with torch 2.15.0 (gloo, pip), W=2 and 4: both ways give each rank only its own
+loss's gradient (rank 0 [0, 2], rank 1 [8, 12] at W=2): DTensor takes a Replicate
+tensor's gradient to be the same on every rank and turns it back into Shard by keeping
+the local chunk, with no reduction -- replicated semantics. With the same loss on every
+rank (redistribute_same_loss) that is right under replicated semantics and 1/W of the
+per-rank truth. Needs torch >= 2.4 (DTensor's public module); the test skips on 1.13.
 """
 
 import torch
@@ -35,3 +41,15 @@ def full_tensor(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
 
     whole = DTensor.from_local(x, _mesh(world), [Shard(0)]).full_tensor()
     return (rank + 1) * (whole * whole).sum()
+
+
+def redistribute_same_loss(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    """Every rank's loss the same function of the gathered whole: DTensor's backward
+    (a Replicate gradient is taken to be the same on every rank, and Replicate -> Shard
+    keeps the local chunk) is then right under replicated semantics, and per-rank
+    semantics sees it as 1/W of the sum."""
+    from torch.distributed.tensor import DTensor, Replicate, Shard
+
+    d = DTensor.from_local(x, _mesh(world), [Shard(0)])
+    whole = d.redistribute(placements=[Replicate()]).to_local()
+    return (whole * whole).sum()

@@ -11,7 +11,8 @@ import sys
 import unittest
 
 if importlib.util.find_spec("torch") is None:
-    print(f"skipped: {sys.executable} has no torch (Debian: apt-get install python3-torch)")
+    print(f"skipped: {sys.executable} has no torch (Debian: apt-get install python3-torch; "
+          "torch 2.x: scripts/torch2-venv.sh)")
     sys.exit(77)
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(here))
