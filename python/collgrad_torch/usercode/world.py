@@ -8,7 +8,9 @@ ranks' files (worker.py): a rank's error file ends the world after a short
 grace (the others usually wait for it in a collective), and a world where no
 rank has moved on for `timeout` seconds is a hang: every rank dumps its Python
 stacks (SIGUSR1, faulthandler), the stacks name the call each one waits in,
-and the process group is killed. Nothing is left running.
+and the process group is killed. Nothing is left running. Until every rank
+has joined the group and imported the user's code, the allowance is at least
+STARTUP_S: a loaded machine's torch import is not a hang.
 """
 
 import json
@@ -21,6 +23,8 @@ import tempfile
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
+STARTUP_S = 120.0        # importing torch and joining the group, W ranks on a loaded machine
+STARTING = (None, "joining the process group", "importing the user's code")
 RANK_BYTES = 400 << 20   # a rank that imports torch and runs small tensors: about 250-350 MB resident
 ERROR_GRACE_S = 1.0
 
@@ -148,8 +152,10 @@ class World:
                     first_error = now
                 if first_error is not None and now - first_error > ERROR_GRACE_S:
                     break
-                if now - moved > self.timeout:
-                    raise WorldError(self._hang_message(statuses), 3)
+                starting = any(self._phase(st)[1] in STARTING or st is None for st in statuses)
+                limit = max(self.timeout, STARTUP_S) if starting else self.timeout
+                if now - moved > limit:
+                    raise WorldError(self._hang_message(statuses, limit), 3)
         finally:
             self._end(proc, statuses)
         errors = [json.loads(_read(self.path(r, "error.json")) or "{}") for r in range(world)
@@ -172,7 +178,7 @@ class World:
         pid, _, phase = status.strip().partition("\t")
         return (int(pid) if pid.isdigit() else None), phase
 
-    def _hang_message(self, statuses: List[Optional[str]]) -> str:
+    def _hang_message(self, statuses: List[Optional[str]], limit: float) -> str:
         pids = [self._phase(s)[0] for s in statuses]
         for pid in pids:
             if pid:
@@ -181,7 +187,8 @@ class World:
                 except OSError:
                     pass
         time.sleep(0.5)
-        lines = [f"no rank moved on for {self.timeout:g} s (timeout): a hang"]
+        what = "timeout" if limit == self.timeout else "the start-up allowance: importing torch, joining the group"
+        lines = [f"no rank moved on for {limit:g} s ({what}): a hang"]
         for r, s in enumerate(statuses):
             _, phase = self._phase(s)
             where = "" if phase == "finished" else " and " + waiting_call(_read(self.path(r, "stack")) or "")
