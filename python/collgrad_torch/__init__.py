@@ -18,7 +18,7 @@ still report a missing torch itself.
 from typing import Any
 
 __all__ = ["check", "assert_gradients", "replicated", "Result", "TensorCheck", "CheckError",
-           "GradientMismatch"]
+           "GradientMismatch", "warm_worlds"]
 
 
 def __getattr__(name: str) -> Any:

@@ -31,6 +31,8 @@ def resolve(spec: str) -> str:
     try:
         if where.endswith(".py"):
             module_name = "collgrad_backend_" + os.path.basename(where)[:-3]
+            if module_name in sys.modules:  # a warm rank's later check: registered already
+                return name
             spec_obj = importlib.util.spec_from_file_location(module_name, where)
             if spec_obj is None or spec_obj.loader is None:
                 raise BackendError(f"{where}: not a Python file")

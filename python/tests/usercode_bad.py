@@ -71,3 +71,26 @@ def plain(rank: int, world: int, **inputs: torch.Tensor) -> torch.Tensor:
 def slow_but_fine(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
     time.sleep(0.001)
     return torch.distributed.nn.all_reduce(x).sum()
+
+
+def _groups() -> int:
+    import torch.distributed.distributed_c10d as c10d
+
+    table = getattr(c10d, "_pg_group_ranks", None)
+    if table is None:
+        table = getattr(getattr(c10d, "_world", None), "pg_group_ranks", {})
+    return len(table)
+
+
+def makes_a_group(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    """Leaves a subgroup behind unless the check destroys it (test_usercode_warm)."""
+    group = dist.new_group(list(range(world)))
+    return torch.distributed.nn.all_reduce(x, group=group).sum()
+
+
+def sees_only_its_own_groups(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    """Raises when a group of an earlier check is still there (warm worlds must
+    give every check a fresh default group and nothing else)."""
+    if _groups() != 1:
+        raise RuntimeError(f"{_groups()} process groups exist; a fresh check has 1")
+    return torch.distributed.nn.all_reduce(x).sum()

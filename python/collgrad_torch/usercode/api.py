@@ -5,7 +5,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 from . import fd as fdmod
 from . import judge as judgemod
-from . import refs, world as worldmod
+from . import refs, warm as warmmod, world as worldmod
 from .result import Result
 
 Fn = Union[str, Callable[..., Any]]
@@ -92,7 +92,8 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
     w = worldmod.World(spec, timeout, python)
     result.isolation = w.isolation
     try:
-        ranks = w.run()
+        pool = warmmod.active()
+        ranks = pool.run(w) if pool is not None else w.run()
         result.torch_version = ranks[0].get("torch", "")
         result.backend = ranks[0].get("backend", backend)
         judgemod.judge(ranks, result)

@@ -7,6 +7,7 @@ function reaches them by reference, never by pickling: "MODULE:QUALNAME"
 "__main__":` block does not run again on every rank).
 """
 
+import hashlib
 import importlib
 import importlib.util
 import os
@@ -41,7 +42,11 @@ def ref_of(fn: Union[str, Callable[..., Any]], what: str) -> str:
 
 
 def _module_of_file(path: str) -> Any:
-    name = "collgrad_user_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+    # one module per file, named by its path too: a warm rank imports files of one
+    # basename from several directories (pytest's tests/a/test_x.py, tests/b/test_x.py)
+    path = os.path.abspath(path)
+    digest = hashlib.sha1(path.encode()).hexdigest()[:8]
+    name = f"collgrad_user_{os.path.splitext(os.path.basename(path))[0].replace('-', '_')}_{digest}"
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)

@@ -1,8 +1,13 @@
-"""`python -m collgrad_torch.usercode.spawn SPEC`: start the W ranks of one check
-and wait for them. world.py runs this one process (inside a private network
-namespace when it can), so the ranks share that namespace's loopback; the
-parent watches the ranks' files and ends the whole process group when it
-decides, so this waits and nothing more."""
+"""Start the W ranks and wait for them:
+
+    python -m collgrad_torch.usercode.spawn SPEC            one check (world.py)
+    python -m collgrad_torch.usercode.spawn --serve DIR W   a warm world (warm.py)
+
+world.py runs this one process (inside a private network namespace when it
+can), so the ranks share that namespace's loopback; the parent watches the
+ranks' files and ends the whole process group when it decides, so this waits
+and nothing more. Each rank's output goes to rank{R}.log in the check's
+directory (the warm world's own directory when serving)."""
 
 import json
 import os
@@ -13,14 +18,20 @@ from typing import List, Optional
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    with open(argv[0], encoding="utf-8") as f:
-        spec = json.load(f)
+    if argv[0] == "--serve":
+        log_dir, world = argv[1], int(argv[2])
+        worker_args = ["--serve", log_dir]
+    else:
+        with open(argv[0], encoding="utf-8") as f:
+            spec = json.load(f)
+        log_dir, world = spec["dir"], spec["world"]
+        worker_args = [argv[0]]
     procs = []
-    for rank in range(spec["world"]):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(spec["world"]), LOCAL_RANK=str(rank))
-        with open(os.path.join(spec["dir"], f"rank{rank}.log"), "wb") as log:
-            procs.append(subprocess.Popen([sys.executable, "-m", "collgrad_torch.usercode.worker", argv[0],
-                                           str(rank)], env=env, stdout=log, stderr=subprocess.STDOUT))
+    for rank in range(world):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+        with open(os.path.join(log_dir, f"rank{rank}.log"), "wb") as log:
+            procs.append(subprocess.Popen([sys.executable, "-m", "collgrad_torch.usercode.worker"] + worker_args
+                                          + [str(rank)], env=env, stdout=log, stderr=subprocess.STDOUT))
     return max(p.wait() for p in procs)
 
 

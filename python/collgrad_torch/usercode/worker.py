@@ -1,6 +1,7 @@
-"""One rank of a check: `python -m collgrad_torch.usercode.worker SPEC RANK`.
+"""One rank of a check: `python -m collgrad_torch.usercode.worker SPEC RANK`,
+or of a warm world that serves check after check: `... worker --serve DIR RANK`.
 
-Started W times by world.py. Joins the process group under test, builds its
+Started W times by spawn.py. Joins the process group under test, builds its
 inputs, runs the user's function once with backward (the analytic gradient),
 then runs it again at every point of the finite-difference schedule in
 lockstep with the other ranks, recording only its own loss. Everything goes
@@ -248,13 +249,18 @@ def _infrastructure(e: BaseException, phase: str) -> bool:
     return phase == "joining the process group" or any(w in text for w in _PEER_GONE)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    with open(argv[0], encoding="utf-8") as f:
+def one_check(spec_path: str, rank: int, serving: bool) -> int:
+    """Run one check's rank; 0 when its result is written (the ranks then
+    leave together), else the exit status its error file explains."""
+    with open(spec_path, encoding="utf-8") as f:
         spec = json.load(f)
-    r = Rank(spec, int(argv[1]))
-    stack = open(r.path("stack"), "w", encoding="utf-8")
-    faulthandler.register(signal.SIGUSR1, file=stack, all_threads=True)
+    for p in reversed(spec.get("sys_path", [])):  # the caller's path now (pytest adds to it)
+        if p and p not in sys.path:
+            sys.path.insert(0, p)
+    r = Rank(spec, rank)
+    if not serving:  # a warm rank's stacks go to its world's directory (serve)
+        stack = open(r.path("stack"), "w", encoding="utf-8")
+        faulthandler.register(signal.SIGUSR1, file=stack, all_threads=True)
     t0 = time.monotonic()
     try:
         result = run(r)
@@ -269,12 +275,78 @@ def main(argv: Optional[List[str]] = None) -> int:
         return cls
     result["seconds"] = time.monotonic() - t0
     r.write("json", result)
-    # leave together: a rank that exits closes its connections, and a rank still
-    # waiting in a collective would see "connection reset" instead of its hang
-    r.status("finished")
+    # leave together: a rank that exits (or destroys its group) closes its connections,
+    # and a rank still waiting in a collective would see "connection reset" instead of its hang
+    # (a warm rank says "finished" only after that and after its groups are gone: the
+    # owner then removes the check's directory, the store with it, and sends the next)
+    if not serving:
+        r.status("finished")
     r.store.set(f"done/{r.rank}", "1")
     import datetime
     r.store.wait([f"done/{k}" for k in range(r.world)], datetime.timedelta(hours=24))
+    if serving:
+        import torch.distributed as dist
+
+        dist.destroy_process_group()  # every group of this check, the user's new_group ones too
+        r.store = None
+        r.status("finished")
+    return 0
+
+
+def _owner_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def serve(pool_dir: str, rank: int) -> int:
+    """A warm world's rank (warm.py): run check after check, each named by
+    the file job.N (N = 1, 2, ...) that holds its spec's path, in a fresh
+    process group. Ends after a check that failed (the owner replaces the
+    whole world), when the owner's process is gone, or its directory is."""
+    with open(os.path.join(pool_dir, "owner"), encoding="ascii") as f:
+        owner = int(f.read().strip())
+    stack = open(os.path.join(pool_dir, f"rank{rank}.stack"), "w", encoding="utf-8")
+    faulthandler.register(signal.SIGUSR1, file=stack, all_threads=True)
+    seq = 1
+    last_look = time.monotonic()
+    while True:
+        job = os.path.join(pool_dir, f"job.{seq}")
+        try:
+            with open(job, encoding="utf-8") as f:
+                spec_path = f.read().strip()
+        except FileNotFoundError:
+            time.sleep(0.005)
+            if time.monotonic() - last_look > 1.0:
+                last_look = time.monotonic()
+                if not os.path.isdir(pool_dir) or not _owner_alive(owner):
+                    if rank == 0:  # an owner killed outright could not remove it
+                        import shutil
+
+                        shutil.rmtree(pool_dir, ignore_errors=True)
+                    return 0
+            continue
+        code = one_check(spec_path, rank, serving=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if code != 0:
+            return code
+        seq += 1
+        last_look = time.monotonic()
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[0] == "--serve":
+        code = serve(argv[1], int(argv[2]))
+    else:
+        code = one_check(argv[0], int(argv[1]), serving=False)
+    if code != 0:
+        return code
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # a group whose peer failed may block in its destructor; all is written

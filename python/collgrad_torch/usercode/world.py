@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 STARTUP_S = 120.0        # importing torch and joining the group, W ranks on a loaded machine
 STARTING = (None, "joining the process group", "importing the user's code")
@@ -104,60 +104,89 @@ def waiting_call(stack: str) -> str:
 
 
 class World:
-    def __init__(self, spec: Dict[str, Any], timeout: float, python: Optional[str] = None):
+    """One check: its private directory (the spec, the store, every rank's
+    files), the watch over its ranks, and what they left. The ranks come from
+    a fresh spawn.py (run(), the default) or from a warm world that serves
+    check after check (warm.py, which calls watch() and collect())."""
+
+    def __init__(self, spec: Dict[str, Any], timeout: float, python: Optional[str] = None,
+                 parent_dir: Optional[str] = None):
         self.spec, self.timeout = spec, timeout
         self.python = python or sys.executable
-        self.dir = tempfile.mkdtemp(prefix="collgrad-check-")
-        spec.update(dir=self.dir, store=os.path.join(self.dir, "store"))
+        self.dir = tempfile.mkdtemp(prefix="collgrad-check-", dir=parent_dir)
+        spec.update(dir=self.dir, store=os.path.join(self.dir, "store"), sys_path=list(sys.path))
+        self.spec_path = os.path.join(self.dir, "spec.json")
+        self.log_dir = self.dir   # the ranks' output and stacks: a warm world's own directory
+        self.warm = False         # ranks already running: no start-up allowance
         self.prefix, self.isolation = isolation()
 
     def path(self, rank: int, suffix: str) -> str:
         return os.path.join(self.dir, f"rank{rank}.{suffix}")
 
-    def _env(self) -> Dict[str, str]:
+    def write_spec(self) -> None:
+        with open(self.spec_path, "w", encoding="utf-8") as f:
+            json.dump(self.spec, f)
+
+    def start(self, args: List[str]) -> "subprocess.Popen[bytes]":
+        """spawn.py with `args`, in a process group of its own (and the private loopback)."""
         here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         paths = [here] + [p for p in sys.path if p and os.path.isdir(p)]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)),
                    GLOO_SOCKET_IFNAME="lo", MASTER_ADDR="127.0.0.1", MASTER_PORT="29500")
         env.setdefault("OMP_NUM_THREADS", "1")  # W ranks on a few cores: no thread oversubscription
-        return env
+        with open(os.path.join(self.log_dir, "spawn.log"), "wb") as log:  # the child keeps its own descriptor
+            return subprocess.Popen(self.prefix + [self.python, "-m", "collgrad_torch.usercode.spawn"] + args,
+                                    env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def run(self) -> List[Dict[str, Any]]:
-        """Every rank's result, or WorldError. The private directory is removed."""
+        """A fresh world for this one check: every rank's result, or
+        WorldError. Nothing is left running; the private directory is removed."""
         try:
-            return self._run()
+            self.write_spec()
+            proc = self.start([self.spec_path])
+            try:
+                self.watch(lambda: proc.poll() is None)
+            finally:
+                end(proc)
+            return self.collect(proc.returncode)
         finally:
-            shutil.rmtree(self.dir, ignore_errors=True)
+            self.remove()
 
-    def _run(self) -> List[Dict[str, Any]]:
-        spec_path = os.path.join(self.dir, "spec.json")
-        with open(spec_path, "w", encoding="utf-8") as f:
-            json.dump(self.spec, f)
+    def remove(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def watch(self, running: Callable[[], bool]) -> None:
+        """Until every rank has finished, one has failed (after a short grace
+        for the others' errors), or the ranks' process is gone; WorldError(3)
+        for a hang, with the call each rank waits in."""
         world = self.spec["world"]
-        with open(os.path.join(self.dir, "spawn.log"), "wb") as log:  # the child keeps its own descriptor
-            proc = subprocess.Popen(self.prefix + [self.python, "-m", "collgrad_torch.usercode.spawn", spec_path],
-                                    env=self._env(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         statuses: List[Optional[str]] = [None] * world
         moved = time.monotonic()
         first_error: Optional[float] = None
-        try:
-            while proc.poll() is None:
-                time.sleep(0.02)
-                now = time.monotonic()
-                for r in range(world):
-                    s = _read(self.path(r, "status"))
-                    if s != statuses[r]:
-                        statuses[r], moved = s, now
-                if first_error is None and any(os.path.exists(self.path(r, "error.json")) for r in range(world)):
-                    first_error = now
-                if first_error is not None and now - first_error > ERROR_GRACE_S:
-                    break
-                starting = any(self._phase(st)[1] in STARTING or st is None for st in statuses)
-                limit = max(self.timeout, STARTUP_S) if starting else self.timeout
-                if now - moved > limit:
-                    raise WorldError(self._hang_message(statuses, limit), 3)
-        finally:
-            self._end(proc, statuses)
+        while running():
+            time.sleep(0.02)
+            now = time.monotonic()
+            for r in range(world):
+                s = _read(self.path(r, "status"))
+                if s != statuses[r]:
+                    statuses[r], moved = s, now
+            if all(self._phase(st)[1] == "finished" for st in statuses):
+                return
+            if first_error is None and any(os.path.exists(self.path(r, "error.json")) for r in range(world)):
+                first_error = now
+            if first_error is not None and now - first_error > ERROR_GRACE_S:
+                return
+            starting = not self.warm and any(st is None or self._phase(st)[1] in STARTING for st in statuses)
+            limit = max(self.timeout, STARTUP_S) if starting else self.timeout
+            if now - moved > limit:
+                raise WorldError(self._hang_message(statuses, limit), 3)
+
+    def failed(self) -> bool:
+        return any(os.path.exists(self.path(r, "error.json")) for r in range(self.spec["world"]))
+
+    def collect(self, returncode: Optional[int]) -> List[Dict[str, Any]]:
+        """Every rank's result after watch(), or the WorldError its files tell."""
+        world = self.spec["world"]
         errors = [json.loads(_read(self.path(r, "error.json")) or "{}") for r in range(world)
                   if os.path.exists(self.path(r, "error.json"))]
         if errors:
@@ -166,8 +195,9 @@ class World:
         for r in range(world):
             text = _read(self.path(r, "json"))
             if text is None:
-                tail = (_read(self.path(r, "log")) or _read(os.path.join(self.dir, "spawn.log")) or "")[-2000:]
-                raise WorldError(f"rank {r} ended without a result (exit status {proc.returncode}); "
+                tail = (_read(os.path.join(self.log_dir, f"rank{r}.log"))
+                        or _read(os.path.join(self.log_dir, "spawn.log")) or "")[-2000:]
+                raise WorldError(f"rank {r} ended without a result (exit status {returncode}); "
                                  f"its output ends:\n{tail}", 3)
             results.append(json.loads(text))
         return results
@@ -191,7 +221,8 @@ class World:
         lines = [f"no rank moved on for {limit:g} s ({what}): a hang"]
         for r, s in enumerate(statuses):
             _, phase = self._phase(s)
-            where = "" if phase == "finished" else " and " + waiting_call(_read(self.path(r, "stack")) or "")
+            stack = _read(os.path.join(self.log_dir, f"rank{r}.stack")) or ""
+            where = "" if phase == "finished" else " and " + waiting_call(stack)
             lines.append(f"  rank {r}: {phase}{where}")
         return "\n".join(lines)
 
@@ -203,9 +234,11 @@ class World:
                 lines.append(e["traceback"].rstrip())
         return "\n".join(lines)
 
-    def _end(self, proc: "subprocess.Popen[bytes]", statuses: List[Optional[str]]) -> None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        proc.wait()
+
+def end(proc: "subprocess.Popen[bytes]") -> None:
+    """Kill spawn.py's whole process group (the ranks with it) and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.wait()
