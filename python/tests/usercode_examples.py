@@ -42,8 +42,18 @@ CASES: List[Any] = [
     ("data_parallel", "allreduce_step_no_divide", {"step": True, "reduction": "mean"}, "fail", patterns.TIMES_W),
     ("custom_function", "wrong_cube", {}, "fail", "no known pattern"),
 ]
-# CG_USERCODE_WORLDS=2 (.ci/run sets it: CI's 20 minutes) checks W=2 only; scripts/test.sh, 2 and 4
 WORLDS = [int(w) for w in (os.environ.get("CG_USERCODE_WORLDS") or "2,4").split(",")]
+# one warm world per world size for the whole module: the ranks start once, not once per check
+WARM = cg.warm_worlds()
+
+
+def setUpModule() -> None:
+    WARM.__enter__()
+
+
+def tearDownModule() -> None:
+    WARM.__exit__(None, None, None)
+    print(f"warm worlds: {WARM.starts()} start(s) of rank processes for all the checks", file=sys.stderr)
 
 
 def run(module: str, name: str, world: int, args: Dict[str, Any]) -> cg.Result:
