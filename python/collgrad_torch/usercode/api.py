@@ -89,10 +89,10 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
             "seed": seed, "fd": fd, "fd_budget": fd_budget, "step_size": fdmod.STEP,
             "replicated": replicated if isinstance(replicated, bool) else list(replicated), "timeout": timeout}
     t0 = time.monotonic()
-    w = worldmod.World(spec, timeout, python)
+    pool = warmmod.active()
+    w = worldmod.World(spec, timeout, python, parent_dir=pool.tmpdir if pool is not None else None)
     result.isolation = w.isolation
     try:
-        pool = warmmod.active()
         ranks = pool.run(w) if pool is not None else w.run()
         result.torch_version = ranks[0].get("torch", "")
         result.backend = ranks[0].get("backend", backend)

@@ -36,8 +36,8 @@ Key = Tuple[int, str, str]
 class WarmWorld:
     """The ranks of one (world size, backend, interpreter), serving checks in turn."""
 
-    def __init__(self, key: Key):
-        self.key = key
+    def __init__(self, key: Key, tmpdir: Optional[str] = None):
+        self.key, self.tmpdir = key, tmpdir
         self.proc: Optional["subprocess.Popen[bytes]"] = None
         self.dir = ""
         self.seq = 0
@@ -46,7 +46,7 @@ class WarmWorld:
 
     def _start(self, w: World) -> "subprocess.Popen[bytes]":
         self.close()
-        self.dir = tempfile.mkdtemp(prefix="collgrad-warm-")
+        self.dir = tempfile.mkdtemp(prefix="collgrad-warm-", dir=self.tmpdir)
         with open(os.path.join(self.dir, "owner"), "w", encoding="ascii") as f:
             f.write(str(os.getpid()))
         w.log_dir = self.dir
@@ -91,14 +91,15 @@ class WarmWorld:
 class Warm:
     """The context in which check() reuses warm worlds (warm_worlds())."""
 
-    def __init__(self) -> None:
+    def __init__(self, tmpdir: Optional[str] = None) -> None:
         self.worlds: Dict[Key, WarmWorld] = {}
+        self.tmpdir = tmpdir   # where the worlds' and checks' private directories go
         self._outer: Optional["Warm"] = None
 
     def run(self, w: World) -> List[Dict[str, Any]]:
         key = (w.spec["world"], w.spec["backend"], w.python)
         if key not in self.worlds:
-            self.worlds[key] = WarmWorld(key)
+            self.worlds[key] = WarmWorld(key, self.tmpdir)
         return self.worlds[key].run(w)
 
     def starts(self) -> int:
@@ -127,10 +128,11 @@ def active() -> Optional[Warm]:
     return _active
 
 
-def warm_worlds() -> Warm:
+def warm_worlds(tmpdir: Optional[str] = None) -> Warm:
     """A context manager: inside it, check() runs on warm worlds, started once
-    per (world size, backend, interpreter) and ended when it exits."""
-    return Warm()
+    per (world size, backend, interpreter) and ended when it exits. Their
+    directories (and the checks' stores) go under `tmpdir` when given."""
+    return Warm(tmpdir)
 
 
 __all__ = ["Warm", "WarmWorld", "WorldError", "active", "warm_worlds"]

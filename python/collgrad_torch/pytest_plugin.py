@@ -1,0 +1,225 @@
+"""The pytest plugin (entry point pytest11 "collgrad"): a test marked
+
+    @pytest.mark.collgrad(world=[2, 4], backend="gloo", inputs=make_inputs)
+    def test_layer(rank, world, x, w):
+        ...
+        return loss
+
+is not called by pytest itself: it becomes one test per world size
+(test_layer[W=2], test_layer[W=4]), each running collgrad_torch.check() on
+the function, so its gradients on every rank are compared with finite
+differences of the global loss. The marker takes check()'s keywords (world,
+backend, inputs, semantics, reduction, replicated, atol, rtol, fd, fd_budget,
+seed, timeout, name) and step=True for a training step that runs its own
+backward. inputs is a callable or the name of one in the test's module.
+
+A failure's message is the check's rank/tensor table with the pattern it
+matches; a check that could not run (the function raised, a rank hung) is an
+error naming what happened, and the session goes on. The checks of a session
+share warm worlds (one start of rank processes per world size and backend,
+warm.py), whose directories live under pytest's temporary directory, so
+pytest-xdist's workers never share anything and no port is chosen.
+--collgrad-json DIR keeps each test's report (schema collgrad-check/report/1);
+pytest's --junitxml carries the verdicts. A test skips, with the reason,
+where this interpreter has no torch or the backend cannot run.
+
+This module imports neither torch nor the check until a marked test runs:
+pytest loads it in every session of an environment where the package is
+installed.
+"""
+
+import importlib.util
+import inspect
+import os
+import re
+import sys
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+MARKER = "collgrad"
+KEYWORDS = ("world", "backend", "inputs", "semantics", "reduction", "replicated", "atol", "rtol", "fd",
+            "fd_budget", "seed", "timeout", "name", "step")
+
+
+def pytest_addoption(parser: Any) -> None:
+    group = parser.getgroup("collgrad", "gradients of distributed code (collgrad_torch.check)")
+    group.addoption("--collgrad-json", metavar="DIR", default=None,
+                    help="write each collgrad test's report (collgrad-check/report/1 JSON) into DIR")
+    group.addoption("--collgrad-cold", action="store_true", default=False,
+                    help="start fresh rank processes for every check instead of warm worlds")
+
+
+def pytest_configure(config: Any) -> None:
+    config.addinivalue_line(
+        "markers", "collgrad(world=[2, 4], backend='gloo', inputs=make_inputs, **check_kwargs): run the test "
+        "function on W ranks through collgrad_torch.check and compare every rank's gradients with finite "
+        "differences of the global loss (one test per world size)")
+    config._collgrad_state = _State(config)
+
+
+class _State:
+    """The session's warm worlds (opened by the first check, closed at the end) and its counts."""
+
+    def __init__(self, config: Any):
+        self.config = config
+        self.warm: Any = None
+        self.checks = 0
+
+    def warm_worlds(self) -> Any:
+        if self.warm is None and not self.config.getoption("collgrad_cold"):
+            from .usercode import warm_worlds
+
+            factory = getattr(self.config, "_tmp_path_factory", None)
+            tmpdir = str(factory.mktemp("collgrad", numbered=True)) if factory is not None else None
+            self.warm = warm_worlds(tmpdir)
+            self.warm.__enter__()
+        return self.warm
+
+    def close(self) -> None:
+        if self.warm is not None:
+            self.warm.__exit__(None, None, None)
+
+
+def pytest_unconfigure(config: Any) -> None:
+    state = getattr(config, "_collgrad_state", None)
+    if state is not None:
+        state.close()
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
+    state = getattr(config, "_collgrad_state", None)
+    if state is None or not state.checks:
+        return
+    line = f"collgrad: {state.checks} check(s)"
+    if state.warm is not None:
+        per = ", ".join(f"W={k[0]} {k[1]}: {w.starts}" for k, w in sorted(state.warm.worlds.items()))
+        line += f"; rank processes started {state.warm.starts()} time(s) ({per})"
+    else:
+        line += "; a fresh world each (--collgrad-cold)"
+    terminalreporter.write_line(line)
+
+
+def _marker(obj: Any) -> Optional[Any]:
+    for mark in getattr(obj, "pytestmark", []):
+        if mark.name == MARKER:
+            return mark
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: Any, name: str, obj: Any) -> Optional[List[Any]]:
+    if not inspect.isfunction(obj) or not collector.funcnamefilter(name):
+        return None
+    mark = _marker(obj)
+    if mark is None:
+        return None
+    kwargs = dict(mark.kwargs)
+    if mark.args:
+        kwargs.setdefault("world", mark.args[0])
+    worlds = kwargs.pop("world", [2, 4])
+    worlds = list(worlds) if isinstance(worlds, (list, tuple)) else [worlds]
+    return [CollgradItem.from_parent(collector, name=f"{name}[W={w}]", fn=obj, world=w, options=kwargs)
+            for w in worlds]
+
+
+class CollgradFailure(AssertionError):
+    """A wrong gradient, or a check that could not run: the message is the table."""
+
+    def __init__(self, result: Any):
+        super().__init__(result.table())
+        self.result = result
+
+
+class CollgradItem(pytest.Item):
+    def __init__(self, *, fn: Any, world: Any, options: Dict[str, Any], **kw: Any):
+        super().__init__(**kw)
+        self.fn, self.world, self.options = fn, world, options
+        for mark in getattr(fn, "pytestmark", []):  # skip, skipif, xfail, ... as on any test
+            if mark.name != MARKER:
+                self.own_markers.append(mark)
+        self.user_properties.append(("world", world))
+        self.user_properties.append(("backend", options.get("backend", "gloo")))
+
+    def _ref(self, obj: Any, what: str) -> str:
+        """The test's own module is named by its file (pytest's import modes
+        give it names no rank could import); other modules by module name."""
+        module = self.getparent(pytest.Module)
+        if module is not None and getattr(obj, "__module__", None) == module.obj.__name__:
+            qual = obj.__qualname__
+            if "<locals>" in qual:
+                raise pytest.UsageError(f"{what} {qual}: a collgrad test needs a module-level function")
+            return f"{module.path}:{qual}"
+        from .usercode import refs
+
+        return refs.ref_of(obj, what)
+
+    def _arguments(self) -> Tuple[str, Dict[str, Any]]:
+        opts = dict(self.options)
+        inputs = opts.pop("inputs", None)
+        if isinstance(inputs, str) and ":" not in inputs:
+            module = self.getparent(pytest.Module)
+            if module is None or not hasattr(module.obj, inputs):
+                raise pytest.UsageError(f"{self.nodeid}: inputs='{inputs}' is not a function of the test's module")
+            inputs = getattr(module.obj, inputs)
+        if inputs is not None and not isinstance(inputs, str):
+            inputs = self._ref(inputs, "inputs")
+        opts["inputs"] = inputs
+        opts.setdefault("name", self.nodeid.split("[W=")[0])
+        ref = self._ref(self.fn, "test")
+        if opts.pop("step", False):
+            opts["step"] = ref
+            return "", opts
+        return ref, opts
+
+    def runtest(self) -> None:
+        reason = unavailable(self.options.get("backend", "gloo"), self.world)
+        if reason:
+            pytest.skip(reason)
+        from .usercode import check
+        from .usercode import report
+
+        state: _State = self.config._collgrad_state
+        state.warm_worlds()
+        ref, opts = self._arguments()
+        state.checks += 1
+        result = check(ref or None, world=self.world, **opts)
+        self.user_properties.append(("collgrad_status", result.status))
+        out = self.config.getoption("collgrad_json")
+        if out:
+            os.makedirs(out, exist_ok=True)
+            safe = re.sub(r"[^A-Za-z0-9_.=-]+", "_", self.nodeid).strip("_")
+            report.write_json(os.path.join(out, safe + ".json"), [result])
+        if not result.ok:
+            raise CollgradFailure(result)
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
+        if isinstance(excinfo.value, CollgradFailure):
+            return excinfo.value.result.table()
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> Tuple[Any, Optional[int], str]:
+        return self.path, None, self.name
+
+
+def unavailable(backend: str, world: Any) -> Optional[str]:
+    """Why this interpreter cannot run a check of `backend` at `world` ranks, or None."""
+    if importlib.util.find_spec("torch") is None:
+        return f"collgrad: {sys.executable} has no torch"
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        return "collgrad: this torch was built without torch.distributed"
+    if backend == "gloo" and not dist.is_gloo_available():
+        return "collgrad: this torch has no gloo backend"
+    if backend == "mpi" and not dist.is_mpi_available():
+        return "collgrad: this torch has no MPI backend"
+    if backend == "nccl":
+        import torch
+
+        if not dist.is_nccl_available():
+            return "collgrad: this torch has no NCCL backend"
+        if torch.cuda.device_count() < (world if isinstance(world, int) else 1):
+            return f"collgrad: NCCL at W={world} needs {world} GPUs, this machine shows {torch.cuda.device_count()}"
+    return None
+
