@@ -1,7 +1,7 @@
 """The public API: check(), assert_gradients(), and the errors they raise."""
 
 import time
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 from . import fd as fdmod
 from . import judge as judgemod
@@ -87,7 +87,15 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
                     atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol)
     spec = {"fn": ref, "inputs": inputs_ref, "step": step is not None, "world": world, "backend": backend,
             "seed": seed, "fd": fd, "fd_budget": fd_budget, "step_size": fdmod.STEP,
-            "replicated": replicated if isinstance(replicated, bool) else list(replicated), "timeout": timeout}
+            "replicated": replicated if isinstance(replicated, bool) else list(replicated), "timeout": timeout,
+            "transform": {}, "roots": None, "report_inputs": False}
+    return execute(result, spec, python)
+
+
+def execute(result: Result, spec: Dict[str, Any], python: Optional[str] = None) -> Result:
+    """Run the check a spec describes (check() builds both; shrink.py runs
+    variants of one: another world, cut inputs, fewer roots) into `result`."""
+    timeout = spec["timeout"]
     t0 = time.monotonic()
     pool = warmmod.active()
     w = worldmod.World(spec, timeout, python, parent_dir=pool.tmpdir if pool is not None else None)
@@ -95,7 +103,8 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
     try:
         ranks = pool.run(w) if pool is not None else w.run()
         result.torch_version = ranks[0].get("torch", "")
-        result.backend = ranks[0].get("backend", backend)
+        result.backend = ranks[0].get("backend", spec["backend"])
+        result.rank_inputs = [r.get("inputs") or {} for r in ranks]
         judgemod.judge(ranks, result)
     except worldmod.WorldError as e:
         result.error, result.error_class = str(e), e.error_class

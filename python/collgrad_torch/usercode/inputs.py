@@ -106,3 +106,63 @@ def restore(leaves: Iterable[Leaf], saved: Sequence[torch.Tensor]) -> None:
     with torch.no_grad():
         for leaf, s in zip(leaves, saved):
             leaf.tensor.copy_(s)
+
+
+def _cut(t: torch.Tensor, caps: Sequence[int], squeeze: bool) -> torch.Tensor:
+    if len(caps) != t.dim():
+        return t
+    out = t.detach()[tuple(slice(0, max(1, c)) for c in caps)]
+    if squeeze:
+        out = out.reshape([n for n in out.shape if n != 1])
+    if out.is_floating_point():
+        out = out.clone().requires_grad_(t.requires_grad)
+    return out
+
+
+def _small(t: torch.Tensor) -> torch.Tensor:
+    """Small integers where the tensor held floats: the nearest in [-3, 3]."""
+    if not t.is_floating_point():
+        return t
+    return torch.round(t.detach()).clamp(-3, 3).requires_grad_(t.requires_grad)
+
+
+def transform(raw: Any, how: Dict[str, Any]) -> Any:
+    """make_inputs' result made smaller (shrink.py): how["caps"][name] caps
+    each dimension of a tensor input (the leading part is kept: every rank
+    cuts alike, and uneven inputs stay uneven), how["squeeze"] lists the
+    inputs whose size-1 dimensions go, how["small"] rounds every floating
+    tensor input to an integer in [-3, 3]. Modules and other inputs pass
+    unchanged."""
+    if not how or not isinstance(raw, dict):
+        return raw
+    caps, squeeze, small = how.get("caps", {}), set(how.get("squeeze", [])), how.get("small", False)
+    out: Dict[str, Any] = {}
+    for name, value in raw.items():
+        wrapped = isinstance(value, Replicated)
+        t = value.value if wrapped else value
+        if isinstance(t, torch.Tensor):
+            if name in caps or name in squeeze:
+                t = _cut(t, caps.get(name, list(t.shape)), name in squeeze)
+            if small:
+                t = _small(t)
+        out[name] = Replicated(t) if wrapped else t
+    return out
+
+
+def describe(raw: Any) -> Dict[str, Any]:
+    """Each input of make_inputs' result as a reproduction script writes it:
+    a tensor's shape, dtype, requires_grad and values; a module or anything
+    else by its type only."""
+    out: Dict[str, Any] = {}
+    if not isinstance(raw, dict):
+        return out
+    for name, value in raw.items():
+        wrapped = isinstance(value, Replicated)
+        t = value.value if wrapped else value
+        if isinstance(t, torch.Tensor):
+            out[str(name)] = {"kind": "tensor", "shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", ""),
+                              "requires_grad": bool(t.requires_grad), "replicated": wrapped,
+                              "values": t.detach().cpu().tolist()}
+        else:
+            out[str(name)] = {"kind": type(t).__name__, "replicated": wrapped}
+    return out

@@ -4,7 +4,7 @@ JUnit reports and of the terminal table)."""
 
 import math
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 
 @dataclass
@@ -49,6 +49,8 @@ class Result:
     error: Optional[str] = None      # the check could not complete
     error_class: int = 0             # 2 the function or its inputs, 3 infrastructure
     ref: str = ""                    # the function's reference (FILE.py:NAME or MODULE:NAME)
+    # each rank's inputs as make_inputs gave them (shrink.py asks for them): name -> description
+    rank_inputs: List[Dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

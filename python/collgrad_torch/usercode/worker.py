@@ -108,6 +108,9 @@ class Program:
         if self.is_step:
             return _scalar(out, "the step's returned loss", self.r.rank)
         roots = list(out) if isinstance(out, (list, tuple)) else [out]
+        keep = self.r.spec.get("roots")
+        if keep is not None and len(roots) > 1:  # shrink.py: fewer backward roots
+            roots = [x for i, x in enumerate(roots) if i in keep]
         if not roots:
             raise UserError(f"fn returned an empty list of roots on rank {self.r.rank}")
         total = sum(_scalar(x, f"root {i} of fn" if len(roots) > 1 else "fn's loss", self.r.rank)
@@ -153,7 +156,8 @@ def run(r: Rank) -> Dict[str, Any]:
         raise UserError(str(e)) from None
     r.status("make_inputs")
     _seed(spec["seed"], r.rank)
-    raw = make_inputs(r.rank, r.world) if make_inputs else {}
+    raw = inputs.transform(make_inputs(r.rank, r.world) if make_inputs else {}, spec.get("transform") or {})
+    described = inputs.describe(raw) if spec.get("report_inputs") else {}
     try:
         ins = inputs.prepare(raw, spec["replicated"])
     except inputs.InputError as e:
@@ -234,7 +238,7 @@ def run(r: Rank) -> Dict[str, Any]:
     r.store = store
     return {"rank": r.rank, "torch": torch.__version__, "backend": name, "mode": mode,
             "meta": meta, "data": ins.data, "grads": grads, "dirs": dirs, "losses": losses, "base": base,
-            "groups": _group_sizes(), "notes": prog.notes,
+            "groups": _group_sizes(), "notes": prog.notes, "inputs": described,
             "values": {t.name: mine[t.name].tensor.detach().reshape(-1)[:256].tolist()
                        for t, _ in held if t.owner == -1}}
 
