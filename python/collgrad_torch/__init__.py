@@ -18,7 +18,7 @@ still report a missing torch itself.
 from typing import Any
 
 __all__ = ["check", "assert_gradients", "replicated", "Result", "TensorCheck", "CheckError",
-           "GradientMismatch", "warm_worlds"]
+           "GradientMismatch", "warm_worlds", "shrink", "Shrunk"]
 
 
 def __getattr__(name: str) -> Any:

@@ -46,6 +46,9 @@ def pytest_addoption(parser: Any) -> None:
     group = parser.getgroup("collgrad", "gradients of distributed code (collgrad_torch.check)")
     group.addoption("--collgrad-json", metavar="DIR", default=None,
                     help="write each collgrad test's report (collgrad-check/report/1 JSON) into DIR")
+    group.addoption("--collgrad-shrink", type=float, default=None, metavar="SEC", const=60.0, nargs="?",
+                    help="shrink each failing check (SEC seconds each, default 60) and write a reproduction "
+                         "script beside its report (--collgrad-json DIR, else pytest's temporary directory)")
     group.addoption("--collgrad-cold", action="store_true", default=False,
                     help="start fresh rank processes for every check instead of warm worlds")
 
@@ -179,7 +182,7 @@ class CollgradItem(pytest.Item):
         from .usercode import check
         from .usercode import report
 
-        state: _State = self.config._collgrad_state
+        state: _State = getattr(self.config, "_collgrad_state")
         state.warm_worlds()
         ref, opts = self._arguments()
         state.checks += 1
@@ -190,12 +193,31 @@ class CollgradItem(pytest.Item):
             os.makedirs(out, exist_ok=True)
             safe = re.sub(r"[^A-Za-z0-9_.=-]+", "_", self.nodeid).strip("_")
             report.write_json(os.path.join(out, safe + ".json"), [result])
+        if result.status == "fail" and self.config.getoption("collgrad_shrink"):
+            self.shrunk = self._shrink(ref, opts, out)
         if not result.ok:
             raise CollgradFailure(result)
 
+    def _shrink(self, ref: str, opts: Dict[str, Any], out: Optional[str]) -> str:
+        """The shrink's summary and where its reproduction went."""
+        from .usercode import report, shrinking
+
+        kw = {k: v for k, v in opts.items() if k not in ("inputs", "step", "name")}
+        s = shrinking.shrink(ref or None, world=self.world, inputs=opts.get("inputs"), step=opts.get("step"),
+                             budget=self.config.getoption("collgrad_shrink"), **kw)
+        text = s.summary()
+        if s.script:
+            where = out or str(getattr(self.config, "_tmp_path_factory").mktemp("collgrad-repro"))
+            os.makedirs(where, exist_ok=True)
+            path = os.path.join(where, re.sub(r"[^A-Za-z0-9_]+", "_", self.name).strip("_") + "_repro.py")
+            report.write_text(path, s.script)
+            text += f"\n  reproduction: python {path}"
+        return text
+
     def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
         if isinstance(excinfo.value, CollgradFailure):
-            return excinfo.value.result.table()
+            shrunk = getattr(self, "shrunk", "")
+            return excinfo.value.result.table() + ("\n" + shrunk if shrunk else "")
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> Tuple[Any, Optional[int], str]:

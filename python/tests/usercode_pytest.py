@@ -31,7 +31,7 @@ sys.path.insert(0, HERE)
 from usercode_examples import CASES  # noqa: E402
 
 
-def pytest_session(*files: str) -> Tuple[str, Dict[str, Tuple[str, str]], Dict[Tuple[str, int], Any]]:
+def pytest_session(*files: str, extra: Tuple[str, ...] = ()) -> Tuple[str, Dict[str, Tuple[str, str]], Dict[Tuple[str, int], Any]]:
     """Run pytest on files; (stdout, {test id: (outcome, message)}, {(test, world): report case})."""
     with tempfile.TemporaryDirectory() as tmp:
         junit, reports = os.path.join(tmp, "j.xml"), os.path.join(tmp, "reports")
@@ -39,7 +39,7 @@ def pytest_session(*files: str) -> Tuple[str, Dict[str, Tuple[str, str]], Dict[T
                    PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"), os.environ.get("PYTHONPATH", "")]))
         out = subprocess.run([sys.executable, "-m", "pytest", "-p", "collgrad_torch.pytest_plugin", "-q",
                               "-p", "no:cacheprovider", "--junitxml", junit, "--collgrad-json", reports,
-                              *files], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+                              *extra, *files], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
         outcomes: Dict[str, Tuple[str, str]] = {}
         for tc in ET.parse(junit).getroot().iter("testcase"):
             outcome, message = "passed", ""
@@ -83,9 +83,13 @@ class Plugin(unittest.TestCase):
         self.assertIn(f"{passing} passed, {len(want) - passing} xfailed", out)
 
     def test_what_goes_wrong(self) -> None:
-        out, outcomes, cases = pytest_session("python/tests/pytest_cases/test_plugin_cases.py")
+        out, outcomes, cases = pytest_session("python/tests/pytest_cases/test_plugin_cases.py",
+                                              extra=("--collgrad-shrink", "30"))
         outcome, message = outcomes["test_c10d_without_autograd[W=2]"]
         self.assertEqual(outcome, "failure", out)
+        # --collgrad-shrink: #58005's shape needs two ranks, one element each is enough
+        self.assertIn("shrunk: W=2, x[1] (1 element)  ->  W=2, x[1] (1 element)", message)
+        self.assertRegex(message, r"reproduction: python \S+test_c10d_without_autograd_W_2_repro\.py")
         # seeds/002: 20 and 30 against the per-rank truth 40 and 60, the table with its pattern
         self.assertRegex(message, r"\n +0  x .*WRONG +20/40\n +pattern: right under replicated semantics only")
         self.assertRegex(message, r"\n +1  x .*WRONG +30/60\n")
@@ -102,7 +106,8 @@ class Plugin(unittest.TestCase):
             self.assertEqual(outcome, "skipped", out)
             self.assertIn("NCCL", message)
         self.assertEqual(outcomes["test_unmarked"][0], "passed", out)
-        self.assertEqual(starts(out), 3, out)  # the raise and the hang each replaced the W=2 world
+        # the raise and the hang each replaced the W=2 world (the shrink tried W=1 in a world of its own)
+        self.assertIn("W=2 gloo: 3)", out)
         self.assertEqual(cases[("test_hangs", 2)]["status"], "error")
 
     def test_entry_point(self) -> None:

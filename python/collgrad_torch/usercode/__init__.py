@@ -12,7 +12,8 @@ section 14). See check() for the arguments.
 from .api import CheckError, GradientMismatch, assert_gradients, check
 from .inputs import replicated
 from .result import Result, TensorCheck
+from .shrinking import Shrunk, shrink
 from .warm import warm_worlds
 
 __all__ = ["check", "assert_gradients", "replicated", "Result", "TensorCheck", "CheckError",
-           "GradientMismatch", "warm_worlds"]
+           "GradientMismatch", "warm_worlds", "shrink", "Shrunk"]

@@ -1,7 +1,7 @@
 """The public API: check(), assert_gradients(), and the errors they raise."""
 
 import time
-from typing import Any, Callable, Dict, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from . import fd as fdmod
 from . import judge as judgemod
@@ -31,7 +31,8 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
           semantics: str = "auto", atol: Optional[float] = None, rtol: Optional[float] = None,
           fd: str = "auto", seed: int = 0, timeout: float = 60.0, *, step: Optional[Fn] = None,
           reduction: str = "sum", replicated: Union[bool, Sequence[str]] = (), fd_budget: int = 4096,
-          python: Optional[str] = None, name: Optional[str] = None) -> Result:
+          python: Optional[str] = None, name: Optional[str] = None,
+          roots: Optional[Sequence[int]] = None) -> Result:
     """Check every rank's gradients of `fn` (or of a training `step`) against
     central finite differences of the global loss.
 
@@ -52,6 +53,9 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
     perturbs each element (the default while the inputs have at most
     fd_budget elements in all), "fast" one random direction per tensor.
 
+    roots=[i, ...] backward-s only those of fn's returned roots (a
+    reproduction that shrink() cut down).
+
     `name` is the case's name in the reports (default: the function's
     reference): two reports of one name, say before and after a fix or over
     two backends, line up in `collgrad-check compare`.
@@ -62,6 +66,17 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
     wrong while running (the function raised, a rank hung) is the Result's
     error, with its class (2: the code, 3: infrastructure).
     """
+    result, spec = plan(fn, world, inputs, backend, semantics, atol, rtol, fd, seed, timeout, step=step,
+                        reduction=reduction, replicated=replicated, fd_budget=fd_budget, name=name, roots=roots)
+    return execute(result, spec, python)
+
+
+def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, semantics: str,
+         atol: Optional[float], rtol: Optional[float], fd: str, seed: int, timeout: float, *,
+         step: Optional[Fn], reduction: str, replicated: Union[bool, Sequence[str]], fd_budget: int,
+         name: Optional[str], roots: Optional[Sequence[int]]) -> Tuple[Result, Dict[str, Any]]:
+    """check()'s arguments checked (CheckError) and made into an empty
+    Result and the spec the ranks read."""
     if (fn is None) == (step is None):
         raise CheckError("give exactly one of fn (we run backward) and step (it runs its own backward)")
     if semantics not in ("auto", "per_rank", "replicated"):
@@ -88,8 +103,8 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
     spec = {"fn": ref, "inputs": inputs_ref, "step": step is not None, "world": world, "backend": backend,
             "seed": seed, "fd": fd, "fd_budget": fd_budget, "step_size": fdmod.STEP,
             "replicated": replicated if isinstance(replicated, bool) else list(replicated), "timeout": timeout,
-            "transform": {}, "roots": None, "report_inputs": False}
-    return execute(result, spec, python)
+            "transform": {}, "roots": None if roots is None else [int(i) for i in roots], "report_inputs": False}
+    return result, spec
 
 
 def execute(result: Result, spec: Dict[str, Any], python: Optional[str] = None) -> Result:
@@ -105,6 +120,7 @@ def execute(result: Result, spec: Dict[str, Any], python: Optional[str] = None) 
         result.torch_version = ranks[0].get("torch", "")
         result.backend = ranks[0].get("backend", spec["backend"])
         result.rank_inputs = [r.get("inputs") or {} for r in ranks]
+        result.roots = int(ranks[0].get("roots", 1))
         judgemod.judge(ranks, result)
     except worldmod.WorldError as e:
         result.error, result.error_class = str(e), e.error_class

@@ -3,18 +3,24 @@
     python -m collgrad_torch check FILE.py:fn --inputs FILE.py:make_inputs --world 2,4
     python -m collgrad_torch check --step FILE.py:train_step --inputs FILE.py:make_inputs \\
         --replicated model --reduction mean --json report.json --junit junit.xml
+    python -m collgrad_torch check F.py:a F.py:b --inputs F.py:make_inputs --world 2,4 --shrink
 
-One check per world; the table of each on stdout; exit 0 every gradient right,
-1 a mismatch, 2 bad usage or a bad function (it raised, its inputs are unusable,
+One check per function and world (several share warm worlds, with a progress
+line each on stderr); the table of each on stdout; --shrink reduces each
+failing one to a reproduction script. Exit 0 every gradient right, 1 a mismatch, 2 bad usage or a bad function (it raised, its inputs are unusable,
 its forward does not repeat), 3 infrastructure (a rank died or hung, the group
 could not form).
 """
 
 import argparse
+import contextlib
+import os
+import re
 import sys
-from typing import List, Optional
+import time
+from typing import Any, List, Optional
 
-from . import api, report
+from . import api, report, shrinking, warm as warm_mod
 from .result import Result
 
 
@@ -32,7 +38,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m collgrad_torch check",
                                 description="Check every rank's gradients of your distributed PyTorch code "
                                             "against finite differences of the global loss.")
-    p.add_argument("fn", nargs="?", help="FILE.py:NAME or MODULE:NAME of fn(rank, world, **inputs) -> loss")
+    p.add_argument("fn", nargs="*", help="FILE.py:NAME or MODULE:NAME of fn(rank, world, **inputs) -> loss "
+                                         "(several: each is checked, with the same inputs)")
     p.add_argument("--step", help="FILE.py:NAME of a training step that runs its own backward (instead of fn)")
     p.add_argument("--inputs", help="FILE.py:NAME of make_inputs(rank, world) -> dict")
     p.add_argument("--world", type=_worlds, default=[4], help="world sizes, comma-separated (default 4)")
@@ -48,6 +55,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=60.0, help="seconds without progress that make a hang")
     p.add_argument("--name", help="the case's name in the reports (default: the function's reference)")
+    p.add_argument("--shrink", action="store_true",
+                   help="shrink each failing check to a small reproduction and write its script")
+    p.add_argument("--shrink-budget", type=float, default=60.0, metavar="SEC", help="seconds per shrink (60)")
+    p.add_argument("--shrink-dir", default=".", metavar="DIR", help="where the reproduction scripts go (.)")
+    p.add_argument("--cold", action="store_true",
+                   help="fresh rank processes for every check (default: one warm world per world size)")
     p.add_argument("--json", metavar="FILE", help="write the report (schema collgrad-check/report/1)")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     return p
@@ -60,29 +73,63 @@ def exit_status(results: List[Result]) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
+def _progress(done: int, total: int, r: Result, t0: float) -> None:
+    """One line per check on stderr when there are several: the count and the time left."""
+    spent = time.monotonic() - t0
+    left = spent / done * (total - done)
+    print(f"[{done}/{total}] {r.name} W={r.world}: {r.status} ({spent:.1f} s so far, about {left:.0f} s left)",
+          file=sys.stderr, flush=True)
+
+
+def _shrink(args: argparse.Namespace, fn: Optional[str], world: int) -> None:
+    s = shrinking.shrink(fn, world=world, inputs=args.inputs, step=args.step, budget=args.shrink_budget,
+                          backend=args.backend, semantics=args.semantics, atol=args.atol, rtol=args.rtol,
+                          fd=args.fd, seed=args.seed, timeout=args.timeout, reduction=args.reduction,
+                          replicated=args.replicated, fd_budget=args.fd_budget)
+    print(s.summary())
+    if s.script:
+        stem = re.sub(r"[^A-Za-z0-9_]+", "_", (fn or args.step or "").rsplit(":", 1)[-1])
+        path = os.path.join(args.shrink_dir, f"collgrad_repro_{stem}_w{world}.py")
+        try:
+            report.write_text(path, s.script)
+        except OSError as e:
+            print(f"python -m collgrad_torch check: cannot write the reproduction {path}: {e}", file=sys.stderr)
+            return
+        print(f"  reproduction: python {path}")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     p = parser()
     try:
         args = p.parse_args(argv)
     except SystemExit as e:
         return 0 if e.code == 0 else 2
-    if (args.fn is None) == (args.step is None):
+    if bool(args.fn) == (args.step is not None):
         p.print_usage(sys.stderr)
         print("python -m collgrad_torch check: give a function FILE.py:NAME or --step FILE.py:NAME, not both",
               file=sys.stderr)
         return 2
+    fns: List[Optional[str]] = list(args.fn) if args.fn else [None]
+    jobs = [(fn, world) for fn in fns for world in args.world]
     results: List[Result] = []
-    for world in args.world:
-        try:
-            r = api.check(args.fn, world=world, inputs=args.inputs, backend=args.backend,
-                          semantics=args.semantics, atol=args.atol, rtol=args.rtol, fd=args.fd, seed=args.seed,
-                          timeout=args.timeout, step=args.step, reduction=args.reduction,
-                          replicated=args.replicated, fd_budget=args.fd_budget, name=args.name)
-        except api.CheckError as e:
-            print(f"python -m collgrad_torch check: {e}", file=sys.stderr)
-            return 2
-        print(r.table(), flush=True)
-        results.append(r)
+    t0 = time.monotonic()
+    warm: Any = None if args.cold or len(jobs) == 1 and not args.shrink else warm_mod.warm_worlds()
+    with warm if warm is not None else contextlib.nullcontext():
+        for fn, world in jobs:
+            try:
+                r = api.check(fn, world=world, inputs=args.inputs, backend=args.backend,
+                              semantics=args.semantics, atol=args.atol, rtol=args.rtol, fd=args.fd, seed=args.seed,
+                              timeout=args.timeout, step=args.step, reduction=args.reduction,
+                              replicated=args.replicated, fd_budget=args.fd_budget, name=args.name)
+            except api.CheckError as e:
+                print(f"python -m collgrad_torch check: {e}", file=sys.stderr)
+                return 2
+            print(r.table(), flush=True)
+            results.append(r)
+            if args.shrink and r.status == "fail":
+                _shrink(args, fn, world)
+            if len(jobs) > 1:
+                _progress(len(results), len(jobs), r, t0)
     try:
         if args.json:
             report.write_json(args.json, results)

@@ -106,7 +106,7 @@ def to_json(results: Sequence[Result]) -> Dict[str, Any]:
                     "errors": sum(r.status == "error" for r in results), "skipped": 0}}
 
 
-def _write(path: str, text: str) -> None:
+def write_text(path: str, text: str) -> None:
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write(text)
@@ -114,7 +114,7 @@ def _write(path: str, text: str) -> None:
 
 
 def write_json(path: str, results: Sequence[Result]) -> None:
-    _write(path, json.dumps(to_json(results), indent=1, allow_nan=False) + "\n")
+    write_text(path, json.dumps(to_json(results), indent=1, allow_nan=False) + "\n")
 
 
 def _failure_text(r: Result) -> str:
@@ -165,4 +165,4 @@ def to_junit(results: Sequence[Result]) -> str:
 
 
 def write_junit(path: str, results: Sequence[Result]) -> None:
-    _write(path, to_junit(results))
+    write_text(path, to_junit(results))

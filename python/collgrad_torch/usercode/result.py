@@ -51,6 +51,7 @@ class Result:
     ref: str = ""                    # the function's reference (FILE.py:NAME or MODULE:NAME)
     # each rank's inputs as make_inputs gave them (shrink.py asks for them): name -> description
     rank_inputs: List[Dict[str, Any]] = field(default_factory=list)
+    roots: int = 1                   # how many roots fn returned (before any roots= cut)
 
     @property
     def ok(self) -> bool:

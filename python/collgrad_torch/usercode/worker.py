@@ -102,12 +102,14 @@ class Program:
     def __init__(self, r: Rank, fn: Callable[..., Any], is_step: bool, kwargs: Dict[str, Any]):
         self.r, self.fn, self.is_step, self.kwargs = r, fn, is_step, kwargs
         self.notes: List[str] = []
+        self.roots = 1
 
     def run(self, backward: bool) -> float:
         out = self.fn(self.r.rank, self.r.world, **self.kwargs)
         if self.is_step:
             return _scalar(out, "the step's returned loss", self.r.rank)
         roots = list(out) if isinstance(out, (list, tuple)) else [out]
+        self.roots = len(roots)
         keep = self.r.spec.get("roots")
         if keep is not None and len(roots) > 1:  # shrink.py: fewer backward roots
             roots = [x for i, x in enumerate(roots) if i in keep]
@@ -239,6 +241,7 @@ def run(r: Rank) -> Dict[str, Any]:
     return {"rank": r.rank, "torch": torch.__version__, "backend": name, "mode": mode,
             "meta": meta, "data": ins.data, "grads": grads, "dirs": dirs, "losses": losses, "base": base,
             "groups": _group_sizes(), "notes": prog.notes, "inputs": described,
+            "roots": prog.roots,
             "values": {t.name: mine[t.name].tensor.detach().reshape(-1)[:256].tolist()
                        for t, _ in held if t.owner == -1}}
 
