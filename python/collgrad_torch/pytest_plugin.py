@@ -10,8 +10,9 @@ is not called by pytest itself: it becomes one test per world size
 the function, so its gradients on every rank are compared with finite
 differences of the global loss. The marker takes check()'s keywords (world,
 backend, inputs, semantics, reduction, replicated, atol, rtol, fd, fd_budget,
-seed, timeout, name) and step=True for a training step that runs its own
-backward. inputs is a callable or the name of one in the test's module.
+seed, timeout, name, modes) and step=True for a training step that runs its
+own backward; modes=["eager", "aot_eager", "inductor"] checks each
+torch.compile mode against the same eager truth (torch 2.x). inputs is a callable or the name of one in the test's module.
 
 A failure's message is the check's rank/tensor table with the pattern it
 matches; a check that could not run (the function raised, a rank hung) is an
@@ -38,8 +39,6 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 MARKER = "collgrad"
-KEYWORDS = ("world", "backend", "inputs", "semantics", "reduction", "replicated", "atol", "rtol", "fd",
-            "fd_budget", "seed", "timeout", "name", "step")
 
 
 def pytest_addoption(parser: Any) -> None:

@@ -1,4 +1,4 @@
-"""examples/user_code's torch 2.x programs (DTensor over a DeviceMesh) through
+"""examples/user_code's torch 2.x programs (DTensor over a DeviceMesh, torch.compile modes) through
 collgrad_torch.check at W=2 and 4, asserting what each measured torch version
 did (ctest: python_usercode_torch2, run with the venv of scripts/torch2-venv.sh;
 exit 77, skipped with the reason, on torch 1.13)."""
@@ -13,6 +13,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from usercode_examples import run  # noqa: E402
+import collgrad_torch as cg  # noqa: E402
 from collgrad_torch.usercode import patterns  # noqa: E402
 
 TORCH2 = tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 4)
@@ -26,6 +27,70 @@ DTENSOR_MEASURED: Dict[str, List[Any]] = {
              ("redistribute_same_loss", {"semantics": "replicated"}, "pass", None)],
 }
 
+# torch.compile modes, by measurement (examples/user_code/compiled.py): torch MAJOR.MINOR ->
+# function -> each mode's status at W=2 and 4 (gloo, CPU), every mode against the eager truth
+MODES = ["eager", "aot_eager", "inductor"]
+COMPILE_MEASURED: Dict[str, Dict[str, Dict[str, str]]] = {
+    "2.15": {"funcol_all_gather": {"eager": "pass", "aot_eager": "pass", "inductor": "pass"},
+             "ulysses_all_to_all": {"eager": "pass", "aot_eager": "pass", "inductor": "pass"}},
+}
+
+
+class CompileModes(unittest.TestCase):
+    def setUp(self) -> None:
+        if not TORCH2:
+            self.skipTest(f"torch.compile modes need torch 2.x; this is torch {torch.__version__}")
+
+    def test_examples(self) -> None:
+        version = ".".join(torch.__version__.split(".")[:2])
+        measured = COMPILE_MEASURED.get(version)
+        for name in COMPILE_MEASURED["2.15"]:
+            for world in (2, 4):
+                r = run("compiled", name, world, {"modes": MODES})
+                got = {m.mode: m.status for m in r.all()}
+                if measured is None:
+                    print(f"\ntorch {torch.__version__} (not measured before; list it in COMPILE_MEASURED): "
+                          f"{name} W={world}: {got}")
+                    continue
+                with self.subTest(name=name, world=world):
+                    self.assertEqual(got, measured[name], r.table())
+                    for m in r.modes:  # the collective itself was compiled: one graph, no break
+                        self.assertIn(f"rank 0: under {m.mode}: dynamo compiled 1 graph(s) with 0 graph break(s)",
+                                      m.notes, r.table())
+                    if r.ok:  # the truth from the docstring's math, for every mode
+                        for m in r.all():
+                            for c in m.checks:
+                                x = [v + 10 * c.rank for v in range(1, 2 * world + 1)]
+                                if name == "funcol_all_gather":
+                                    want = [world * (world + 1) * v for v in x]
+                                else:
+                                    want = [2 * (i // 2 + 1) * v for i, v in enumerate(x)]
+                                for o, t in zip(c.observed, want):
+                                    self.assertAlmostEqual(o, t, places=6)
+
+    def test_a_mode_that_disagrees_is_named(self) -> None:
+        # compile_doubles (tests/usercode_modes2.py) doubles its forward only while compiling:
+        # eager passes, aot_eager is x 2 = x W at W=2, and the forward differs too
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "usercode_modes2.py")
+        r = cg.check(f"{path}:compile_doubles", world=2, inputs=f"{path}:make_inputs",
+                     modes=["eager", "aot_eager"], timeout=120)
+        self.assertEqual([m.status for m in r.all()], ["pass", "fail"], r.table())
+        self.assertEqual(r.disagreeing(), ["aot_eager"])
+        self.assertFalse(r.ok)
+        self.assertIn(patterns.TIMES_W, r.modes[0].checks[0].patterns)
+        self.assertTrue(any("the forward differs too" in n for n in r.modes[0].notes), r.table())
+        self.assertIn("disagreeing: aot_eager", r.table())
+
+
+WARM = cg.warm_worlds()  # one start of rank processes per world size for the module
+
+
+def setUpModule() -> None:
+    WARM.__enter__()
+
+
+def tearDownModule() -> None:
+    WARM.__exit__(None, None, None)
 
 
 class DTensorExamples(unittest.TestCase):

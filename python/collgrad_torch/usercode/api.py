@@ -1,5 +1,6 @@
 """The public API: check(), assert_gradients(), and the errors they raise."""
 
+import dataclasses
 import time
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
@@ -32,7 +33,7 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
           fd: str = "auto", seed: int = 0, timeout: float = 60.0, *, step: Optional[Fn] = None,
           reduction: str = "sum", replicated: Union[bool, Sequence[str]] = (), fd_budget: int = 4096,
           python: Optional[str] = None, name: Optional[str] = None,
-          roots: Optional[Sequence[int]] = None) -> Result:
+          roots: Optional[Sequence[int]] = None, modes: Optional[Sequence[str]] = None) -> Result:
     """Check every rank's gradients of `fn` (or of a training `step`) against
     central finite differences of the global loss.
 
@@ -53,6 +54,13 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
     perturbs each element (the default while the inputs have at most
     fd_budget elements in all), "fast" one random direction per tensor.
 
+    modes=["eager", "aot_eager", "inductor"] runs fn's analytic pass as it
+    is and under torch.compile(backend=MODE) for each other mode (torch 2.x),
+    and checks every mode's gradients against the same finite-difference
+    truth (computed in eager): the Result is the first mode's, with the others
+    in .modes, and .ok only when every mode is right; a mode that fails to
+    compile or run is that mode's error.
+
     roots=[i, ...] backward-s only those of fn's returned roots (a
     reproduction that shrink() cut down).
 
@@ -67,14 +75,16 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
     error, with its class (2: the code, 3: infrastructure).
     """
     result, spec = plan(fn, world, inputs, backend, semantics, atol, rtol, fd, seed, timeout, step=step,
-                        reduction=reduction, replicated=replicated, fd_budget=fd_budget, name=name, roots=roots)
+                        reduction=reduction, replicated=replicated, fd_budget=fd_budget, name=name, roots=roots,
+                        modes=modes)
     return execute(result, spec, python)
 
 
 def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, semantics: str,
          atol: Optional[float], rtol: Optional[float], fd: str, seed: int, timeout: float, *,
          step: Optional[Fn], reduction: str, replicated: Union[bool, Sequence[str]], fd_budget: int,
-         name: Optional[str], roots: Optional[Sequence[int]]) -> Tuple[Result, Dict[str, Any]]:
+         name: Optional[str], roots: Optional[Sequence[int]],
+         modes: Optional[Sequence[str]] = None) -> Tuple[Result, Dict[str, Any]]:
     """check()'s arguments checked (CheckError) and made into an empty
     Result and the spec the ranks read."""
     if (fn is None) == (step is None):
@@ -85,6 +95,10 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
         raise CheckError(f"reduction must be 'sum' or 'mean', got '{reduction}'")
     if fd not in ("auto", "element", "fast"):
         raise CheckError(f"fd must be 'auto', 'element' or 'fast', got '{fd}'")
+    if modes is not None and (isinstance(modes, str) or not modes
+                              or not all(isinstance(m, str) and m for m in modes) or len(set(modes)) != len(modes)):
+        raise CheckError(f"modes must be a list of distinct names (eager, aot_eager, inductor, or another "
+                         f"torch.compile backend), got {modes!r}")
     if not (isinstance(timeout, (int, float)) and timeout > 0):
         raise CheckError(f"timeout must be a positive number of seconds, got {timeout!r}")
     target = step if step is not None else fn
@@ -103,7 +117,8 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
     spec = {"fn": ref, "inputs": inputs_ref, "step": step is not None, "world": world, "backend": backend,
             "seed": seed, "fd": fd, "fd_budget": fd_budget, "step_size": fdmod.STEP,
             "replicated": replicated if isinstance(replicated, bool) else list(replicated), "timeout": timeout,
-            "transform": {}, "roots": None if roots is None else [int(i) for i in roots], "report_inputs": False}
+            "transform": {}, "roots": None if roots is None else [int(i) for i in roots], "report_inputs": False,
+            "modes": list(modes) if modes else []}
     return result, spec
 
 
@@ -121,13 +136,49 @@ def execute(result: Result, spec: Dict[str, Any], python: Optional[str] = None) 
         result.backend = ranks[0].get("backend", spec["backend"])
         result.rank_inputs = [r.get("inputs") or {} for r in ranks]
         result.roots = int(ranks[0].get("roots", 1))
-        judgemod.judge(ranks, result)
     except worldmod.WorldError as e:
         result.error, result.error_class = str(e), e.error_class
+        ranks = []
+    if ranks and not spec.get("modes"):
+        _judge(ranks, result)
+    elif ranks:
+        heads = [_judge_mode(ranks, result, m) for m in spec["modes"]]
+        result = heads[0]
+        result.modes = heads[1:]
+    result.seconds = time.monotonic() - t0
+    for m in result.modes:
+        m.seconds = result.seconds
+    return result
+
+
+def _judge(ranks: Sequence[Dict[str, Any]], result: Result) -> None:
+    try:
+        judgemod.judge(ranks, result)
     except (judgemod.Refused, fdmod.FdError) as e:
         result.error, result.error_class = str(e), 2
-    result.seconds = time.monotonic() - t0
-    return result
+
+
+def _judge_mode(ranks: Sequence[Dict[str, Any]], base: Result, mode: str) -> Result:
+    """One compile mode's gradients against the eager truth."""
+    r = dataclasses.replace(base, name=f"{base.name} [{mode}]", mode=mode, checks=[], notes=[], modes=[])
+    if mode == "eager":
+        _judge(ranks, r)
+        return r
+    runs = [res["compiled"][mode] for res in ranks]
+    failed = [(res["rank"], c) for res, c in zip(ranks, runs) if "error" in c]
+    if failed:
+        r.error = "\n".join(f"rank {k} under torch.compile(backend={mode!r}): {c['error']}" for k, c in failed)
+        r.error = r.error + "\n" + failed[0][1].get("traceback", "").rstrip()
+        r.error_class = 2
+        return r
+    _judge([dict(res, grads=c["grads"], dirs=c["dirs"], notes=res.get("notes", []) + c.get("notes", []))
+            for res, c in zip(ranks, runs)], r)
+    for res, c in zip(ranks, runs):
+        eager = res["base"][0]
+        if abs(c["loss"] - eager) > r.atol + r.rtol * abs(eager):
+            r.notes.append(f"rank {res['rank']}: the loss under {mode} is {c['loss']:.9g}, eager {eager:.9g}: "
+                           "the forward differs too")
+    return r
 
 
 def assert_gradients(fn: Optional[Fn] = None, **kwargs: Any) -> Result:

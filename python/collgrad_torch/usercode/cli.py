@@ -55,6 +55,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=60.0, help="seconds without progress that make a hang")
     p.add_argument("--name", help="the case's name in the reports (default: the function's reference)")
+    p.add_argument("--modes", type=lambda t: [m for m in t.split(",") if m], metavar="M,M",
+                   help="also check under torch.compile(backend=M) for each non-eager M "
+                        "(e.g. eager,aot_eager,inductor; torch 2.x), every mode against the eager truth")
     p.add_argument("--shrink", action="store_true",
                    help="shrink each failing check to a small reproduction and write its script")
     p.add_argument("--shrink-budget", type=float, default=60.0, metavar="SEC", help="seconds per shrink (60)")
@@ -120,7 +123,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                 r = api.check(fn, world=world, inputs=args.inputs, backend=args.backend,
                               semantics=args.semantics, atol=args.atol, rtol=args.rtol, fd=args.fd, seed=args.seed,
                               timeout=args.timeout, step=args.step, reduction=args.reduction,
-                              replicated=args.replicated, fd_budget=args.fd_budget, name=args.name)
+                              replicated=args.replicated, fd_budget=args.fd_budget, name=args.name,
+                              modes=args.modes)
             except api.CheckError as e:
                 print(f"python -m collgrad_torch check: {e}", file=sys.stderr)
                 return 2

@@ -88,6 +88,7 @@ def case(r: Result) -> Dict[str, Any]:
 
 
 def to_json(results: Sequence[Result]) -> Dict[str, Any]:
+    results = [x for r in results for x in r.all()]  # a compile mode is a case of its own
     first = results[0] if results else None
     backend = first.backend if first else None
     return {

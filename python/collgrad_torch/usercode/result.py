@@ -2,6 +2,7 @@
 Result that holds them (the Python API's answer, the source of the JSON and
 JUnit reports and of the terminal table)."""
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
@@ -52,17 +53,41 @@ class Result:
     # each rank's inputs as make_inputs gave them (shrink.py asks for them): name -> description
     rank_inputs: List[Dict[str, Any]] = field(default_factory=list)
     roots: int = 1                   # how many roots fn returned (before any roots= cut)
+    mode: str = ""                   # "eager", "aot_eager", "inductor"...: when check(modes=...) was asked
+    modes: List["Result"] = field(default_factory=list)  # the other modes' results, against the same truth
 
     @property
     def ok(self) -> bool:
-        return self.error is None and all(c.ok for c in self.checks)
+        return self.error is None and all(c.ok for c in self.checks) and all(m.ok for m in self.modes)
+
+    def all(self) -> List["Result"]:
+        """This result and every other mode's (each one case in the reports)."""
+        return [dataclasses.replace(self, modes=[])] + self.modes
+
+    def disagreeing(self) -> List[str]:
+        """The modes whose gradients are wrong or that could not run."""
+        return [m.mode for m in self.all() if m.status != "pass"]
 
     @property
     def status(self) -> str:
-        return "error" if self.error is not None else ("pass" if self.ok else "fail")
+        """pass, fail or error; with modes, the worst of them."""
+        own = "error" if self.error is not None else ("pass" if all(c.ok for c in self.checks) else "fail")
+        statuses = [own] + [m.status for m in self.modes]
+        return next((s for s in ("error", "fail") if s in statuses), "pass")
 
     def table(self) -> str:
-        """The terminal table: a line per rank and tensor, the pattern under each wrong one."""
+        """The terminal table: a line per rank and tensor, the pattern under each wrong one;
+        with modes, one table per mode and a line naming the modes that disagree."""
+        if not self.modes:
+            return self._table()
+        tables = [m._table() for m in self.all()]  # each mode's own table
+        verdicts = ", ".join(f"{m.mode} {m.status}" for m in self.all())
+        bad = self.disagreeing()
+        tables.append(f"modes against one eager finite-difference truth: {verdicts}"
+                      + (f"; disagreeing: {', '.join(bad)}" if bad else "; all agree"))
+        return "\n".join(tables)
+
+    def _table(self) -> str:
         head = (f"{self.name} at W={self.world} ({self.backend}, torch {self.torch_version or '?'}), "
                 f"{self.kind}, {self.semantics} semantics, reduction {self.reduction}, "
                 f"fd {self.fd or '-'} (seed {self.seed}): {self.status.upper()}")

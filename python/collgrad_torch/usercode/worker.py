@@ -135,6 +135,67 @@ def _changed(leaves: List[Any], saved: List[Any]) -> Optional[Tuple[str, float]]
     return None
 
 
+def _read_grads(held: List[Any], mode: str, seed: int) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The .grad of every tensor this rank holds: all of it (element mode),
+    or its derivative along the tensor's direction (fast mode)."""
+    import torch
+
+    from . import fd
+
+    grads: Dict[str, Any] = {}
+    dirs: Dict[str, Any] = {}
+    for t, leaf in held:
+        g = leaf.tensor.grad
+        gd = None if g is None else g.detach().to(torch.float64).reshape(-1)
+        if mode == "element":
+            grads[t.name] = None if gd is None else gd.tolist()
+        else:
+            v = fd.direction(seed, t.index, t.numel)
+            dirs[t.name] = None if gd is None else float(gd @ v)
+            grads[t.name] = None if gd is None else gd[:256].tolist()
+    return grads, dirs
+
+
+def _compiled_pass(r: Rank, backend: str, fn: Callable[..., Any], ins: Any, saved: List[Any],
+                   held: List[Any], mode: str) -> Dict[str, Any]:
+    """fn and backward once more under torch.compile(backend=...): its loss
+    and gradients, judged later against the same eager truth. What compiling
+    raises is this mode's result, not the check's end."""
+    import torch
+
+    from . import inputs
+
+    r.status(f"analytic pass under torch.compile(backend={backend!r})")
+    inputs.restore(ins.leaves, saved)
+    for l in ins.leaves:
+        l.tensor.grad = None
+    _seed(r.spec["seed"], r.rank)
+    compile_fn = getattr(torch, "compile", None)
+    if compile_fn is None:
+        return {"error": f"torch {torch.__version__} has no torch.compile (it came with torch 2.0)"}
+    counters: Any = getattr(getattr(getattr(torch, "_dynamo", None), "utils", None), "counters", None)
+    if counters is not None:
+        counters.clear()
+    try:
+        prog = Program(r, compile_fn(fn, backend=backend), r.spec["step"], ins.kwargs)
+        loss = prog.run(backward=True)
+        if counters is not None:  # whether the collectives were compiled or ran eagerly beside the graphs
+            breaks = sum(counters["graph_break"].values())
+            graphs = counters["stats"]["unique_graphs"]
+            prog.notes.append(f"under {backend}: dynamo compiled {graphs} graph(s) with {breaks} graph break(s)"
+                              + (f" ({'; '.join(sorted(counters['graph_break'])[:3])[:300]})" if breaks else "")
+                              + ("" if graphs else ": the function ran eagerly (torch.distributed.nn, for one, "
+                                 "refuses compilation)"))
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}"[:4000], "traceback": traceback.format_exc()[-4000:]}
+    finally:
+        inputs.restore(ins.leaves, saved)
+    grads, dirs = _read_grads(held, mode, r.spec["seed"])
+    for l in ins.leaves:
+        l.tensor.grad = None
+    return {"loss": loss, "grads": grads, "dirs": dirs, "notes": prog.notes}
+
+
 def run(r: Rank) -> Dict[str, Any]:
     import torch
 
@@ -196,17 +257,9 @@ def run(r: Rank) -> Dict[str, Any]:
         raise UserError(f"the {'step' if spec['step'] else 'function'} changed its input '{moved[0]}' in place "
                         f"on rank {r.rank} (by up to {moved[1]:.3g}){hint}: the check needs every "
                         "evaluation to start from the same point; clone before modifying")
-    grads: Dict[str, Any] = {}
-    dirs: Dict[str, Any] = {}
-    for t, leaf in held:
-        g = leaf.tensor.grad
-        gd = None if g is None else g.detach().to(torch.float64).reshape(-1)
-        if mode == "element":
-            grads[t.name] = None if gd is None else gd.tolist()
-        else:
-            v = fd.direction(spec["seed"], t.index, t.numel)
-            dirs[t.name] = None if gd is None else float(gd @ v)
-            grads[t.name] = None if gd is None else gd[:256].tolist()
+    grads, dirs = _read_grads(held, mode, spec["seed"])
+    compiled = {m: _compiled_pass(r, m, fn, ins, saved, held, mode) for m in spec.get("modes") or []
+                if m != "eager"}
 
     # the finite differences: every rank runs every point, perturbing what it holds
     items = fd.schedule(tensors, mode)
@@ -241,7 +294,7 @@ def run(r: Rank) -> Dict[str, Any]:
     return {"rank": r.rank, "torch": torch.__version__, "backend": name, "mode": mode,
             "meta": meta, "data": ins.data, "grads": grads, "dirs": dirs, "losses": losses, "base": base,
             "groups": _group_sizes(), "notes": prog.notes, "inputs": described,
-            "roots": prog.roots,
+            "roots": prog.roots, "compiled": compiled,
             "values": {t.name: mine[t.name].tensor.detach().reshape(-1)[:256].tolist()
                        for t, _ in held if t.owner == -1}}
 
@@ -295,6 +348,9 @@ def one_check(spec_path: str, rank: int, serving: bool) -> int:
         import torch.distributed as dist
 
         dist.destroy_process_group()  # every group of this check, the user's new_group ones too
+        dynamo = getattr(getattr(sys.modules.get("torch"), "_dynamo", None), "reset", None)
+        if dynamo is not None:  # compiled graphs of this check hold its (now destroyed) groups
+            dynamo()
         r.store = None
         r.status("finished")
     return 0
