@@ -82,6 +82,49 @@ class CompileModes(unittest.TestCase):
         self.assertIn("disagreeing: aot_eager", r.table())
 
 
+# DTensor inputs (examples/user_code/dtensor_inputs.py), by measurement: torch MAJOR.MINOR ->
+# (function, make_inputs, status, pattern); the truths are checked against the docstring's math
+DTENSOR_INPUTS_MEASURED: Dict[str, List[Any]] = {
+    "2.15": [("shard_redistribute", "make_shard_inputs", "fail", patterns.OWN_LOSS),
+             ("replicate_weight", "make_replicate_inputs", "pass", None),
+             ("partial_sum", "make_partial_inputs", "fail", patterns.OWN_LOSS)],
+}
+
+
+def dtensor_input_truth(name: str, rank: int, world: int) -> List[float]:
+    full = [float(v) for v in range(2 * world)]
+    if name == "shard_redistribute":
+        return [world * (world + 1) * v for v in full[2 * rank:2 * rank + 2]]
+    if name == "replicate_weight":
+        return [2 * (rank + 1) * v for v in full]
+    whole = [sum(v / world + k for k in range(world)) for v in full]  # partial_sum: the ranks' v_k summed
+    return [world * (world + 1) * v for v in whole]
+
+
+class DTensorInputs(unittest.TestCase):
+    def test_dtensor_inputs(self) -> None:
+        if not TORCH2:
+            self.skipTest(f"DTensor needs torch >= 2.4; this is torch {torch.__version__}")
+        version = ".".join(torch.__version__.split(".")[:2])
+        measured = DTENSOR_INPUTS_MEASURED.get(version)
+        for name, make, status, pattern in DTENSOR_INPUTS_MEASURED["2.15"]:
+            for world in (2, 4):
+                r = run("dtensor_inputs", name, world, {"inputs": make})
+                if measured is None:
+                    print(f"\ntorch {torch.__version__} (not measured before; list it in "
+                          f"DTENSOR_INPUTS_MEASURED):\n{r.table()}")
+                    continue
+                want = next(m for m in measured if m[0] == name)
+                with self.subTest(name=name, world=world):
+                    self.assertEqual(r.status, want[2], r.table())
+                    self.assertEqual(len(r.checks), world)
+                    for c in r.checks:
+                        for t, e in zip(c.truth, dtensor_input_truth(name, c.rank, world)):
+                            self.assertAlmostEqual(t, e, places=5)
+                        if not c.ok:
+                            self.assertIn(want[3], c.patterns, r.table())
+
+
 WARM = cg.warm_worlds()  # one start of rank processes per world size for the module
 
 

@@ -9,6 +9,11 @@ torch.autograd.gradcheck does).
 
 A replicated input is one logical tensor that every rank holds a copy of (a
 data-parallel parameter): its truth perturbs every copy together.
+
+A DTensor input (torch 2.x; Shard, Replicate or Partial placements, made in
+make_inputs, which runs inside the process group) is checked through its
+local part: the truth perturbs each rank's local shard (or copy, or partial
+value) alone, and the observed gradient is the local part of its .grad.
 """
 
 from dataclasses import dataclass
@@ -37,13 +42,24 @@ class InputError(Exception):
     """make_inputs returned something the check cannot use (exit 2)."""
 
 
+def is_dtensor(t: Any) -> bool:
+    """A DTensor (torch 2.x), known by its parts so torch 1.x needs no import."""
+    return isinstance(t, torch.Tensor) and hasattr(t, "_local_tensor") and hasattr(t, "placements")
+
+
 @dataclass
 class Leaf:
     """One checked tensor on this rank. `tensor` is the object fn sees (a
-    leaf or a Parameter); the check owns nothing else of it."""
+    leaf, a Parameter, or a DTensor); the check owns nothing else of it."""
     name: str
     tensor: torch.Tensor
     replicated: bool
+
+    @property
+    def local(self) -> torch.Tensor:
+        """What this rank holds and the finite differences perturb: a
+        DTensor's local shard (or copy, or partial value), else the tensor."""
+        return self.tensor._local_tensor if is_dtensor(self.tensor) else self.tensor  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -99,13 +115,13 @@ def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
 
 
 def snapshot(leaves: Iterable[Leaf]) -> List[torch.Tensor]:
-    return [leaf.tensor.detach().clone() for leaf in leaves]
+    return [leaf.local.detach().clone() for leaf in leaves]
 
 
 def restore(leaves: Iterable[Leaf], saved: Sequence[torch.Tensor]) -> None:
     with torch.no_grad():
         for leaf, s in zip(leaves, saved):
-            leaf.tensor.copy_(s)
+            leaf.local.copy_(s)
 
 
 def _cut(t: torch.Tensor, caps: Sequence[int], squeeze: bool) -> torch.Tensor:
@@ -140,7 +156,7 @@ def transform(raw: Any, how: Dict[str, Any]) -> Any:
     for name, value in raw.items():
         wrapped = isinstance(value, Replicated)
         t = value.value if wrapped else value
-        if isinstance(t, torch.Tensor):
+        if isinstance(t, torch.Tensor) and not is_dtensor(t):
             if name in caps or name in squeeze:
                 t = _cut(t, caps.get(name, list(t.shape)), name in squeeze)
             if small:
@@ -159,7 +175,9 @@ def describe(raw: Any) -> Dict[str, Any]:
     for name, value in raw.items():
         wrapped = isinstance(value, Replicated)
         t = value.value if wrapped else value
-        if isinstance(t, torch.Tensor):
+        if is_dtensor(t):
+            out[str(name)] = {"kind": "DTensor", "placements": [str(p) for p in t.placements], "replicated": wrapped}
+        elif isinstance(t, torch.Tensor):
             out[str(name)] = {"kind": "tensor", "shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", ""),
                               "requires_grad": bool(t.requires_grad), "replicated": wrapped,
                               "values": t.detach().cpu().tolist()}

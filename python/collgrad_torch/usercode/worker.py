@@ -129,7 +129,7 @@ class Program:
 
 def _changed(leaves: List[Any], saved: List[Any]) -> Optional[Tuple[str, float]]:
     for leaf, s in zip(leaves, saved):
-        d = (leaf.tensor.detach() - s).abs().max().item() if s.numel() else 0.0
+        d = (leaf.local.detach() - s).abs().max().item() if s.numel() else 0.0
         if d != 0.0:
             return leaf.name, d
     return None
@@ -140,12 +140,14 @@ def _read_grads(held: List[Any], mode: str, seed: int) -> Tuple[Dict[str, Any], 
     or its derivative along the tensor's direction (fast mode)."""
     import torch
 
-    from . import fd
+    from . import fd, inputs
 
     grads: Dict[str, Any] = {}
     dirs: Dict[str, Any] = {}
     for t, leaf in held:
         g = leaf.tensor.grad
+        if g is not None and inputs.is_dtensor(g):  # a DTensor's gradient: this rank's local part
+            g = g.to_local()
         gd = None if g is None else g.detach().to(torch.float64).reshape(-1)
         if mode == "element":
             grads[t.name] = None if gd is None else gd.tolist()
@@ -225,7 +227,7 @@ def run(r: Rank) -> Dict[str, Any]:
         ins = inputs.prepare(raw, spec["replicated"])
     except inputs.InputError as e:
         raise UserError(f"rank {r.rank}: {e}") from None
-    meta = [{"name": l.name, "shape": list(l.tensor.shape), "numel": l.tensor.numel(),
+    meta = [{"name": l.name, "shape": list(l.local.shape), "numel": l.local.numel(),
              "replicated": l.replicated} for l in ins.leaves]
     store.set(f"meta/{r.rank}", json.dumps(meta))
     r.status("waiting for the other ranks' inputs")
@@ -276,7 +278,7 @@ def run(r: Rank) -> Dict[str, Any]:
             target = by_index.get(index)
             if target is not None:
                 with torch.no_grad():
-                    flat = target.tensor.view(-1)
+                    flat = target.local.view(-1)
                     if elem >= 0:
                         flat[elem] += sign * h
                     else:
@@ -295,7 +297,7 @@ def run(r: Rank) -> Dict[str, Any]:
             "meta": meta, "data": ins.data, "grads": grads, "dirs": dirs, "losses": losses, "base": base,
             "groups": _group_sizes(), "notes": prog.notes, "inputs": described,
             "roots": prog.roots, "compiled": compiled,
-            "values": {t.name: mine[t.name].tensor.detach().reshape(-1)[:256].tolist()
+            "values": {t.name: mine[t.name].local.detach().reshape(-1)[:256].tolist()
                        for t, _ in held if t.owner == -1}}
 
 

@@ -1,0 +1,73 @@
+"""DTensor inputs (issue 36 item 4; torch >= 2.4): make_inputs returns DTensors
+with placements over a 1-D DeviceMesh, and the check perturbs each rank's
+local part: the per-rank truth is d(sum_k L_k)/d(local part of rank r).
+
+full = [0, 1, ..., 2W - 1] (float64, the same on every rank).
+
+shard_redistribute (pytorch #153016's shape): x = distribute_tensor(full,
+Shard(0)), so rank r holds x_r = [2r, 2r + 1]; the function redistributes x
+to Replicate, takes the local whole, and L_r = (r + 1) sum(whole^2). The
+per-rank truth is 2 (1 + ... + W) x_r = W (W + 1) x_r: [0, 6] and [12, 18] at
+W=2.
+
+replicate_weight: w = distribute_tensor(full, Replicate()), every rank a copy;
+L_r = (r + 1) sum((w * w).to_local()). Perturbing rank r's copy alone changes
+only L_r, so the truth is 2 (r + 1) w on rank r.
+
+partial_sum: p = DTensor.from_local(v_r, Partial()) with v_r = full / W + r
+(the logical tensor is the sum of every rank's v_r); the function
+redistributes p to Replicate (a sum over the ranks) and L_r = (r + 1)
+sum(whole^2). Each rank's v_r enters the sum once, so the truth is
+2 (1 + ... + W) whole = W (W + 1) whole on every rank.
+
+What torch actually gives is recorded by python/tests/usercode_torch2.py.
+"""
+
+import torch
+
+
+def _mesh(world: int):  # type: ignore[no-untyped-def]
+    from torch.distributed.device_mesh import init_device_mesh
+
+    return init_device_mesh("cpu", (world,))
+
+
+def _full(world: int) -> torch.Tensor:
+    return torch.arange(2 * world, dtype=torch.float64)
+
+
+def make_shard_inputs(rank: int, world: int) -> dict:
+    from torch.distributed.tensor import Shard, distribute_tensor
+
+    return {"x": distribute_tensor(_full(world), _mesh(world), [Shard(0)]).requires_grad_()}
+
+
+def make_replicate_inputs(rank: int, world: int) -> dict:
+    from torch.distributed.tensor import Replicate, distribute_tensor
+
+    return {"w": distribute_tensor(_full(world), _mesh(world), [Replicate()]).requires_grad_()}
+
+
+def make_partial_inputs(rank: int, world: int) -> dict:
+    from torch.distributed.tensor import DTensor, Partial
+
+    v = _full(world) / world + rank
+    return {"p": DTensor.from_local(v, _mesh(world), [Partial()]).detach().requires_grad_()}
+
+
+def shard_redistribute(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    from torch.distributed.tensor import Replicate
+
+    whole = x.redistribute(placements=[Replicate()]).to_local()  # type: ignore[attr-defined]
+    return (rank + 1) * (whole * whole).sum()
+
+
+def replicate_weight(rank: int, world: int, w: torch.Tensor) -> torch.Tensor:
+    return (rank + 1) * (w * w).to_local().sum()  # type: ignore[attr-defined]
+
+
+def partial_sum(rank: int, world: int, p: torch.Tensor) -> torch.Tensor:
+    from torch.distributed.tensor import Replicate
+
+    whole = p.redistribute(placements=[Replicate()]).to_local()  # type: ignore[attr-defined]
+    return (rank + 1) * (whole * whole).sum()
