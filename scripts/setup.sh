@@ -7,8 +7,8 @@ packages=(build-essential cmake pkg-config mpich libmpich-dev check libsubunit-d
 # torch 1.13 for /usr/bin/python3: --backend pytorch:API and its tests (the tool
 # itself runs without it; those tests are skipped where it is missing)
 packages+=(python3-torch)
-# the user-code check's tests: its public API type-checked (mypy), its pytest plugin
-packages+=(mypy python3-pytest)
+# the user-code check's tests: its public API type-checked (mypy), its pytest plugin (also under xdist)
+packages+=(mypy python3-pytest python3-pytest-xdist)
 # headless Chromium renders the matrix page in its test (tests/e2e/matrix.sh)
 packages+=(chromium)
 missing=()

@@ -13,6 +13,7 @@ plugin's --collgrad-json reports:
 """
 
 import glob
+import importlib.util
 import json
 import os
 import re
@@ -109,6 +110,21 @@ class Plugin(unittest.TestCase):
         # the raise and the hang each replaced the W=2 world (the shrink tried W=1 in a world of its own)
         self.assertIn("W=2 gloo: 3)", out)
         self.assertEqual(cases[("test_hangs", 2)]["status"], "error")
+
+    def test_under_xdist(self) -> None:
+        # two xdist workers, each with warm worlds of its own under its own temporary directory
+        if importlib.util.find_spec("xdist") is None:
+            self.skipTest("no pytest-xdist here (scripts/setup.sh installs python3-pytest-xdist)")
+        out, outcomes, cases = pytest_session("examples/user_code/test_examples.py", extra=(
+            "-p", "xdist.plugin", "-n", "2", "-k", "sum_nn or sum_c10d or blog_gatherlayer"))
+        self.assertEqual(sorted(outcomes), sorted(f"test_{n}[W={w}]" for n in ("sum_nn", "sum_c10d",
+                                                                               "blog_gatherlayer") for w in (2, 4)))
+        for test, (outcome, message) in outcomes.items():
+            self.assertEqual(outcome, "passed" if "sum_nn" in test else "xfailed", f"{test}: {message}\n{out}")
+        self.assertEqual([c["status"] for c in cases.values()].count("fail"), 4)
+        # seeds/003 through both workers' worlds: the blog's GatherLayer gives 6 and 9 against 12 and 18
+        got = [(k["observed"][0], round(k["expected"][0], 6)) for k in cases[("test_blog_gatherlayer", 2)]["checks"]]
+        self.assertEqual(got, [(6.0, 12.0), (9.0, 18.0)])
 
     def test_entry_point(self) -> None:
         from importlib import metadata
