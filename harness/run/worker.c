@@ -368,6 +368,8 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *truste
         if (!job->expect_only) {
             cg_oracle *checked = fd ? cg_oracle_run(cs, tp->world, true) : NULL;
             cg_check_oracle(cs, checked ? checked : o, res);
+            if (res->status == CG_ERROR && checked && checked->st.code) /* e.g. a NaN objective */
+                res->error_class = *error_class = checked->st.code;
             cg_oracle_free(checked);
             cg_check_hazards(cs, o, res);
         }

@@ -53,4 +53,15 @@ python3 -c "
 import json,sys; c=json.load(open('$TMP/nan.json'))['cases'][0]
 sys.exit(0 if c['message'] == 'finite difference run failed: the objective is NaN at the perturbed point' else 1)" \
     && ok || bad "NaN finite-difference message: $(grep -a message "$TMP/nan.json")"
+
+# issue 39 item 2: a NaN objective is error class 2 in every mode (the --world 2 report wrote 0,
+# which the schema rejects; finish() validates every report written here)
+printf 'case nanobj\nworlds 2\nx = param(ones(1) * (0/0))\nbackward(x)\n' > "$TMP/nanobj.case"
+for mode in --oracle-only "--world 2"; do
+    expect_exit 2 -- "$BIN" $mode --json "$TMP/nanobj${mode// /}.json" "$TMP/nanobj.case"
+    python3 -c "
+import json,sys; c=json.load(open('$TMP/nanobj${mode// /}.json'))['cases'][0]
+sys.exit(0 if (c['status'], c['error_class']) == ('error', 2) else 1)" \
+        && ok || bad "NaN objective ($mode): $(grep -a error_class "$TMP/nanobj${mode// /}.json")"
+done
 finish
