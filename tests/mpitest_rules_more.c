@@ -191,11 +191,12 @@ static void test_torch_funcol(void)
     test_all_reduce(f, CG_RED_AVG, CG_F64, GX_REDUCED_G, 1);
     expect_failure(f, coll(CG_C_ALL_REDUCE, CG_RED_PROD, 0), 2,
                    "backward of all_reduce(prod): not supported by _functional_collectives "
-                   "(backward only supports 'sum')",
+                   "(all_reduce backward only supports `sum`, `premul_sum`, `avg`, `max`, `min` "
+                   "reductions, got 'product')", /* torch 2.15's own words */
                    NULL);
     expect_failure(f, coll(CG_C_REDUCE_SCATTER, CG_RED_MAX, 0), 2,
                    "backward of reduce_scatter(max): not supported by _functional_collectives "
-                   "(backward only supports 'sum')",
+                   "(reduce_scatter_tensor backward only supports 'sum' reduction, got 'max')",
                    NULL);
     test_reduce_scatter(f, CG_RED_SUM, 1.0);
     test_all_gather(f, true, 1.0, 1);

@@ -5,10 +5,11 @@
  * (torch/csrc/distributed/c10d/Functional.cpp):
  *
  *   all_reduce: SUM, AVG, MAX and MIN have the reference backward (MAX and
- *       MIN split g evenly between ties), PRODUCT raises at backward
- *       ("backward only supports 'sum'");
+ *       MIN split g evenly between ties), PRODUCT raises at backward;
  *   ReduceScatterTensor: only SUM has a backward (all_gather_into_tensor,
- *       the reference); the other ops raise;
+ *       the reference); the other ops raise.
+ * The refusals quote torch 2.15's own messages
+ * (torch/distributed/_functional_collectives.py).
  *   AllGatherIntoTensor.backward = reduce_scatter_tensor(grad, "sum") and
  *   AllToAllSingle.backward = all_to_all_single with the splits swapped:
  *       the reference;
@@ -20,20 +21,35 @@
  * none waits. Other collectives: reference. */
 #include "rules.h"
 
+/* torch's name of a reduce op, as its messages print it ("got 'product'") */
+static const char *torch_op_name(cg_redop op)
+{
+    static const char *names[CG_RED_COUNT] = {"sum", "avg", "product", "max", "min"};
+    return op < CG_RED_COUNT ? names[op] : "?";
+}
+
 static int funcol_backward(cg_rule_call *call)
 {
     cg_coll_kind k = call->coll->kind;
     cg_redop op = call->coll->op;
-    if ((k == CG_C_ALL_REDUCE && op == CG_RED_PROD) ||
-        (k == CG_C_REDUCE_SCATTER && op != CG_RED_SUM))
-        return cg_rules_unsupported(call, "_functional_collectives (backward only supports 'sum')");
+    char why[192];
+    if (k == CG_C_ALL_REDUCE && op == CG_RED_PROD) {
+        snprintf(why, sizeof why, "_functional_collectives (all_reduce backward only supports `sum`, "
+                 "`premul_sum`, `avg`, `max`, `min` reductions, got '%s')", torch_op_name(op));
+        return cg_rules_unsupported(call, why);
+    }
+    if (k == CG_C_REDUCE_SCATTER && op != CG_RED_SUM) {
+        snprintf(why, sizeof why, "_functional_collectives (reduce_scatter_tensor backward only supports "
+                 "'sum' reduction, got '%s')", torch_op_name(op));
+        return cg_rules_unsupported(call, why);
+    }
     if (k == CG_C_BROADCAST)
         return cg_rules_pass_gradient(call); /* no formula: the fallback's identity */
     return cg_reference_backward(call);
 }
 
 static const cg_backward_doc torch_funcol_docs[] = {
-    {CG_C_ALL_REDUCE, CG_RED_PROD, "raises: backward only supports 'sum'"},
+    {CG_C_ALL_REDUCE, CG_RED_PROD, "raises: backward supports sum, premul_sum, avg, max, min"},
     {CG_C_REDUCE_SCATTER, CG_RED_AVG, "raises: only sum has a backward"},
     {CG_C_REDUCE_SCATTER, CG_RED_PROD, "raises: only sum has a backward"},
     {CG_C_REDUCE_SCATTER, CG_RED_MAX, "raises: only sum has a backward"},
