@@ -19,7 +19,11 @@
  *   - all_to_all_single (all_to_all with splits) is right for members;
  *   - all_gather, all_to_all, gather and scatter raise (group ranks passed
  *     where global ranks are meant), on some ranks at forward, on others at
- *     backward, the rest hanging: modelled as a refusal of the call.
+ *     backward, the rest hanging: modelled as a refusal of the call; gather
+ *     and scatter only where the root's group rank differs from its global
+ *     rank (to global rank 0 on [0, 2] both are right for the members; a
+ *     non-member that calls them raises, at forward for gather and at
+ *     backward for scatter: not modelled, as for all_to_all_single).
  * torch-nn@2.4 adds pytorch#130515: _Broadcast keeps ctx.rank =
  * get_rank(group), a group rank, and compares it with the global src. */
 #include "rules.h"
@@ -103,6 +107,16 @@ static bool ranks_renumbered(const cg_coll *c)
     return false;
 }
 
+/* _Gather and _Scatter compare the global root with get_rank(group): every
+ * member agrees on who the root is exactly when the root's group rank is its
+ * global rank (global rank 0 on [0, 2]; measured right in 1.13 and 2.15 by
+ * tests/torch/probe_subgroups.py, findings-subgroups.txt). c->root counts in
+ * group ranks. */
+static bool root_keeps_its_number(const cg_coll *c)
+{
+    return c->root >= 0 && c->root < c->nmembers && c->members[c->root] == c->root;
+}
+
 static const char *torch_nn_refuses(const cg_coll *c)
 {
     if (!ranks_renumbered(c))
@@ -119,11 +133,15 @@ static const char *torch_nn_refuses(const cg_coll *c)
                    : "all_to_all on a process group: _AlltoAll over gloo scatters from group ranks "
                      "as if global (\"Global rank 0 is not part of group\"; a non-member: "
                      "\"Invalid process group specified\") (tests/torch/findings-subgroups.txt)";
-    case CG_C_GATHER:
+    case CG_C_GATHER: /* right where the root's group rank is its global rank (issue 39 item 1) */
+        if (root_keeps_its_number(c))
+            return NULL;
         return "gather on a process group: _Gather compares the global dst with get_rank(group), "
                "so the destination passes no gather_list (\"Argument ``gather_list`` must be "
                "specified on destination rank\") (tests/torch/findings-subgroups.txt)";
     case CG_C_SCATTER:
+        if (root_keeps_its_number(c))
+            return NULL;
         return "scatter on a process group: _Scatter compares the global src with get_rank(group), "
                "so the source passes no scatter_list (\"Argument ``scatter_list`` must be "
                "specified "

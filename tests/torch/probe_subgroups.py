@@ -107,6 +107,37 @@ def scatter_src(src: int) -> Callable[[int, object], torch.Tensor]:
     return run
 
 
+def gather_dst0_on_02(rank: int, g: object) -> torch.Tensor:
+    """Issue 39 item 1, on the group [0, 2] (G02): x_r = [1, 2] + 10 r; the members gather
+    to global rank 0 (its group rank is 0 too), L_r = (r + 1) sum(y^2) with y the gathered
+    rows (zeros off the root); rank 1 (no member) calls nothing, L_1 = 2 sum(x^2). Truth:
+    rank 0 [2, 4], rank 1 [44, 48], rank 2 [42, 44]."""
+    x = (torch.tensor([1.0, 2.0]) + 10 * rank).requires_grad_()
+    if rank in G02:
+        ys = F.gather(x, 0, group=g)
+        loss = torch.cat(ys).pow(2).sum() * _loss_weight(rank) + 0 * x.sum()
+    else:
+        loss = x.pow(2).sum() * _loss_weight(rank)
+    loss.backward()
+    return x.grad
+
+
+def scatter_src0_on_02(rank: int, g: object) -> torch.Tensor:
+    """On G02: x_r = [1, 2, 3, 4] + 10 r; global rank 0 scatters its chunks [1, 2] (to
+    itself) and [3, 4] (to rank 2), L_r = (r + 1) sum(y^2); rank 1 calls nothing,
+    L_1 = 2 sum(x^2). Truth: rank 0 [2, 4, 18, 24], rank 1 [44, 48, 52, 56], rank 2 0."""
+    x = (torch.tensor([1.0, 2.0, 3.0, 4.0]) + 10 * rank).requires_grad_()
+    if rank in G02:
+        y = F.scatter(list(x.chunk(2)), 0, group=g)
+        loss = y.pow(2).sum() * _loss_weight(rank) + 0 * x.sum()
+    else:
+        loss = x.pow(2).sum() * _loss_weight(rank)
+    loss.backward()
+    return x.grad
+
+
+G02 = [0, 2]
+
 SCENARIOS: Dict[str, Callable[[int, object], torch.Tensor]] = {
     "broadcast_src2": broadcast_src(2),
     "broadcast_src1": broadcast_src(1),
@@ -116,7 +147,11 @@ SCENARIOS: Dict[str, Callable[[int, object], torch.Tensor]] = {
     "all_to_all_single": all_to_all_single,
     "gather_dst2": gather_dst(2),
     "scatter_src2": scatter_src(2),
+    "gather_dst0_on_02": gather_dst0_on_02,
+    "scatter_src0_on_02": scatter_src0_on_02,
 }
+# the scenarios on G02 instead of MEMBERS (every rank makes both groups, as new_group requires)
+ON_02 = {"gather_dst0_on_02", "scatter_src0_on_02"}
 
 
 def _first_line(e: BaseException) -> str:
@@ -129,6 +164,9 @@ def _rank_main(name: str, rank: int, port: int, out: "mp.Queue[str]") -> None:
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=WORLD, timeout=datetime.timedelta(seconds=8))
     g = dist.new_group(MEMBERS)
+    g02 = dist.new_group(G02)
+    if name in ON_02:
+        g = g02
     if os.environ.get("PROBE_TRACE"):
         import faulthandler
 
