@@ -139,10 +139,33 @@ static bool is_seen(cg_node *n, cg_node *const *seen, int nseen)
     return false;
 }
 
-/* For backward event e on `rank`: which comm calls does it reach? Writes
- * reached[seq] = 1 for reached, 0 for present but unreached. */
-static int rank_reach(const cg_case *cs, const cg_oracle *plan, int rank, int event, signed char *reached,
-                      int nseq, int *nevents, cg_status *st)
+/* Which comm calls one backward event's roots reach, from the tape of one dry
+ * run: writes row[seq] = 1 reached, 0 present but unreached (-1 stays where
+ * this rank has no such call). root NULL: no root, only FAST mode's sends. */
+static void mark_reached(cg_graph *g, cg_tensor *root, signed char *row, int nseq, cg_node **seen, int cap)
+{
+    int nseen = 0;
+    memset(row, -1, (size_t)nseq + 1);
+    reach(root, seen, &nseen, cap);
+    for (cg_node *n = cg_graph_tape(g); n; n = n->prev) /* FAST mode: sends are roots */
+        if (n->always_run && n->iarg[1] == CG_C_SEND)
+            for (int i = 0; i < n->nin; i++) {
+                if (!is_seen(n, seen, nseen) && nseen < cap)
+                    seen[nseen++] = n;
+                reach(n->in[i], seen, &nseen, cap);
+            }
+    for (cg_node *n = cg_graph_tape(g); n; n = n->prev)
+        if (n->always_run && n->iarg[0] >= 0 && n->iarg[0] < nseq)
+            row[n->iarg[0]] = is_seen(n, seen, nseen);
+}
+
+/* One dry run of `rank`'s program, then every backward event's reach from
+ * its tape: rows[e * (nseq + 1) ...] for e < MAX_EVENTS (an event this rank
+ * does not have reaches only the sends). Once per rank, not once per rank
+ * and event: a program of many backward calls costs one interpretation per
+ * rank (issue 39 item 4). */
+static int rank_reach(const cg_case *cs, const cg_oracle *plan, int rank, signed char *rows, int nseq,
+                      int *nevents, cg_status *st)
 {
     cg_tp tp;
     memset(&tp, 0, sizeof tp);
@@ -163,20 +186,18 @@ static int rank_reach(const cg_case *cs, const cg_oracle *plan, int rank, int ev
         cg_error_infra(st, "%s", I ? cg_interp_status(I)->msg : "out of memory");
     enum { CAP = 65536 };
     cg_node **seen = rc == 0 ? malloc(CAP * sizeof *seen) : NULL;
-    int nseen = 0;
-    if (rc == 0 && seen) {
-        if (event < dr.nevents)
-            reach(dr.roots[event], seen, &nseen, CAP);
-        for (cg_node *n = cg_graph_tape(g); n; n = n->prev) /* FAST mode: sends are roots */
-            if (n->always_run && n->iarg[1] == CG_C_SEND)
-                for (int i = 0; i < n->nin; i++) {
-                    if (!is_seen(n, seen, nseen) && nseen < CAP)
-                        seen[nseen++] = n;
-                    reach(n->in[i], seen, &nseen, CAP);
-                }
-        for (cg_node *n = cg_graph_tape(g); n; n = n->prev)
-            if (n->always_run && n->iarg[0] >= 0 && n->iarg[0] < nseq)
-                reached[n->iarg[0]] = is_seen(n, seen, nseen);
+    if (rc == 0 && !seen) {
+        cg_error_infra(st, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0) {
+        size_t stride = (size_t)nseq + 1;
+        signed char *none = rows + (size_t)(MAX_EVENTS - 1) * stride;
+        for (int e = 0; e < MAX_EVENTS - 1 && e < dr.nevents; e++)
+            mark_reached(g, dr.roots[e], rows + (size_t)e * stride, nseq, seen, CAP);
+        mark_reached(g, dr.nevents >= MAX_EVENTS ? dr.roots[MAX_EVENTS - 1] : NULL, none, nseq, seen, CAP);
+        for (int e = dr.nevents; e < MAX_EVENTS - 1; e++)
+            memcpy(rows + (size_t)e * stride, none, stride);
     }
     *nevents = dr.nevents;
     free(seen);
@@ -252,22 +273,30 @@ int cg_find_hazards(const cg_case *cs, const cg_oracle *plan, char ***warnings, 
     for (int i = 0; i < plan->nevents; i++)
         if (plan->events[i].coll.seq + 1 > nseq)
             nseq = plan->events[i].coll.seq + 1;
-    signed char **reached = calloc((size_t)W, sizeof *reached);
-    for (int r = 0; reached && r < W; r++)
-        if (!(reached[r] = malloc((size_t)nseq + 1)))
-            rc = -1;
-    if (!reached)
+    if (nseq == 0)
+        return 0; /* no communication call: nothing any rank could wait in */
+    size_t stride = (size_t)nseq + 1;
+    signed char **rows = calloc((size_t)W, sizeof *rows);     /* rows[r]: rank r's events */
+    signed char **reached = calloc((size_t)W, sizeof *reached); /* one event's row per rank */
+    if (!rows || !reached)
         rc = -1;
+    for (int r = 0; rc == 0 && r < W; r++)
+        if (!(rows[r] = malloc((size_t)MAX_EVENTS * stride)))
+            rc = -1;
+    if (rc != 0)
+        cg_error_infra(st, "out of memory");
+    for (int r = 0; rc == 0 && r < W; r++)
+        rc = rank_reach(cs, plan, r, rows[r], nseq, &nevents, st); /* nevents: the last rank's, as before */
     for (int e = 0; rc == 0 && (e == 0 || e < nevents); e++) {
-        for (int r = 0; rc == 0 && r < W; r++) {
-            memset(reached[r], -1, (size_t)nseq + 1); /* -1: this rank has no such call */
-            rc = rank_reach(cs, plan, r, e, reached[r], nseq, &nevents, st);
-        }
-        if (rc == 0 && nevents > 0)
+        int row = e < MAX_EVENTS - 1 ? e : MAX_EVENTS - 1;
+        for (int r = 0; r < W; r++)
+            reached[r] = rows[r] + (size_t)row * stride;
+        if (nevents > 0)
             rc = check_event(plan, reached, nseq, warnings, nwarnings);
     }
-    for (int r = 0; reached && r < W; r++)
-        free(reached[r]);
+    for (int r = 0; rows && r < W; r++)
+        free(rows[r]);
+    free(rows);
     free(reached);
     return rc;
 }

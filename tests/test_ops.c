@@ -679,7 +679,8 @@ static cg_tensor *counted_identity(cg_graph *g, cg_tensor *x, bool always_run)
     cg_tensor *y = cg_tensor_like(g, x);
     cg_node *n = cg_record(g, "counted", y, &x, 1, counting_backward);
     ck_assert_ptr_nonnull(n);
-    n->always_run = always_run;
+    if (always_run)
+        cg_node_always_run(g, n);
     return y;
 }
 
@@ -702,6 +703,32 @@ START_TEST(test_always_run_gets_zero_gradient)
     ck_assert_int_eq(always_calls, 2);
     ck_assert(pgrad_seen == 6.0);
     assert_values(x->grad, 2, (double[]){5, 5}, 0);
+    cg_graph_free(g);
+}
+END_TEST
+
+/* Issue 39 item 4: N backward calls, each on its own sum of x, visit O(N) tape
+ * nodes in all, not O(N^2): a pass stops once nothing older can receive a
+ * gradient. The roots repeat (one seed sum per occurrence) and x's gradient is
+ * every pass's, added: N * 2 * ... by hand. */
+START_TEST(test_many_backward_calls_walk_linearly)
+{
+    enum { N = 2000 };
+    cg_graph *g = cg_graph_new();
+    cg_tensor *x = vec(g, 2, (double[]){1, 2}, true);
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(backward1(g, cg_sum(g, cg_mul(g, x, cg_scalar(g, CG_F64, 2)), -1)), 0);
+    assert_values(x->grad, 2, (double[]){2.0 * N, 2.0 * N}, 0);
+    /* each pass visits its own sum and mul, and one node more to see it may stop */
+    ck_assert_int_le(cg_graph_nodes_walked(g), 3 * N);
+    /* an older node the pass cannot reach is never visited, a communication one always is */
+    cg_tensor *root = cg_sum(g, x, -1);
+    counted_identity(g, x, true);
+    int64_t before = cg_graph_nodes_walked(g);
+    always_calls = 0;
+    ck_assert_int_eq(backward1(g, root), 0);
+    ck_assert_int_eq(always_calls, 1);
+    ck_assert_int_ge(cg_graph_nodes_walked(g) - before, 2);
     cg_graph_free(g);
 }
 END_TEST
@@ -817,6 +844,7 @@ static Suite *ops_suite(void)
     tcase_add_test(ag, test_backward_with_given_gradient);
     tcase_add_test(ag, test_fill);
     tcase_add_test(ag, test_always_run_gets_zero_gradient);
+    tcase_add_test(ag, test_many_backward_calls_walk_linearly);
     suite_add_tcase(s, ag);
     TCase *store = tcase_create("storage");
     tcase_add_test(store, test_storage_rounding);

@@ -39,10 +39,21 @@ bool cg_any_requires_grad(cg_tensor *const *in, int nin)
 }
 
 /* t->pgrad, made (zeros, t's dtype and shape) when this pass has none yet. */
+/* t->pgrad = p for the first time in this pass, remembered so the pass folds
+ * and drops it (and counted while t's node has yet to run). */
+int cg_set_pgrad(cg_graph *g, cg_tensor *t, cg_tensor *p)
+{
+    t->pgrad = p;
+    return cg_graph_touch(g, t);
+}
+
 static cg_tensor *pgrad_of(cg_graph *g, cg_tensor *t)
 {
-    if (!t->pgrad)
-        t->pgrad = cg_tensor_like(g, t);
+    if (!t->pgrad) {
+        cg_tensor *p = cg_tensor_like(g, t);
+        if (!p || cg_set_pgrad(g, t, p) < 0)
+            return NULL;
+    }
     return t->pgrad;
 }
 
@@ -60,8 +71,7 @@ int cg_accum_grad(cg_graph *g, cg_tensor *t, const cg_tensor *d)
         cg_tensor *p = cg_tensor_new(g, t->dtype, t->ndim, t->shape);
         if (!p || cg_tensor_copy_elems(g, p, 0, d, 0, d->numel) < 0)
             return -1;
-        t->pgrad = p;
-        return 0;
+        return cg_set_pgrad(g, t, p);
     }
     cg_tensor *p = pgrad_of(g, t);
     return p ? cg_tensor_accumulate(g, p, d) : -1;
@@ -74,8 +84,7 @@ int cg_accum_grad_owned(cg_graph *g, cg_tensor *t, cg_tensor *d)
                 memcmp(d->shape, t->shape, (size_t)t->ndim * sizeof *t->shape) == 0;
     if (!same)
         return cg_accum_grad(g, t, d);
-    t->pgrad = d;
-    return 0;
+    return cg_set_pgrad(g, t, d);
 }
 
 /* Element by element: for the CPU ops' loops only, so a device tensor here
@@ -119,25 +128,21 @@ static int check_roots(cg_graph *g, cg_tensor *const *roots, int nroots)
 }
 
 /* d(w root)/d(root) = w for every element (w = 1 without weights); a root
- * named k times is seeded with the sum of its k weights, in one pass over
- * it: the oracle names one replicated tensor as the root of each rank that
- * shares it (sim_comm.c), W times. A numel-0 root still gets a pgrad, so its
- * node runs like any other. */
+ * named k times gets the sum of its k weights, added in order (the oracle
+ * names one replicated tensor as the root of each rank that shares it,
+ * sim_comm.c, W times). One pass over the roots: a program of many backward
+ * calls seeds in linear time. A numel-0 root still gets a pgrad, so its node
+ * runs like any other. */
 static int seed_roots(cg_graph *g, cg_tensor *const *roots, const double *weights, int nroots)
 {
     for (int r = 0; r < nroots; r++) {
         cg_tensor *t = roots[r];
-        bool seen = false;
-        for (int k = 0; t && k < r && !seen; k++)
-            seen = roots[k] == t;
-        if (!t || seen)
+        if (!t)
             continue;
-        double w = 0.0;
-        for (int k = r; k < nroots; k++)
-            if (roots[k] == t)
-                w += weights ? weights[k] : 1.0;
+        double w = weights ? weights[r] : 1.0;
         if (!t->pgrad) { /* the seed at once, not zeros then + w */
-            if (!(t->pgrad = cg_full(g, t->dtype, t->ndim, t->shape, w)))
+            cg_tensor *seed = cg_full(g, t->dtype, t->ndim, t->shape, w);
+            if (!seed || cg_set_pgrad(g, t, seed) < 0)
                 return -1;
             continue;
         }
@@ -147,13 +152,26 @@ static int seed_roots(cg_graph *g, cg_tensor *const *roots, const double *weight
     return 0;
 }
 
+/* Newest to oldest, and no further than needed: once no tensor waits for its
+ * node (pending) and no communication node is left to pass, nothing older
+ * can receive a gradient. So a pass costs the part of the tape it reaches
+ * (back to the oldest communication node), and a program of N backward calls
+ * is linear in N, not quadratic (issue 39 item 4). */
 static int run_tape(cg_graph *g)
 {
+    int64_t always_left = cg_graph_always_run_count(g);
     for (cg_node *n = cg_graph_tape(g); n; n = n->prev) {
-        if (!n->out->pgrad && !n->always_run)
+        cg_graph_count_walked(g, 1);
+        if (n->always_run)
+            always_left--;
+        if (!n->out->pgrad && !n->always_run) {
+            if (cg_graph_pending(g) == 0 && always_left <= 0)
+                break;
             continue;
+        }
         if (!pgrad_of(g, n->out))
             return -1;
+        cg_graph_node_ran(g); /* n->out was counted when its pgrad came */
         if (n->backward(g, n) < 0)
             return -1;
     }
@@ -161,11 +179,12 @@ static int run_tape(cg_graph *g)
 }
 
 /* The first pass to reach a tensor hands it its pgrad as .grad; later passes
- * add in place, which is how repeated backward calls accumulate. */
+ * add in place, which is how repeated backward calls accumulate. Only the
+ * tensors this pass touched. */
 static int fold_pgrads(cg_graph *g)
 {
     int64_t n;
-    cg_tensor *const *all = cg_graph_tensors(g, &n);
+    cg_tensor *const *all = cg_graph_touched(g, &n);
     for (int64_t i = 0; i < n; i++) {
         cg_tensor *t = all[i];
         if (!t->pgrad || !(t->is_leaf || t->retain))
@@ -183,9 +202,10 @@ static int fold_pgrads(cg_graph *g)
 static void drop_pgrads(cg_graph *g)
 {
     int64_t n;
-    cg_tensor *const *all = cg_graph_tensors(g, &n);
+    cg_tensor *const *all = cg_graph_touched(g, &n);
     for (int64_t i = 0; i < n; i++)
         all[i]->pgrad = NULL;
+    cg_graph_untouch_all(g);
 }
 
 int cg_backward(cg_graph *g, cg_tensor *const *roots, int nroots)

@@ -37,6 +37,9 @@ struct cg_node {
 cg_node *cg_record(cg_graph *g, const char *op, cg_tensor *out, cg_tensor *const *in,
                    int nin, int (*backward)(cg_graph *, cg_node *));
 bool cg_any_requires_grad(cg_tensor *const *in, int nin);
+/* t->pgrad = p where t had none in this pass: every op's backward that hands
+ * a tensor its first gradient goes through here (or cg_accum_grad*). */
+int cg_set_pgrad(cg_graph *g, cg_tensor *t, cg_tensor *p);
 
 /* t->pgrad += d (elementwise, same numel). Allocates pgrad on first use.
  * No-op when t does not require grad. Returns 0 or -1 (OOM). */

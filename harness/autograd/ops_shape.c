@@ -306,9 +306,8 @@ static int cat_backward(cg_graph *g, cg_node *n)
                 if (cg_tensor_copy_elems(g, p, o * chunk, gout, (o * total + offset) * inner,
                                          chunk) < 0)
                     return -1;
-            if (!p)
+            if (!p || cg_set_pgrad(g, x, p) < 0)
                 return -1;
-            x->pgrad = p;
         } else {
             for (int64_t o = 0; o < outer; o++)
                 for (int64_t e = 0; e < chunk; e++)

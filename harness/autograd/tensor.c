@@ -31,6 +31,14 @@ struct cg_graph {
     int64_t ntensors, cap_tensors;
     int64_t next_id;
     cg_node *tape;        /* newest node first */
+    int64_t nalways;      /* always_run nodes on the tape (cg_node_always_run) */
+    /* The tensors given a pgrad in the current pass (cg_graph_touch), so the
+     * pass folds and drops those, not every tensor of the graph; `pending`
+     * counts the ones a node made whose node has not run yet, so the walk
+     * stops once nothing older can receive a gradient (autograd.c). */
+    cg_tensor **touched;
+    int64_t ntouched, cap_touched, pending;
+    int64_t walked;       /* tape nodes the passes have visited, in all (a cost the tests bound) */
     cg_status st;              /* the last error: CG_E_CASE, or CG_E_INFRA (memory, a stop: cancel.h) */
     char nondiff[NONDIFF_LEN]; /* first non-differentiable point met; "" = none */
     cg_cuda_arena *device;     /* non-NULL: tensor data lives here (cg_graph_use_cuda) */
@@ -70,6 +78,7 @@ void cg_graph_free(cg_graph *g)
     }
     cg_cuda_arena_free(g->device);
     free(g->tensors);
+    free(g->touched);
     free(g);
     cg_big_leave();
 }
@@ -222,6 +231,68 @@ cg_tensor *const *cg_graph_tensors(const cg_graph *g, int64_t *n)
 cg_node *cg_graph_tape(const cg_graph *g)
 {
     return g->tape;
+}
+
+void cg_node_always_run(cg_graph *g, cg_node *n)
+{
+    if (!n->always_run)
+        g->nalways++;
+    n->always_run = true;
+}
+
+int64_t cg_graph_always_run_count(const cg_graph *g)
+{
+    return g->nalways;
+}
+
+int cg_graph_touch(cg_graph *g, cg_tensor *t)
+{
+    if (g->ntouched == g->cap_touched) {
+        int64_t cap = g->cap_touched ? 2 * g->cap_touched : 64;
+        cg_tensor **grown = realloc(g->touched, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            cg_error_infra(&g->st, "out of memory (the backward pass's gradient list)");
+            return -1;
+        }
+        g->touched = grown;
+        g->cap_touched = cap;
+    }
+    g->touched[g->ntouched++] = t;
+    if (t->node)
+        g->pending++;
+    return 0;
+}
+
+cg_tensor *const *cg_graph_touched(const cg_graph *g, int64_t *n)
+{
+    *n = g->ntouched;
+    return g->touched;
+}
+
+int64_t cg_graph_pending(const cg_graph *g)
+{
+    return g->pending;
+}
+
+void cg_graph_count_walked(cg_graph *g, int64_t n)
+{
+    g->walked += n;
+}
+
+int64_t cg_graph_nodes_walked(const cg_graph *g)
+{
+    return g->walked;
+}
+
+void cg_graph_node_ran(cg_graph *g)
+{
+    g->pending--;
+}
+
+void cg_graph_untouch_all(cg_graph *g)
+{
+    g->ntouched = 0;
+    g->pending = 0;
 }
 
 void cg_graph_push_tape(cg_graph *g, cg_node *n)

@@ -85,6 +85,22 @@ const char *cg_graph_nondiff(const cg_graph *g); /* NULL when none met */
 cg_tensor *const *cg_graph_tensors(const cg_graph *g, int64_t *n); /* creation order */
 cg_node *cg_graph_tape(const cg_graph *g);        /* newest node; NULL when empty */
 void cg_graph_push_tape(cg_graph *g, cg_node *n); /* n->prev = newest; n becomes newest */
+/* Mark n a communication node that runs in every pass (counted: autograd.c
+ * walks past the last node with a gradient only while one remains). */
+void cg_node_always_run(cg_graph *g, cg_node *n);
+int64_t cg_graph_always_run_count(const cg_graph *g);
+/* The current backward pass's bookkeeping (autograd.c): t was just given a
+ * pgrad (-1 and the graph's status on OOM); the list of such tensors; how
+ * many of them a node made whose node has not run; one such node ran; the
+ * pass is over. */
+int cg_graph_touch(cg_graph *g, cg_tensor *t);
+cg_tensor *const *cg_graph_touched(const cg_graph *g, int64_t *n);
+int64_t cg_graph_pending(const cg_graph *g);
+void cg_graph_node_ran(cg_graph *g);
+void cg_graph_untouch_all(cg_graph *g);
+/* How many tape nodes the backward passes have visited so far (tests bound it). */
+void cg_graph_count_walked(cg_graph *g, int64_t n);
+int64_t cg_graph_nodes_walked(const cg_graph *g);
 
 /* ---- where the data lives ------------------------------------------------ */
 

@@ -199,7 +199,7 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     n->ctx = ctx;
     n->iarg[0] = c->seq; /* comm nodes carry their call for analyses (hazards.c) */
     n->iarg[1] = c->kind;
-    n->always_run = true; /* every rank issues every backward collective */
+    cg_node_always_run(g, n); /* every rank issues every backward collective */
     /* non-root outputs of reduce and gather carry no gradient (DESIGN 3) */
     y->requires_grad = !(cg_collective_of(c->kind)->root_only_output && at.rank != c->root);
     return 0;
@@ -250,7 +250,7 @@ static p2p_ctx *p2p_node(cg_wcomm *w, cg_graph *g, const char *op, cg_tensor *ou
     n->iarg[0] = seq;
     n->iarg[1] = in ? CG_C_SEND : CG_C_RECV;
     n->iarg[2] = peer;
-    n->always_run = true;
+    cg_node_always_run(g, n);
     out->requires_grad = true;
     return ctx;
 }
