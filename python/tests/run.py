@@ -1,6 +1,7 @@
-"""The package's unit tests (ctest: python_collgrad_torch): every test_*.py,
-or the files matching the pattern given as the argument (ctest:
-python_usercode_examples runs usercode_examples.py, the slow end-to-end one).
+"""The package's unit tests: the files matching the pattern given as the
+argument (default test*.py; ctest: python_collgrad_torch runs test_[!u]*.py,
+python_usercode_units test_usercode*.py, python_usercode_examples
+usercode_examples.py, the slow end-to-end one).
 Exit 77, which ctest shows as skipped, when this interpreter has no torch;
 COLLGRAD_CHECK names the built collgrad-check, which exports the cases the
 tests run."""
@@ -20,7 +21,7 @@ pattern = sys.argv[1] if len(sys.argv) > 1 else "test*.py"
 if os.environ.get("ASAN_OPTIONS"):
     # the sanitizer suite (scripts/sanitize.sh) checks C code; the user-code check runs
     # none, and its process-starting tests would only spend CI's time twice
-    if len(sys.argv) > 1:
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("test_[!u]"):
         print("skipped: the sanitizer build; this test runs no C code")
         sys.exit(77)
     pattern = "test_[!u]*.py"
