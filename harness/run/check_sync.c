@@ -2,6 +2,7 @@
 #include "check_sync.h"
 
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,23 @@ typedef struct sync_watch {
 } sync_watch;
 
 static sync_watch world_watch = {MPI_COMM_NULL, false}; /* MPI_COMM_WORLD, set at install */
+
+/* A rank's fingerprint once its program has ended (cg_check_sync_end): it
+ * matches only the others' ends, so a rank still waiting in a collective
+ * sees a desync instead of a partner that never comes. */
+enum { END_OF_PROGRAM = -1 };
+
+/* "rank 1 issued all_reduce #2 (backward, f64, 3 elements, root -1, program
+ * call 0)", or "rank 1 finished its program". */
+static void describe(char *out, size_t len, const char *who, int r, const long long *f, int ordinal)
+{
+    if (f[0] == END_OF_PROGRAM)
+        snprintf(out, len, "%s %d finished its program", who, r);
+    else
+        snprintf(out, len, "%s %d issued %s #%d (%s, %s, %lld elements, root %lld, program call %lld)", who, r,
+                 cg_tp_entry_name((cg_tp_entry)f[0]), ordinal, f[4] ? "backward" : "forward",
+                 cg_dtype_name((cg_dtype)f[1]), f[2], f[3], f[5]);
+}
 
 /* Sends and receives pair two ranks only, so there is nothing for all to
  * agree on; the barrier carries nothing. */
@@ -39,14 +57,10 @@ static int check_sync(void *self, cg_tp *tp, const cg_tp_fingerprint *fp)
         /* the program's call each rank serves (seq) is compared too: a rank
          * that skipped a collective issues the next one, which may look the
          * same in every other field */
-        rc = cg_error(
-            &tp->st,
-            "desync: %s %d issued %s #%d (%s, %s, %lld elements, root %lld, program call "
-            "%lld) while %s 0 issued %s #%d (%s, %s, %lld elements, root %lld, program call %lld)",
-            who, r, cg_tp_entry_name((cg_tp_entry)b[0]), fp->ordinal, b[4] ? "backward" : "forward",
-            cg_dtype_name((cg_dtype)b[1]), b[2], b[3], b[5], who,
-            cg_tp_entry_name((cg_tp_entry)a[0]), fp->ordinal, a[4] ? "backward" : "forward",
-            cg_dtype_name((cg_dtype)a[1]), a[2], a[3], a[5]);
+        char theirs[256], zero[256];
+        describe(theirs, sizeof theirs, who, r, b, fp->ordinal);
+        describe(zero, sizeof zero, who, 0, a, fp->ordinal);
+        rc = cg_error(&tp->st, "desync: %s while %s", theirs, zero);
     }
     free(all);
     return rc;
@@ -79,6 +93,16 @@ static int sync_split(void *self, cg_tp *tp, int color, int key, cg_tp_watcher *
     }
     *mine = (sync_watch){comm, true};
     *child = (cg_tp_watcher){check_sync, NULL, mine, sync_split, sync_close};
+    return 0;
+}
+
+int cg_check_sync_end(cg_tp *tp)
+{
+    for (int i = 0; i < tp->nwatchers; i++)
+        if (tp->watchers[i].self == &world_watch) {
+            cg_tp_fingerprint end = {.entry = END_OF_PROGRAM, .ordinal = tp->ncoll, .seq = -1};
+            return check_sync(&world_watch, tp, &end);
+        }
     return 0;
 }
 

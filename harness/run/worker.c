@@ -5,6 +5,7 @@
  *
  * Results travel over plain MPI on MPI_COMM_WORLD, never over the transport
  * under test: a broken transport must not be able to corrupt its own verdict. */
+#include "check_sync.h"
 #include "worker.h"
 
 #include <mpi.h>
@@ -206,12 +207,16 @@ static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const 
     int failed = I ? cg_interp_run(I) : -1;
     /* sends the transport held back go out before the results leave */
     int settled = cg_tp_settle(tp);
+    /* --check-sync: a rank that ended while another waits in a collective is a desync there */
+    int ended = I && !failed && settled == 0 ? cg_check_sync_end(tp) : 0;
     if (!I)
         pack_rank(b, g, NULL, "out of memory", 3);
     else if (failed)
         pack_rank(b, g, I, cg_interp_status(I)->msg, cg_interp_status(I)->code);
     else if (settled != 0)
         pack_rank(b, g, I, tp->st.msg, 3);
+    else if (ended != 0)
+        pack_rank(b, g, I, tp->st.msg, tp->st.code);
     else
         pack_rank(b, g, I, NULL, 0);
     cg_interp_free(I);

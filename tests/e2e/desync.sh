@@ -22,6 +22,17 @@ expect_exit 1 -- "$BIN" --timeout 20 --check-sync --rules "$SKIP" "$TMP/two.case
 t1=$(date +%s)
 expect_grep "desync: rank 1 issued all_reduce #2 \(backward, f64, 3 elements, root -1, program call 0\) while rank 0 issued all_reduce #2 \(backward, f64, 3 elements, root -1, program call 1\)" "$TMP/out"
 [ $((t1 - t0)) -lt 15 ] && ok || bad "the skipped collective was reported after $((t1 - t0)) s (the deadline is 20 s)"
+# issue 39 item 3: the skipped collective is the skipping rank's last one (program call 0 of a case
+# with one all_reduce): rank 1 finishes its program while rank 0 waits in the call. It ended at the
+# deadline ("rank 1 stopped outside any communication call") and was diagnosed as a wrong gradient;
+# the end of each rank's program is compared too
+t0=$(date +%s)
+SKIP_RULES_CALL=0 expect_exit 1 -- "$BIN" --world 2 --timeout 20 --check-sync --rules "$SKIP" \
+  "$SRC/cases/collectives/all_reduce_sum.case"
+t1=$(date +%s)
+expect_grep "desync: rank 1 finished its program while rank 0 issued all_reduce #1 \(backward, f64, 3 elements, root -1, program call 0\)" "$TMP/out"
+grep -q "matches no known mistake" "$TMP/out" && bad "a desync diagnosed as a wrong gradient" || ok
+[ $((t1 - t0)) -lt 15 ] && ok || bad "the desync at the end was reported after $((t1 - t0)) s (the deadline is 20 s)"
 # --check-sync costs nothing in correctness: every built-in collective case passes with it
 expect_exit 0 -- "$BIN" --world 2 --check-sync "$SRC/cases/collectives"
 finish
