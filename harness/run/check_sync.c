@@ -19,13 +19,14 @@ static sync_watch world_watch = {MPI_COMM_NULL, false}; /* MPI_COMM_WORLD, set a
  * matches only the others' ends, so a rank still waiting in a collective
  * sees a desync instead of a partner that never comes. */
 enum { END_OF_PROGRAM = -1 };
+static bool end_met; /* this job: a world check met another rank's end (reset by cg_check_sync_end) */
 
 /* "rank 1 issued all_reduce #2 (backward, f64, 3 elements, root -1, program
- * call 0)", or "rank 1 finished its program". */
+ * call 0)", or "rank 1 ended its program" (finished, or failed). */
 static void describe(char *out, size_t len, const char *who, int r, const long long *f, int ordinal)
 {
     if (f[0] == END_OF_PROGRAM)
-        snprintf(out, len, "%s %d finished its program", who, r);
+        snprintf(out, len, "%s %d ended its program", who, r);
     else
         snprintf(out, len, "%s %d issued %s #%d (%s, %s, %lld elements, root %lld, program call %lld)", who, r,
                  cg_tp_entry_name((cg_tp_entry)f[0]), ordinal, f[4] ? "backward" : "forward",
@@ -48,6 +49,11 @@ static int check_sync(void *self, cg_tp *tp, const cg_tp_fingerprint *fp)
         free(all);
         return cg_error(&tp->st, "--check-sync: comparing fingerprints over MPI failed");
     }
+    /* another rank's end met this rank's call: that rank's end check is done, and
+     * this rank must not start one of its own (no one would meet it) */
+    for (int r = 0; sw == &world_watch && fp->entry != END_OF_PROGRAM && r < tp->world; r++)
+        if (all[F * r] == END_OF_PROGRAM)
+            end_met = true;
     int rc = 0;
     const char *who = sw->group ? "group rank" : "rank";
     for (int r = 1; r < tp->world && rc == 0; r++) {
@@ -98,6 +104,10 @@ static int sync_split(void *self, cg_tp *tp, int color, int key, cg_tp_watcher *
 
 int cg_check_sync_end(cg_tp *tp)
 {
+    if (end_met) { /* the ranks that ended met this one's call already */
+        end_met = false;
+        return 0;
+    }
     for (int i = 0; i < tp->nwatchers; i++)
         if (tp->watchers[i].self == &world_watch) {
             cg_tp_fingerprint end = {.entry = END_OF_PROGRAM, .ordinal = tp->ncoll, .seq = -1};

@@ -13,10 +13,11 @@
 /* Stack the check on the world's handle tp. 0, or -1 with tp->st. */
 int cg_check_sync_install(cg_tp *tp);
 
-/* A rank whose program has ended says so to the check (when installed on tp,
- * else nothing happens): every rank's end meets the others' ends, and a rank
- * still waiting in a collective is told "desync: rank R finished its
- * program while rank 0 issued ..." instead of waiting until the deadline.
+/* A rank whose program has ended (finished or failed) says so to the check
+ * (when installed on tp, else nothing happens); every rank calls it: every
+ * rank's end meets the others' ends, and a rank still waiting in a
+ * collective is told "desync: rank R ended its program while rank 0 issued
+ * ..." instead of waiting until the deadline.
  * 0, or -1 with tp->st (the desync). */
 int cg_check_sync_end(cg_tp *tp);
 

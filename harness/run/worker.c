@@ -207,8 +207,9 @@ static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const 
     int failed = I ? cg_interp_run(I) : -1;
     /* sends the transport held back go out before the results leave */
     int settled = cg_tp_settle(tp);
-    /* --check-sync: a rank that ended while another waits in a collective is a desync there */
-    int ended = I && !failed && settled == 0 ? cg_check_sync_end(tp) : 0;
+    /* --check-sync: a rank that ended while another waits in a collective is a desync there.
+     * Every rank takes part, its program failed or not: the check is a collective of the world */
+    int ended = cg_check_sync_end(tp);
     if (!I)
         pack_rank(b, g, NULL, "out of memory", 3);
     else if (failed)

@@ -30,7 +30,7 @@ t0=$(date +%s)
 SKIP_RULES_CALL=0 expect_exit 1 -- "$BIN" --world 2 --timeout 20 --check-sync --rules "$SKIP" \
   "$SRC/cases/collectives/all_reduce_sum.case"
 t1=$(date +%s)
-expect_grep "desync: rank 1 finished its program while rank 0 issued all_reduce #1 \(backward, f64, 3 elements, root -1, program call 0\)" "$TMP/out"
+expect_grep "desync: rank 1 ended its program while rank 0 issued all_reduce #1 \(backward, f64, 3 elements, root -1, program call 0\)" "$TMP/out"
 grep -q "matches no known mistake" "$TMP/out" && bad "a desync diagnosed as a wrong gradient" || ok
 [ $((t1 - t0)) -lt 15 ] && ok || bad "the desync at the end was reported after $((t1 - t0)) s (the deadline is 20 s)"
 # --check-sync costs nothing in correctness: every built-in collective case passes with it
