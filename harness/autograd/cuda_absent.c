@@ -29,6 +29,7 @@ cg_cuda_arena *cg_cuda_arena_new(void) { return NULL; }
 void *cg_cuda_alloc(cg_cuda_arena *a, size_t bytes) { return NULL; }
 void cg_cuda_free_all(cg_cuda_arena *a) {}
 void cg_cuda_arena_free(cg_cuda_arena *a) {}
+int cg_cuda_arena_peak(int reset, size_t *peak) { *peak = 0; return 0; }
 
 ABSENT(cg_cuda_binary, (cg_cuda_binary_op op, cg_dtype dt, const void *a, int64_t na,
                         const void *b, int64_t nb, void *out, int64_t n))

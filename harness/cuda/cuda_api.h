@@ -17,13 +17,14 @@
 
 /* Raised whenever the struct below changes: the tool refuses a module built
  * from another version ("rebuild libcollgrad-gpu.so with the tool"). */
-#define CG_CUDA_API_VERSION 1
+#define CG_CUDA_API_VERSION 2
 /* The module's exported function returning its table. */
 #define CG_CUDA_API_ENTRY "collgrad_gpu_cuda"
 
 #define CG_CUDA_INT_API(X) \
     X(cg_cuda_device_count, (int *count), (count))                                               \
     X(cg_cuda_sync, (void), ())                                                                  \
+    X(cg_cuda_arena_peak, (int reset, size_t *peak), (reset, peak))                              \
     X(cg_cuda_upload, (void *dev, const void *host, size_t bytes), (dev, host, bytes))           \
     X(cg_cuda_download, (void *host, const void *dev, size_t bytes), (host, dev, bytes))         \
     X(cg_cuda_copy, (void *dst, const void *src, size_t bytes), (dst, src, bytes))               \

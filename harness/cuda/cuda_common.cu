@@ -12,19 +12,27 @@ cg_status *cg_cuda_status(void) { return &last; }
 
 int cg_cuda_call_name(const char *call) { return (int)strcspn(call, "( "); }
 
-/* The arena is a growing array of cudaMalloc'd pointers. */
+/* The arena is a growing array of cudaMalloc'd pointers and their sizes. */
 struct cg_cuda_arena {
     void **bufs;
+    size_t *sizes;
     size_t n, cap;
 };
+
+/* What every arena of the process holds now, and the most since the last
+ * reset (cg_cuda_arena_peak: the bench's device-memory figure). */
+static size_t held, held_peak;
 
 static int grow(cg_cuda_arena *a)
 {
     size_t cap = a->cap ? 2 * a->cap : 16;
     void **bufs = (void **)realloc(a->bufs, cap * sizeof *bufs);
-    if (!bufs)
+    if (bufs)
+        a->bufs = bufs;
+    size_t *sizes = bufs ? (size_t *)realloc(a->sizes, cap * sizeof *sizes) : NULL;
+    if (!sizes)
         return cg_error(cg_cuda_status(), "out of host memory for the device arena");
-    a->bufs = bufs;
+    a->sizes = sizes;
     a->cap = cap;
     return 0;
 }
@@ -100,7 +108,11 @@ void *cg_cuda_alloc(cg_cuda_arena *a, size_t bytes)
     void *p = NULL;
     if ((a->n == a->cap && grow(a) != 0) || device_zeroed(&p, bytes) != 0)
         return NULL;
-    a->bufs[a->n++] = p;
+    a->bufs[a->n] = p;
+    a->sizes[a->n++] = bytes;
+    held += bytes;
+    if (held > held_peak)
+        held_peak = held;
     return p;
 }
 
@@ -110,9 +122,19 @@ void cg_cuda_free_all(cg_cuda_arena *a)
 {
     if (!a)
         return;
-    for (size_t i = 0; i < a->n; i++)
+    for (size_t i = 0; i < a->n; i++) {
         cudaFree(a->bufs[i]);
+        held -= a->sizes[i];
+    }
     a->n = 0;
+}
+
+int cg_cuda_arena_peak(int reset, size_t *peak)
+{
+    if (reset)
+        held_peak = held;
+    *peak = held_peak;
+    return 0;
 }
 
 void cg_cuda_arena_free(cg_cuda_arena *a)
@@ -121,6 +143,7 @@ void cg_cuda_arena_free(cg_cuda_arena *a)
         return;
     cg_cuda_free_all(a);
     free(a->bufs);
+    free(a->sizes);
     free(a);
 }
 

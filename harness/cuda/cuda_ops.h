@@ -50,6 +50,10 @@ cg_cuda_arena *cg_cuda_arena_new(void);              /* NULL when host memory ru
 void *cg_cuda_alloc(cg_cuda_arena *a, size_t bytes); /* zeroed device memory; NULL + error */
 void cg_cuda_free_all(cg_cuda_arena *a);             /* frees every buffer; a stays usable */
 void cg_cuda_arena_free(cg_cuda_arena *a);           /* free_all, then a itself; NULL is fine */
+/* The most device bytes this process's arenas held at once since the last
+ * reset (what its tensors took: not NCCL's or the CUDA context's own memory);
+ * reset != 0 first sets the peak to what they hold now. Always 0. */
+int cg_cuda_arena_peak(int reset, size_t *peak);
 
 /* ---- elementwise (cuda/ops_elementwise.cu) --------------------------------- */
 

@@ -46,3 +46,24 @@ expect_exit 1 -- "$BIN" --transport nccl --world 2 --rules c10d --timeout 120 \
 expect_grep "fail per_rank\(x\) rank 0 rules=c10d: expected \[40\] observed \[20\]" "$TMP/out"
 expect_grep "diagnosis: .*c10d" "$TMP/out"
 finish
+
+# the bench on the device (issue 37 item 1): x, y, the gradients and the raw
+# buffers live in device memory, so its peak device bytes per rank are the
+# tensors' (all_gather at W=2, n bytes out: x n/2, y n, x.grad n/2, the seed
+# written over y: 2n; the backward's reduce_scatter output n/2 more at most),
+# and the check downloads what it compares; --device cpu reports none
+for dev in cuda cpu; do
+  expect_exit 0 -- env COLLGRAD_NCCL_SHARE_GPU=1 "$BIN" bench -t nccl --device "$dev" -W 2 -b 1M -e 1M \
+    -n 1 -w 0 -c all_gather --json "$TMP/bench-$dev.json"
+  expect_grep "^# collgrad-check bench: all_gather .*transport nccl, device $dev" "$TMP/out"
+  python3 - "$TMP/bench-$dev.json" "$dev" > "$TMP/py.out" 2>&1 <<'PY' && ok || bad "bench $dev: $(cat "$TMP/py.out")"
+import json, sys
+(r,) = json.load(open(sys.argv[1]))["rows"]
+n = r["bytes"]
+assert n == 1 << 20 and r["check_ok"] is True and r["device"] == sys.argv[2], r
+if sys.argv[2] == "cuda":
+    assert 2 * n <= r["peak_device_bytes"] <= 2.5 * n, (r["peak_device_bytes"], n)
+else:
+    assert r["peak_device_bytes"] is None, r
+PY
+done

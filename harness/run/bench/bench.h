@@ -30,6 +30,9 @@ typedef struct cg_bench_opts {
     cg_redop op;
     cg_dtype dtype;
     const char *rules, *transport;
+    bool cuda;                  /* --device cuda (implied by --transport nccl): the tensors and
+                                   the raw buffers live on the GPU, the timed spans end with a
+                                   device synchronize */
     int world;
     const char *json;           /* NULL: no JSON */
     bool check;                 /* check each size against the oracle */
@@ -47,6 +50,8 @@ typedef struct cg_bench_row {
     double ratio;               /* (fwd + bwd) / raw */
     int64_t bwd_bytes, transpose_bytes; /* moved by one rank (rank 0) */
     int64_t peak_rss_bytes;     /* largest rank's peak during the timed loop */
+    int64_t peak_device_bytes;  /* --device cuda: largest rank's peak of device bytes its
+                                   tensors held in the timed loop (cg_cuda_arena_peak) */
     bool check_ran, check_ok;
     double check_s;
     char check_msg[160];
@@ -88,9 +93,10 @@ void cg_bench_truth_free(cg_bench_truth *t);
  * else -1 with st naming the first element off. */
 int cg_bench_truth_check(const cg_bench_truth *t, const cg_tensor *x, const cg_tensor *y, cg_status *st);
 /* Its halves: y right after the forward (the bench then writes the seed over
- * y, bench_rank.c), x.grad after the backward. */
+ * y, bench_rank.c), x.grad (gx, numel elements; NULL: zeros) after the
+ * backward. Both read host tensors: a device run downloads them first. */
 int cg_bench_truth_check_y(const cg_bench_truth *t, const cg_tensor *y, cg_status *st);
-int cg_bench_truth_check_grad(const cg_bench_truth *t, const cg_tensor *x, cg_status *st);
+int cg_bench_truth_check_grad(const cg_bench_truth *t, const cg_tensor *gx, int64_t numel, cg_status *st);
 /* The busbw factor of nccl-tests' PERFORMANCE.md for this collective. */
 double cg_bench_busbw_factor(cg_coll_kind k, int world);
 

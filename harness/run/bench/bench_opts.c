@@ -32,6 +32,9 @@ static void usage(FILE *f)
             "  -r, --rules NAME         rule set of the backward (default reference)\n"
             "  -t, --transport NAME     mpi, nccl or a plugin path (default mpi)\n"
             "  -W, --world W            ranks (default 4)\n"
+            "      --device D           cpu or cuda: where the tensors and raw buffers live, the\n"
+            "                           timed spans ending with a device synchronize (default cuda\n"
+            "                           for --transport nccl, else cpu)\n"
             "      --json FILE          rows as JSON (- for standard output)\n"
             "      --no-check           skip the oracle + diff after each size\n"
             "      --oracle             time the oracle alone, W = 2..--oracle-max-world (default 1024)\n"
@@ -78,9 +81,11 @@ static int bad(const char *opt, const char *val, const char *want)
 
 int cg_bench_parse(int argc, char **argv, cg_bench_opts *o)
 {
-    *o = (cg_bench_opts){1 << 20, 64 << 20, 4, 5, 1, CG_C_ALL_REDUCE, CG_RED_SUM, CG_F32, "reference", "mpi",
-                         4, NULL, true, false, 1024, false};
-    enum { O_JSON = 256, O_NOCHECK, O_ORACLE, O_ORACLE_MAX, O_IN_MPIEXEC };
+    *o = (cg_bench_opts){.minbytes = 1 << 20, .maxbytes = 64 << 20, .factor = 4, .iters = 5, .warmup = 1,
+                         .coll = CG_C_ALL_REDUCE, .op = CG_RED_SUM, .dtype = CG_F32, .rules = "reference",
+                         .transport = "mpi", .world = 4, .check = true, .oracle_max_world = 1024};
+    const char *device = NULL; /* --device; unset: cuda for nccl, as the main run (device.h) */
+    enum { O_JSON = 256, O_NOCHECK, O_ORACLE, O_ORACLE_MAX, O_IN_MPIEXEC, O_DEVICE };
     static const struct option longs[] = {
         {"minbytes", required_argument, 0, 'b'},    {"maxbytes", required_argument, 0, 'e'},
         {"stepfactor", required_argument, 0, 'f'},  {"iters", required_argument, 0, 'n'},
@@ -91,6 +96,7 @@ int cg_bench_parse(int argc, char **argv, cg_bench_opts *o)
         {"no-check", no_argument, 0, O_NOCHECK},    {"oracle", no_argument, 0, O_ORACLE},
         {"oracle-max-world", required_argument, 0, O_ORACLE_MAX},
         {"in-mpiexec", no_argument, 0, O_IN_MPIEXEC}, {"help", no_argument, 0, 'h'},
+        {"device", required_argument, 0, O_DEVICE},
         {0, 0, 0, 0}};
     optind = 1;
     opterr = 0;
@@ -121,6 +127,11 @@ int cg_bench_parse(int argc, char **argv, cg_bench_opts *o)
         case 'r': o->rules = optarg; break;
         case 't': o->transport = optarg; break;
         case O_JSON: o->json = optarg; break;
+        case O_DEVICE:
+            if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0)
+                return bad("--device", optarg, "cpu or cuda");
+            device = optarg;
+            break;
         case O_NOCHECK: o->check = false; break;
         case O_ORACLE: o->oracle = true; break;
         case O_ORACLE_MAX:
@@ -140,6 +151,7 @@ int cg_bench_parse(int argc, char **argv, cg_bench_opts *o)
         fprintf(stderr, "collgrad-check bench: unexpected argument %s\n", argv[optind]);
         return CG_EXIT_USAGE;
     }
+    o->cuda = device ? strcmp(device, "cuda") == 0 : strcmp(o->transport, "nccl") == 0;
     if (o->minbytes < 1 || o->maxbytes < o->minbytes) {
         fprintf(stderr, "collgrad-check bench: expected 1 <= -b <= -e, got -b %lld -e %lld\n",
                 (long long)o->minbytes, (long long)o->maxbytes);

@@ -11,7 +11,12 @@
  *      its y and x.grad with the oracle's (bench_check.c), after the timed
  *      span, and rank 0 reports the first rank off.
  * Times are the slowest rank's mean per iteration; bytes are rank 0's own
- * (the transport's per-entry counters, transport.h). */
+ * (the transport's per-entry counters, transport.h).
+ * With --device cuda (implied by --transport nccl) x, y, the gradients and
+ * the raw buffers are device memory, allocated outside the timed spans, and
+ * each span ends with a device synchronize: the times are the collectives'
+ * and the kernels', not host<->device copies; the check downloads after the
+ * span. */
 #include "bench.h"
 
 #include <malloc.h>
@@ -24,6 +29,7 @@
 #include "ir.h"
 #include "report_file.h"
 #include "autograd.h"
+#include "cuda_ops.h"
 #include "rss.h"
 #include "runner.h"
 #include "transport.h"
@@ -85,17 +91,51 @@ static cg_tensor *seed_over_output(const cg_bench_opts *o, cg_graph *g, const cg
     return seed;
 }
 
+/* The device's queued work done before a timestamp is taken: the nccl
+ * transport waits for its own stream, the ops' kernels run on theirs. 0, or
+ * -1 with st. Nothing to wait for on the host. */
+static int settle(const cg_bench_opts *o, cg_status *st)
+{
+    if (o->cuda && cg_cuda_sync() != 0)
+        return cg_error(st, "%s", cg_cuda_last_error());
+    return 0;
+}
+
+/* The collective's output and x's gradient where the truth reads them: host
+ * tensors (downloads on a device graph, owned by g). */
+static int check_y(cg_graph *g, const cg_bench_truth *truth, const cg_tensor *y, cg_status *verdict)
+{
+    const cg_tensor *hy = y ? cg_tensor_host(g, y) : NULL;
+    if (y && !hy)
+        return cg_error(verdict, "downloading y: %s", cg_graph_status(g)->msg);
+    return cg_bench_truth_check_y(truth, hy, verdict);
+}
+
+static int check_grad(cg_graph *g, const cg_bench_truth *truth, const cg_tensor *x, cg_status *verdict)
+{
+    const cg_tensor *hg = x->grad ? cg_tensor_host(g, x->grad) : NULL;
+    if (x->grad && !hg)
+        return cg_error(verdict, "downloading x.grad: %s", cg_graph_status(g)->msg);
+    return cg_bench_truth_check_grad(truth, hg, x->numel, verdict);
+}
+
 /* One iteration of phase 1. 0, or -1 with st. With truth, the iteration's
  * y (before the backward) and x.grad are checked (phase 3): a mismatch goes
- * into *verdict. */
+ * into *verdict. The timed spans are the collective's forward call and the
+ * backward (the seed included), each ended by settle(). */
 static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, const cg_plan_event *ev,
                           int64_t n_in, double *fwd, double *bwd, uint64_t *bwd_bytes,
                           const cg_bench_truth *truth, cg_status *verdict, double *check_s, cg_status *st)
 {
     cg_graph *g = cg_graph_new();
+    if (g && o->cuda && cg_graph_use_cuda(g) < 0) {
+        cg_error(st, "%s", cg_graph_status(g)->msg);
+        cg_graph_free(g);
+        return -1;
+    }
     cg_tensor *x = g ? cg_full(g, o->dtype, 1, &n_in, tp->rank + 1.0) : NULL;
     if (!x) {
-        cg_error_infra(st, "out of memory for %lld elements", (long long)n_in);
+        cg_error_infra(st, "out of memory for %lld elements",  (long long)n_in);
         cg_graph_free(g);
         return -1;
     }
@@ -103,13 +143,15 @@ static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rul
     cg_wcomm w = {tp, rules, tp->rank, tp->world, o->dtype, ev, 1, 0, NULL, 0};
     cg_comm comm = cg_wcomm_comm(&w);
     cg_tensor *in[1] = {x}, *out[1] = {NULL};
-    int rc = MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+    int rc = settle(o, st) == 0 && MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
     double t0 = cg_now();
     if (rc == 0)
         rc = comm.collective(comm.self, g, &ev->coll, in, out);
+    if (rc == 0)
+        rc = settle(o, st);
     double t1 = cg_now();
     if (rc == 0 && truth) {
-        cg_bench_truth_check_y(truth, out[0], verdict);
+        check_y(g, truth, out[0], verdict);
         *check_s += cg_now() - t1;
     }
     double t1b = cg_now(); /* the seed is the backward's, as backward(y) makes it */
@@ -117,15 +159,17 @@ static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rul
     uint64_t b0 = bytes_moved(tp);
     if (rc == 0)
         rc = seed ? cg_backward_with(g, out[0], seed) : comm.backward(comm.self, g, &ev->coll.pos, out);
+    if (rc == 0)
+        rc = settle(o, st);
     double t2 = cg_now();
     *fwd += t1 - t0;
     *bwd += t2 - t1b;
     *bwd_bytes = bytes_moved(tp) - b0;
     if (rc == 0 && truth && !verdict->code) {
-        cg_bench_truth_check_grad(truth, x, verdict);
+        check_grad(g, truth, x, verdict);
         *check_s += cg_now() - t2;
     }
-    if (rc != 0)
+    if (rc != 0 && !st->code)
         cg_error(st, "%s",
                  cg_graph_status(g)->msg[0] ? cg_graph_status(g)->msg : "MPI_Barrier failed");
     cg_graph_free(g);
@@ -151,14 +195,29 @@ static int raw_pair(const cg_bench_opts *o, cg_tp *tp, void *a, void *b, const s
     return rc;
 }
 
+/* The raw buffers, where the differentiable run's tensors live: zeroed
+ * host memory, or an arena's zeroed device memory (*arena, the caller's to
+ * free). NULL when out of memory. */
+static void *raw_buffer(const cg_bench_opts *o, cg_cuda_arena **arena, size_t bytes)
+{
+    if (!o->cuda)
+        return calloc(1, bytes ? bytes : 1);
+    if (!*arena && !(*arena = cg_cuda_arena_new()))
+        return NULL;
+    return cg_cuda_alloc(*arena, bytes);
+}
+
 static int raw(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *row, cg_status *st)
 {
     size_t esz = cg_dtype_size(o->dtype);
     cg_coll_counts *counts = calloc(1, sizeof *counts);
-    void *a = calloc((size_t)s->count, esz), *b = calloc((size_t)s->count, esz);
+    cg_cuda_arena *arena = NULL;
+    void *a = raw_buffer(o, &arena, (size_t)s->count * esz);
+    void *b = a ? raw_buffer(o, &arena, (size_t)s->count * esz) : NULL;
     int rc = a && b && counts ? 0 : -1;
     if (rc)
-        cg_error_infra(st, "out of memory for the raw buffers");
+        cg_error_infra(st, "out of memory for the raw buffers%s%s", o->cuda ? ": " : "",
+                       o->cuda ? cg_cuda_last_error() : "");
     for (int r = 0; counts && r < tp->world; r++)
         counts->inputs[r] = counts->blocks[r] = counts->recv[r] = (size_t)(s->count / tp->world);
     uint64_t tb = 0;
@@ -171,6 +230,8 @@ static int raw(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *
             cg_error(st, "%s", tp->st.msg);
             rc = -1;
         }
+        if (rc == 0 && settle(o, st) != 0)
+            rc = -1;
         if (i >= o->warmup) {
             t += cg_now() - t0;
             tf += f;
@@ -179,8 +240,12 @@ static int raw(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *
     row->raw_s = t / o->iters;
     row->raw_fwd_s = tf / o->iters;
     row->transpose_bytes = (int64_t)tb;
-    free(a);
-    free(b);
+    if (o->cuda)
+        cg_cuda_arena_free(arena);
+    else {
+        free(a);
+        free(b);
+    }
     free(counts);
     return rc;
 }
@@ -246,6 +311,8 @@ static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, in
     const cg_bench_truth *check = o->check && !verdict.code ? &truth : NULL;
     malloc_trim(0); /* what the last size left in the heap is not this size's peak */
     cg_rss_reset_peak();
+    size_t dev_peak = 0;
+    cg_cuda_arena_peak(1, &dev_peak);
     for (int i = 0; rc == 0 && i < o->warmup + o->iters; i++) {
         bool last = i == o->warmup + o->iters - 1;
         rc = differentiable(o, tp, rules, &ev, s.n_in, &f, &b, &bb, last ? check : NULL, &verdict,
@@ -257,6 +324,8 @@ static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, in
         f = b = 0.0;
     }
     row->peak_rss_bytes = (int64_t)max_on_root((double)cg_rss_peak());
+    cg_cuda_arena_peak(0, &dev_peak);
+    row->peak_device_bytes = o->cuda ? (int64_t)max_on_root((double)dev_peak) : -1;
     row->bwd_bytes = (int64_t)bb;
     row->fwd_s = max_on_root(fwd / o->iters);
     row->bwd_s = max_on_root(bwd / o->iters);
