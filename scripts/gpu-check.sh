@@ -1,85 +1,267 @@
 #!/usr/bin/env bash
-# One command for a machine with a GPU: install what the build needs, build
-# with the GPU path into ./build-gpu (or $CG_BUILD_DIR), check every CUDA kernel
-# against its CPU op (cudatest_ops), every op and autograd on a CUDA graph against
-# a host graph (cudatest_graph), the rule sets' local math (cudatest_local) and
-# every nccl transport entry (cudatest_nccl at W = 1, 2), then run every built-in
-# case over `--transport nccl` (tensors on the GPU: --device cuda is implied) at
-# W = 1, 2 and 4, each writing out/gpu-report-w<W>.json,
-# and print the summary lines. When a world has more ranks than there are GPUs,
-# the ranks share them (COLLGRAD_NCCL_SHARE_GPU=1, see README). Extra arguments
-# go to collgrad-check (e.g. --verbose, --timeout 120).
-# Exit status: 0 all passed, 1 a check failed, 3 no GPU path, no GPU, or a run
-# that could not start.
+# gpu-check.sh — the GPU path on a real GPU, in one command that needs no
+# network (issue 37): run it on the device machine from the bundle that
+# scripts/gpu-bundle.sh made here.
+#
+#   scripts/gpu-check.sh --bundle .gpu-bundle/bundle.tar.gz --out DIR
+#   scripts/gpu-check.sh --build BUILD_DIR --out DIR    (a tree built on that machine)
+#
+# What it runs (every step under a time limit, the whole under a budget):
+#   env       the GPU, driver, CUDA, NCCL (the library the tool loads) and torch versions
+#   kernels   cudatest_ops (every CUDA kernel against its CPU op: all dtypes, odd sizes, 0
+#             elements), cudatest_graph, cudatest_local; cudatest_nccl at W = 1, 2
+#   cases     every built-in case over --transport nccl (tensors on the GPU) at W = 1, 2, 4;
+#             the bf16 and f16 cases at W = 2; cases/subgroups at W = 3, 4
+#   faults    the fault table over nccl (scripts/fault-table.sh, --device cpu: the data
+#             faults rewrite host buffers)
+#   memcheck  compute-sanitizer --tool memcheck over one small run (W = 1)
+#   torch     --backend pytorch:nn over the built-in cases at W = 2 with the machine's torch,
+#             --torch-backend nccl and gloo, outcomes compared case by case
+#   bench     all_reduce, all_gather, reduce_scatter, broadcast, all_to_all from 1 MiB to
+#             --bench-max (default 1G) at W = 2 over nccl, tensors on the GPU, beside the raw
+#             NCCL calls; alone, after the rest (its times must not share the machine)
+# Ranks outnumbering the GPUs share them (COLLGRAD_NCCL_SHARE_GPU=1: NCCL's network path).
+# Writes DIR/summary.txt (also printed), DIR/bench.json (every bench row) and
+# DIR/gpu-logs.tar.gz (every log and report): three files, within the device
+# tool's eight. Exit: 0 every step passed, 1 a step failed, 3 nothing could run.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-build="${CG_BUILD_DIR:-$root/build-gpu}"
-out="$root/out"
-
-"$root/scripts/setup.sh" || exit 3
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="${CG_BUILD_TYPE:-RelWithDebInfo}" >/dev/null &&
-  cmake --build "$build" -j "$(nproc)" || exit 3
-if [ ! -x "$build/tests/cudatest_ops" ]; then
-  echo "gpu-check: this build has no GPU path (CUDA toolkit, NCCL or a working nvcc not found)"
-  exit 3
-fi
+bundle="" build="" out="$root/out" bench_max=1G budget="${CG_GPU_CHECK_BUDGET:-500}"
+only="env kernels cases faults memcheck torch bench"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bundle) bundle="$2"; shift 2 ;;
+    --build) build="$2"; shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --bench-max) bench_max="$2"; shift 2 ;;
+    --only) only="$2"; shift 2 ;;  # a subset of the steps above, for a rerun
+    *) echo "gpu-check: unknown argument $1" >&2; exit 3 ;;
+  esac
+done
+t_start=$(date +%s)
+deadline=$((t_start + budget))
 mkdir -p "$out"
-summary=()
-status=0
+logs="$(mktemp -d)/gpu-logs"
+mkdir -p "$logs"
 
-# worse status wins: 3 (could not run) over 1 (a check failed) over 0
-note() { [ "$1" -ne 0 ] && { [ "$1" -eq 3 ] || [ "$status" -eq 0 ]; } && status=$1; }
-
-echo "== cudatest_ops: the CUDA kernels against the CPU ops"
-"$build/tests/cudatest_ops" > "$out/gpu-cudatest.log" 2>&1
-rc=$?
-grep -E "^(FAIL|SKIP)" "$out/gpu-cudatest.log"
-if [ "$rc" -eq 77 ]; then
-  echo "gpu-check: no usable GPU, nothing to check"
+# ---- the tool: unpacked from the bundle, or a build tree ------------------------
+if [ -n "$bundle" ]; then
+  prefix="$(mktemp -d)"
+  tar -xzf "$bundle" -C "$prefix" || { echo "gpu-check: cannot unpack $bundle" >&2; exit 3; }
+  P="$prefix/collgrad"
+  BIN="$P/bin/collgrad-check" TESTS="$P/bin"
+  export CG_MPIEXEC="$P/bin/mpiexec" PATH="$P/bin:$PATH"
+  export COLLGRAD_GPU_MODULE="$P/lib/collgrad-check/libcollgrad-gpu.so"
+  libs="$P/lib"
+elif [ -n "$build" ]; then
+  BIN="$build/collgrad-check" TESTS="$build/tests" libs=""
+  export COLLGRAD_GPU_MODULE="$build/libcollgrad-gpu.so"
+else
+  echo "gpu-check: expected --bundle FILE or --build DIR" >&2
   exit 3
 fi
-summary+=("$(tail -n 1 "$out/gpu-cudatest.log")")
-note $((rc == 0 ? 0 : 1))
-
-for t in cudatest_graph cudatest_local; do
-  echo "== $t: the same programs on a CUDA graph and a host graph"
-  "$build/tests/$t" > "$out/gpu-$t.log" 2>&1
-  rc=$?
-  grep -E "^FAIL" "$out/gpu-$t.log" | head -20
-  summary+=("$(tail -n 1 "$out/gpu-$t.log")")
-  note $((rc == 0 ? 0 : 1))
+# the machine's own CUDA libraries and NCCL: its CUDA, else torch's wheels
+pydirs="$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true)"
+for so in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do
+  # shellcheck disable=SC2086
+  hit="$(find /usr/local/cuda/lib64/ /usr/local/cuda/targets/x86_64-linux/lib/ /usr/local/cuda/lib/ \
+           /usr/lib/x86_64-linux-gnu/ $pydirs -maxdepth 4 -name "$so" 2>/dev/null | head -n 1)"
+  [ -n "$hit" ] && libs="$libs:$(dirname "$hit")" && eval "lib_${so%%.*}=\$hit"
 done
+export LD_LIBRARY_PATH="${libs#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export HYDRA_LAUNCHER=fork COLLGRAD_NCCL_SHARE_GPU=1
+[ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"  # nvcc, compute-sanitizer
+C="$root/cases"
 
-nvidia-smi -L 2>/dev/null | sed 's/^/device: /'
-gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
-[ "${gpus:-0}" -ge 1 ] || gpus=1
-mpiexec=$(sed -n 's/^MPIEXEC_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt")
-for w in 1 2; do
-  share=0
-  [ "$w" -gt "$gpus" ] && share=1
-  log="$out/gpu-nccl-transport-w$w.log"
-  echo "== cudatest_nccl: every transport entry, host and device buffers, W=$w"
-  COLLGRAD_NCCL_SHARE_GPU=$share "${mpiexec:-mpiexec}" -n "$w" "$build/tests/cudatest_nccl" \
-    > "$log" 2>&1
-  rc=$?
-  grep -E "^rank [0-9]+ " "$log" | head -20
-  summary+=("$(grep -E '^cudatest_nccl' "$log" || echo "cudatest_nccl W=$w: exit $rc, see $log")")
-  note $((rc == 0 ? 0 : 1))
-done
-for w in 1 2 4; do
-  share=0
-  [ "$w" -gt "$gpus" ] && share=1
-  log="$out/gpu-w$w.log"
-  echo "== --transport nccl --world $w ($gpus GPU(s), COLLGRAD_NCCL_SHARE_GPU=$share)"
-  COLLGRAD_NCCL_SHARE_GPU=$share "$build/collgrad-check" --transport nccl --world "$w" \
-    --json "$out/gpu-report-w$w.json" "$@" > "$log" 2>&1
-  rc=$?
-  grep -E '\*\*\*|^collgrad-check:' "$log" | head -40
-  line=$(grep -E '^[0-9]+% cases passed' "$log" || echo "no summary (exit $rc, see $log)")
-  summary+=("W=$w nccl: $line")
-  note "$rc"
-done
+# ---- steps: each under a limit, its log kept, one summary line each ---------------
+status=0
+# run NAME LIMIT CMD...: the command's output into $logs/NAME.log; its exit status
+run() {
+  local name="$1" limit="$2" left
+  shift 2
+  left=$((deadline - $(date +%s)))
+  [ "$left" -lt "$limit" ] && limit=$left
+  if [ "$limit" -lt 10 ]; then
+    echo "gpu-check: no time left for $name" > "$logs/$name.log"
+    return 124
+  fi
+  timeout -k 5 "$limit" "$@" > "$logs/$name.log" 2>&1
+}
+# say FILE LINE: a summary line into a lane's file
+say() { echo "$2" >> "$1"; }
+# verdict RC: the worse of the step's and the run's status (3 could-not-run stays 3)
+verdict() { [ "$1" -ne 0 ] && [ "$status" -ne 3 ] && status=1; return 0; }
+has() { [[ " $only " == *" $1 "* ]]; }
+cases_line() { grep -m1 -E '^[0-9]+% cases passed' "$logs/$1.log" || echo "no summary: exit $2 ($(tail -n 1 "$logs/$1.log"))"; }
 
-echo "== summary"
-printf '%s\n' "${summary[@]}"
+lane_kernels() {
+  local f="$logs/lane-kernels.txt" rc
+  for t in cudatest_ops cudatest_graph cudatest_local; do
+    run "$t" 120 "$TESTS/$t"; rc=$?
+    say "$f" "$t: $(tail -n 1 "$logs/$t.log") [exit $rc]"
+  done
+  for w in 1 2; do
+    run "cudatest_nccl-w$w" 60 "$CG_MPIEXEC_OR" -n "$w" "$TESTS/cudatest_nccl"; rc=$?
+    say "$f" "$(grep -m1 -E '^cudatest_nccl' "$logs/cudatest_nccl-w$w.log" || echo "cudatest_nccl W=$w: exit $rc") [exit $rc]"
+  done
+}
+
+lane_cases() {
+  local f="$logs/lane-cases.txt" rc
+  for w in 1 2 4; do
+    run "cases-w$w" 150 "$BIN" --transport nccl --world "$w" --timeout 120 --json "$logs/cases-w$w.json"; rc=$?
+    say "$f" "built-in cases, nccl, W=$w: $(cases_line "cases-w$w" $rc) [exit $rc]"
+  done
+  run "half-w2" 90 "$BIN" --transport nccl --world 2 --timeout 60 --json "$logs/half-w2.json" "$C/half"; rc=$?
+  say "$f" "bf16 + f16 cases, nccl, W=2: $(cases_line half-w2 $rc) [exit $rc]"
+}
+
+lane_groups() {
+  local f="$logs/lane-groups.txt" rc
+  for w in 3 4; do
+    run "subgroups-w$w" 120 "$BIN" --transport nccl --world "$w" --timeout 60 \
+      --json "$logs/subgroups-w$w.json" "$C/subgroups"; rc=$?
+    say "$f" "cases/subgroups, nccl, W=$w: $(cases_line "subgroups-w$w" $rc) [exit $rc]"
+  done
+}
+
+lane_faults() {
+  local f="$logs/lane-faults.txt" rc
+  CG_FAULT_JOBS=4 run faults 180 "$root/scripts/fault-table.sh" "$BIN" --transport nccl --device cpu; rc=$?
+  say "$f" "fault table over nccl (--device cpu): $(tail -n 1 "$logs/faults.log") [exit $rc]"
+}
+
+lane_memcheck() {
+  local f="$logs/lane-memcheck.txt" rc
+  run memcheck 150 compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \
+    "$BIN" --transport nccl --world 1 --timeout 120 "$C/collectives/all_reduce_sum.case" \
+    "$C/collectives/all_gather_ragged.case"; rc=$?
+  say "$f" "compute-sanitizer memcheck, W=1 all_reduce_sum + all_gather_ragged: $(grep -m1 'ERROR SUMMARY' "$logs/memcheck.log" || echo 'no ERROR SUMMARY') $(cases_line memcheck $rc) [exit $rc]"
+}
+
+lane_torch() {
+  local f="$logs/lane-torch.txt" rc
+  for pg in nccl gloo; do
+    run "torch-$pg" 200 "$BIN" --backend pytorch:nn --torch-backend "$pg" --python "$(command -v python3)" \
+      --world 2 --timeout 60 --json "$logs/torch-$pg.json"; rc=$?
+    say "$f" "pytorch:nn over $pg, W=2: $(cases_line "torch-$pg" $rc) [exit $rc]"
+  done
+  python3 - "$logs/torch-nccl.json" "$logs/torch-gloo.json" >> "$f" 2>&1 <<'PY'
+import json, sys
+def outcomes(path):
+    try:
+        d = json.load(open(path))
+    except (OSError, ValueError) as e:
+        return None, f"{path}: {e}"
+    return {(c["name"], c["world"], c.get("rules")): c for c in d["cases"]}, None
+nccl, e1 = outcomes(sys.argv[1])
+gloo, e2 = outcomes(sys.argv[2])
+if e1 or e2:
+    print(f"torch nccl vs gloo: not compared ({e1 or e2})")
+    sys.exit(0)
+diff = [k for k in sorted(set(nccl) | set(gloo), key=str)
+        if (nccl.get(k) or {}).get("status") != (gloo.get(k) or {}).get("status")]
+print(f"torch nccl vs gloo: {len(set(nccl) & set(gloo))} cases in both, {len(diff)} differ")
+for k in diff[:20]:
+    a, b = nccl.get(k) or {}, gloo.get(k) or {}
+    print(f"  {k[0]} (W={k[1]}, rules={k[2]}): nccl {a.get('status')}, gloo {b.get('status')}")
+PY
+}
+
+bench() {
+  local f="$logs/lane-bench.txt" rc
+  for c in all_reduce all_gather reduce_scatter broadcast all_to_all; do
+    run "bench-$c" 75 "$BIN" bench -t nccl -W 2 -c "$c" -b 1M -e "$bench_max" -f 4 -n 3 -w 1 \
+      --json "$logs/bench-$c.json"; rc=$?
+    say "$f" "bench $c: exit $rc"
+    grep -E '^ +[0-9]' "$logs/bench-$c.log" | sed 's/^/  /' >> "$f"
+  done
+  python3 - "$logs" "$out/bench.json" >> "$f" 2>&1 <<'PY'
+import glob, json, os, sys
+rows = []
+for p in sorted(glob.glob(os.path.join(sys.argv[1], "bench-*.json"))):
+    try:
+        rows += json.load(open(p))["rows"]
+    except (OSError, ValueError, KeyError) as e:
+        print(f"  {p}: {e}")
+json.dump({"schema": "collgrad-check/bench/1", "rows": rows}, open(sys.argv[2], "w"), indent=1)
+print("bench, W=2 over nccl: (fwd+bwd)/raw, backward busbw / the raw transpose's, peak device / tensor bytes")
+for r in rows:
+    transpose = r["raw_s"] - r["raw_fwd_s"]
+    bwd_vs_raw = transpose / r["bwd_s"] if r["bwd_s"] > 0 else 0.0
+    dev = r.get("peak_device_bytes")
+    print(f"  {r['collective']:>14} {r['bytes'] / 2**20:7.0f} MiB  ratio {r['ratio']:5.2f}  "
+          f"bwd busbw {r['busbw_gbs']:7.2f} GB/s vs raw {r['raw_busbw_gbs']:7.2f}  "
+          f"bwd/raw-transpose {100 * bwd_vs_raw:5.1f}%  peakDev {dev / r['bytes'] if dev else 0:4.2f}x  "
+          f"check {'ok' if r.get('check_ok') else r.get('check_message', 'FAIL')}")
+PY
+}
+
+# ---- env, and a first run that says whether anything can run ------------------------
+CG_MPIEXEC_OR="${CG_MPIEXEC:-mpiexec}"
+{
+  echo "date: $(date -u +%FT%TZ)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
+  nvidia-smi 2>/dev/null | grep -o 'CUDA Version: [0-9.]*' | sed 's/^/driver /'
+  command -v nvcc > /dev/null && nvcc --version | tail -n 1 | sed 's/^/nvcc: /'
+  echo "libraries: cudart ${lib_libcudart:-not found}; cublas ${lib_libcublas:-not found}; nccl ${lib_libnccl:-not found}"
+  python3 - "${lib_libnccl:-libnccl.so.2}" "${lib_libcudart:-libcudart.so.13}" <<'PY' 2>&1
+import ctypes, sys
+v = ctypes.c_int()
+try:
+    ctypes.CDLL(sys.argv[1]).ncclGetVersion(ctypes.byref(v))
+    x = v.value
+    print(f"nccl (the one the tool loads): {x // 10000}.{x // 100 % 100}.{x % 100}" if x >= 10000 else f"nccl: {x}")
+except OSError as e:
+    print(f"nccl: {e}")
+try:
+    ctypes.CDLL(sys.argv[2]).cudaRuntimeGetVersion(ctypes.byref(v))
+    print(f"cuda runtime: {v.value // 1000}.{v.value % 1000 // 10}")
+except OSError as e:
+    print(f"cuda runtime: {e}")
+try:
+    import torch
+    print(f"torch {torch.__version__}, its cuda {torch.version.cuda}, its nccl "
+          f"{'.'.join(map(str, torch.cuda.nccl.version()))}, devices {torch.cuda.device_count()}")
+except Exception as e:
+    print(f"torch: {type(e).__name__}: {e}")
+PY
+  [ -n "$bundle" ] && head -n 4 "$P/MANIFEST"
+  echo "cpus: $(nproc), memory: $(free -g | awk '/^Mem/ {print $2}') GiB"
+} > "$logs/env.txt" 2>&1
+cat "$logs/env.txt"
+run smoke 90 "$BIN" --transport nccl --world 1 --timeout 60 "$C/collectives/all_reduce_sum.case"
+smoke=$?
+echo "smoke (W=1 all_reduce_sum over nccl): exit $smoke: $(cases_line smoke $smoke)"
+if [ "$smoke" -ne 0 ] && [ "$smoke" -ne 1 ]; then
+  status=3
+  tail -n 30 "$logs/smoke.log"
+fi
+
+# ---- the correctness lanes, side by side; then the bench alone --------------------------
+if [ "$status" -ne 3 ]; then
+  pids=()
+  has kernels && { lane_kernels & pids+=($!); }
+  has cases && { lane_cases & pids+=($!); lane_groups & pids+=($!); }
+  has faults && { lane_faults & pids+=($!); }
+  has memcheck && { lane_memcheck & pids+=($!); }
+  has torch && { lane_torch & pids+=($!); }
+  for p in "${pids[@]}"; do wait "$p"; done
+  has bench && bench
+fi
+
+{
+  echo "== gpu-check summary ($(( $(date +%s) - t_start )) s)"
+  cat "$logs/env.txt"
+  echo "smoke: exit $smoke"
+  for lane in kernels cases groups faults memcheck torch bench; do
+    [ -f "$logs/lane-$lane.txt" ] && cat "$logs/lane-$lane.txt"
+  done
+} > "$out/summary.txt"
+# a step's verdict: any "[exit N]" with N not 0 fails the run
+grep -qE '\[exit [1-9][0-9]*\]|bench [a-z_]+: exit [1-9]' "$out/summary.txt" && verdict 1
+tar -C "$(dirname "$logs")" -czf "$out/gpu-logs.tar.gz" gpu-logs
+echo
+cat "$out/summary.txt"
+echo "gpu-check: $([ "$status" -eq 0 ] && echo 'all passed' || echo "FAILED (status $status)")"
 exit "$status"

@@ -72,7 +72,7 @@ class C10dApi(comm.Api):
 
     def scatter(self, call: Call, x: torch.Tensor) -> torch.Tensor:
         most, block = comm.scatter_shapes(call)
-        out = torch.empty(block, dtype=x.dtype)
+        out = torch.empty(block, dtype=x.dtype, device=x.device)
         pieces = None
         if call.rank == call.root:
             pieces = [comm.pad_rows(p, most) for p in comm.blocks(comm.as_rows(x), call.world)]
@@ -91,6 +91,6 @@ class C10dApi(comm.Api):
         self.pending.append(dist.isend(x.detach().contiguous(), call.peer, group=self.group, tag=call.seq))
 
     def recv(self, call: Call, dtype: torch.dtype) -> torch.Tensor:
-        y = torch.empty(call.event.shapes[call.peer], dtype=dtype)
+        y = torch.empty(call.event.shapes[call.peer], dtype=dtype, device=self.device)
         dist.recv(y, call.peer, group=self.group, tag=call.event.tag)
         return y

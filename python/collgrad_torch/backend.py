@@ -14,7 +14,7 @@ import importlib
 import importlib.util
 import os
 import sys
-from typing import Tuple
+from typing import Any, Optional, Tuple
 
 
 class BackendError(Exception):
@@ -53,7 +53,30 @@ def init(spec: str, store_path: str, rank: int, world: int, timeout_s: float) ->
     import torch.distributed as dist
 
     name = resolve(spec)
+    if name == "nccl" and os.environ.get("COLLGRAD_NCCL_SHARE_GPU") == "1":
+        # ranks sharing a GPU: NCCL refuses two ranks of one host on one device
+        # ("Duplicate GPU detected"), so each rank claims its own host and the
+        # ranks talk over NCCL's network transport, as the C tool's nccl
+        # transport does under the same variable (README: several ranks on one GPU)
+        os.environ["NCCL_HOSTID"] = f"collgrad-rank-{rank}"
+        os.environ["NCCL_P2P_DISABLE"] = "1"
+        os.environ["NCCL_SHM_DISABLE"] = "1"
     store = dist.FileStore(store_path, world)
     dist.init_process_group(name, store=store, rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=timeout_s))
     return store, name
+
+
+def device(name: str, rank: int) -> Optional[Any]:
+    """The torch.device a rank's tensors live on: a GPU for nccl (rank modulo
+    the visible GPUs, made current so NCCL's streams use it), else None (the
+    CPU). Raises BackendError when nccl has no GPU to use."""
+    if name != "nccl":
+        return None
+    import torch
+
+    count = torch.cuda.device_count()
+    if count < 1:
+        raise BackendError("nccl needs a CUDA device and torch sees none")
+    torch.cuda.set_device(rank % count)
+    return torch.device("cuda", rank % count)

@@ -125,6 +125,7 @@ class Api:
     name = "?"
     groups = False  # whether it runs programs with process groups (group(), mesh())
     timeout: Any = None  # a datetime.timedelta for the groups it makes (the job's collective timeout)
+    device: Any = None  # the torch.device of the rank's tensors: None is the CPU (backend.device)
 
     def __init__(self, group, backend: str):
         self.group = group

@@ -92,6 +92,7 @@ class Rank:
     def __init__(self, case: Case, rank: int, world: int, api: comm.Api,
                  on_stmt: Optional[Callable[[str, str], None]] = None):
         self.case = case
+        self.device = api.device  # where every tensor the program makes lives (None: the CPU)
         self.rank = rank
         self.world = world
         self.api = api
@@ -111,10 +112,11 @@ class Rank:
 
     def rounded(self, values: torch.Tensor) -> torch.Tensor:
         """float64 values in the case dtype, rounded as cg_round_to does
-        (half types through float32: double rounding, like the C side)."""
+        (half types through float32: double rounding, like the C side), on
+        the rank's device: every value a program makes passes through here."""
         if self.dtype in (torch.bfloat16, torch.float16):
-            return values.to(torch.float32).to(self.dtype)
-        return values.to(self.dtype)
+            values = values.to(torch.float32)
+        return values.to(device=self.device, dtype=self.dtype)
 
     def constant(self, v: float) -> torch.Tensor:
         return self.rounded(torch.tensor(v, dtype=torch.float64))

@@ -101,7 +101,7 @@ _groups: List[Any] = []  # the current job's process group, kept until the next 
 
 
 def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str, writer: Writer,
-            rank: int, world: int) -> None:
+            rank: int, world: int, device: Any = None) -> None:
     import torch.distributed as dist
 
     from . import apis, comm, interp, rpc_job
@@ -118,6 +118,7 @@ def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str
     try:
         api = apis.make(args.api, group, backend)
         api.timeout = datetime.timedelta(seconds=args.collective_timeout)
+        api.device = device
         reason = api.unsupported(case.kinds())
         if not reason and case.makes_groups() and not api.groups:
             reason = f"process groups (group(), mesh()) are not in pytorch:{args.api} yet (pytorch:nn has them)"
@@ -189,10 +190,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     writer.state(-1, f"joining the {args.backend} process group")
     try:
         store, name = pg.init(args.backend, args.store, rank, world, args.startup_timeout)
+        device = pg.device(name, rank)
     except Exception as e:
         writer.line({"fatal": f"cannot form the {args.backend} process group: {type(e).__name__}: {e}"})
         return 3
     hello["backend_name"] = name
+    hello["device"] = str(device or "cpu")
     if args.api == "rpc":
         writer.state(-1, "joining the RPC group (TensorPipe)")
         try:
@@ -208,7 +211,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         hello["api_unavailable"] = str(e)
     writer.line({"hello": hello})
     for k in range(args.first_job, len(doc.cases)):
-        run_job(k, doc.cases[k], args, store, name, writer, rank, world)
+        run_job(k, doc.cases[k], args, store, name, writer, rank, world, device)
     # leave together: a rank that exits closes its connections, and a rank still
     # waiting in the last job would see "connection closed" instead of its hang
     writer.state(len(doc.cases), "finished, waiting for the other ranks to finish")
