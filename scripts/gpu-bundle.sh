@@ -55,23 +55,36 @@ if [ "$(dirname "$module")" != "$prefix/lib/collgrad-check" ]; then
   mv "$module" "$prefix/lib/collgrad-check/"
 fi
 
-# MPICH's runtime: the library, every library it loads that is not glibc's
-# or the C++ runtime's (which any Linux with CUDA has), and UCX's modules
-# (found relative to libucs: lib/ucx)
+# MPICH's runtime and cJSON: the libraries, mpiexec and its proxy, and every
+# library any of them loads (ldd's closure) that is not glibc's or the C++
+# runtime's, which any Linux with CUDA has; UCX's modules go where libucs
+# looks for them (lib/ucx)
+glibc='(libc|libm|libdl|libpthread|librt|libresolv|libgcc_s|libstdc\+\+|ld-linux-x86-64)\.so'
 for so in libmpich.so.12 libcjson.so.1; do
   cp -L "$libdir/$so" "$prefix/lib/"
 done
-ldd "$libdir/libmpich.so.12" | awk '$3 ~ /^\// {print $3}' | while read -r dep; do
-  case "$(basename "$dep")" in
-    libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|libgcc_s.so.*|libstdc++.so.*) ;;
-    *) cp -L "$dep" "$prefix/lib/" ;;
-  esac
-done
-for m in "$libdir"/ucx/*.so.0; do
-  cp -L "$m" "$prefix/lib/ucx/"
+# cma only (single-node copies); the ib and rdmacm modules would bring the
+# verbs libraries, for hardware no device machine has
+cp -L "$libdir/ucx/libuct_cma.so.0" "$prefix/lib/ucx/"
+ldd "$libdir/libmpich.so.12" "$libdir/libcjson.so.1" /usr/bin/mpiexec.hydra /usr/bin/hydra_pmi_proxy \
+    "$prefix"/lib/ucx/*.so.0 | awk '$3 ~ /^\// {print $3}' | sort -u | while read -r dep; do
+  basename "$dep" | grep -qE "^$glibc" || cp -L "$dep" "$prefix/lib/"
 done
 cp -L /usr/bin/mpiexec.hydra "$prefix/bin/mpiexec"
 cp -L /usr/bin/hydra_pmi_proxy "$prefix/bin/"
+
+# every program and library of the bundle must find what it loads in the
+# bundle, glibc, the C++ runtime, or CUDA and NCCL (the device's own): the
+# device lacks the rest (a library forgotten here fails only there)
+missing="$(for f in "$prefix"/bin/* "$prefix"/lib/*.so* "$prefix"/lib/ucx/*.so* \
+                   "$prefix"/lib/collgrad-check/*.so; do
+  LD_LIBRARY_PATH="$prefix/lib" ldd "$f" 2>/dev/null | awk -v f="$f" '$3 ~ /^\// {print f": "$1" => "$3}'
+done | grep -vE "=> $prefix/lib/" | grep -vE ": ($glibc|libcudart\.so|libcublas(Lt)?\.so|libnccl\.so)" || true)"
+if [ -n "$missing" ]; then
+  echo "gpu-bundle: these load libraries from outside the bundle:" >&2
+  echo "$missing" >&2
+  exit 1
+fi
 
 {
   echo "collgrad-check GPU bundle, made $(date -u +%FT%TZ) on $(uname -n)"
