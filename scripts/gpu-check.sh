@@ -142,6 +142,16 @@ lane_p2p() {
     run "p2p-$1-w$2" 30 "$BIN" --transport nccl --world "$2" --timeout 10 "$d/$1.case"; rc=$?
     say "$f" "p2p probe $1 W=$2: $(cases_line "p2p-$1-w$2" $rc) $(grep -m1 -E 'wait|stopped' "$logs/p2p-$1-w$2.log" | sed 's/^ *//' | cut -c1-160) [probe exit $rc]"
   done
+  # the experiment: each held send in a group of its own (transport_nccl_p2p.c); the
+  # ring waits under it in the emulation (a send completes only once received)
+  for probe in "pingpong.case 2" "two_sends.case 2" "../../../cases/collectives/send_recv_ring.case 2" \
+               "../../../cases/collectives/send_recv_ring.case 3"; do
+    set -- $probe
+    local name="each-$(basename "$1" .case)-w$2"
+    COLLGRAD_NCCL_P2P_GROUPS=each run "p2p-$name" 30 "$BIN" --transport nccl --world "$2" --timeout 10 \
+      "$d/$1"; rc=$?
+    say "$f" "p2p probe $name (COLLGRAD_NCCL_P2P_GROUPS=each): $(cases_line "p2p-$name" $rc) [probe exit $rc]"
+  done
   NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P,NET,PROXY run p2p-pingpong-w2-nccl-debug 30 \
     "$BIN" --transport nccl --world 2 --timeout 10 "$d/pingpong.case"; rc=$?
   say "$f" "p2p probe pingpong W=2 with NCCL_DEBUG=INFO: $(grep -c 'NCCL INFO' "$logs/p2p-pingpong-w2-nccl-debug.log") NCCL lines in p2p-pingpong-w2-nccl-debug.log [probe exit $rc]"

@@ -128,6 +128,32 @@ static int issue_held_sends(cg_transport *t)
     return rc;
 }
 
+/* COLLGRAD_NCCL_P2P_GROUPS=each (an experiment, not a mode to rely on): each
+ * held send goes in a group of its own, enqueued and not waited for, before
+ * the recv's group, instead of all in the recv's group. A program whose peer
+ * receives and sends in separate groups then sees the same grouping on both
+ * sides; a ring whose messages exceed NCCL's buffers may wait instead. Kept to
+ * tell on a GPU whether the grouping is what makes cases/rpc-design wait at
+ * W=2 over NCCL 2.28.3 (README, Measured on a GPU; gpu-check's p2p lane). */
+static bool sends_alone(void)
+{
+    const char *v = getenv("COLLGRAD_NCCL_P2P_GROUPS");
+    return v && strcmp(v, "each") == 0;
+}
+
+static int issue_sends_alone(cg_transport *t)
+{
+    for (int i = 0; i < t->nout; i++) {
+        if (NCCL_CALL(t, ncclGroupStart()))
+            return -1;
+        int rc = NCCL_CALL(t, ncclSend(t->out[i].buf, t->out[i].count, t->out[i].type, t->out[i].peer,
+                                       t->nccl, t->stream));
+        if (cgn_group_end(t, rc))
+            return -1;
+    }
+    return 0;
+}
+
 /* After the group that carried them has finished (or failed: a failed
  * transport is not used again). */
 static void drop_held_sends(cg_transport *t)
@@ -141,10 +167,13 @@ int cgn_flush_sends(cg_transport *t)
 {
     if (t->nout == 0)
         return 0;
-    if (NCCL_CALL(t, ncclGroupStart()))
+    int rc;
+    if (sends_alone())
+        rc = issue_sends_alone(t) ? -1 : cgn_finish(t, NULL, NULL, 0);
+    else if (NCCL_CALL(t, ncclGroupStart()))
         return -1;
-    int rc = issue_held_sends(t);
-    rc = cgn_group_end(t, rc) ? -1 : cgn_finish(t, NULL, NULL, 0);
+    else
+        rc = cgn_group_end(t, issue_held_sends(t)) ? -1 : cgn_finish(t, NULL, NULL, 0);
     drop_held_sends(t);
     return rc;
 }
@@ -186,9 +215,13 @@ int cgn_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, i
         return 0;
     if (peer == t->rank)
         return take_self(t, buf, count * es, tag);
-    if (cgn_dev_out(t, buf, count * es, &d) || NCCL_CALL(t, ncclGroupStart()))
+    bool alone = sends_alone();
+    if (cgn_dev_out(t, buf, count * es, &d) || (alone && issue_sends_alone(t)) ||
+        NCCL_CALL(t, ncclGroupStart())) {
+        drop_held_sends(t);
         return -1;
-    int rc = issue_held_sends(t);
+    }
+    int rc = alone ? 0 : issue_held_sends(t);
     if (rc == 0)
         rc = NCCL_CALL(t, ncclRecv(d, count, type, peer, t->nccl, t->stream));
     rc = cgn_group_end(t, rc) ? -1 : cgn_finish(t, buf, d, count * es);
