@@ -17,7 +17,7 @@
 
 #include "autograd.h"
 #include "interp.h"
-#include "worker_comm.h"
+#include "rank_run.h"
 
 /* ---- a transport that moves nothing -------------------------------------- */
 
@@ -159,6 +159,16 @@ static void mark_reached(cg_graph *g, cg_tensor *root, signed char *row, int nse
             row[n->iarg[0]] = is_seen(n, seen, nseen);
 }
 
+/* The dry comm around the rank's own (rank_run.h's wrap): d is the caller's. */
+static cg_comm dry_wrap(void *ctx, cg_wcomm *w)
+{
+    dry_comm *d = ctx;
+    d->inner = cg_wcomm_comm(w);
+    d->w = w;
+    return (cg_comm){d,            dry_collective, dry_comm_send, dry_comm_recv,
+                     dry_backward, dry_zero_grad,  dry_group,     NULL};
+}
+
 /* One dry run of `rank`'s program, then every backward event's reach from
  * its tape: rows[e * (nseq + 1) ...] for e < MAX_EVENTS (an event this rank
  * does not have reaches only the sends). Once per rank, not once per rank
@@ -174,16 +184,13 @@ static int rank_reach(const cg_case *cs, const cg_oracle *plan, int rank, signed
     tp.rank = rank;
     tp.world = plan->world;
     dry_rank dr = {0};
-    cg_graph *g = cg_graph_new();
-    cg_wcomm w = {&tp,          &cg_rules_reference, rank, plan->world, cs->dtype,
-                  plan->events, plan->nevents,       0,    NULL,        0};
-    dry_comm d = {cg_wcomm_comm(&w), &dr, &w};
-    cg_comm comm = {&d,           dry_collective, dry_comm_send, dry_comm_recv,
-                    dry_backward, dry_zero_grad,  dry_group,     NULL};
-    cg_interp *I = g ? cg_interp_new(cs, plan->world, &rank, 1, cs->dtype, g, &comm) : NULL;
-    int rc = (I && cg_interp_run(I) == 0) ? 0 : -1;
+    dry_comm d = {.rank = &dr};
+    cg_rank_run r;
+    int rc = cg_rank_run_program(&r, cs, &cg_rules_reference, &tp, plan->events, plan->nevents, false,
+                                 dry_wrap, &d);
     if (rc != 0)
-        cg_error_infra(st, "%s", I ? cg_interp_status(I)->msg : "out of memory");
+        cg_error_infra(st, "%s", r.I ? cg_interp_status(r.I)->msg : r.st.msg);
+    cg_graph *g = r.g;
     enum { CAP = 65536 };
     cg_node **seen = rc == 0 ? malloc(CAP * sizeof *seen) : NULL;
     if (rc == 0 && !seen) {
@@ -201,9 +208,7 @@ static int rank_reach(const cg_case *cs, const cg_oracle *plan, int rank, signed
     }
     *nevents = dr.nevents;
     free(seen);
-    cg_interp_free(I);
-    cg_graph_free(g);
-    cg_wcomm_close(&w);
+    cg_rank_run_end(&r);
     return rc;
 }
 

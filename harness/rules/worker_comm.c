@@ -393,6 +393,13 @@ void cg_wcomm_close(cg_wcomm *w)
     w->ngroups = 0;
 }
 
+cg_wcomm cg_wcomm_make(cg_tp *tp, const cg_rules *rules, cg_dtype dtype, const cg_plan_event *events,
+                       int nevents)
+{
+    return (cg_wcomm){.tp = tp, .rules = rules, .rank = tp->rank, .world = tp->world, .dtype = dtype,
+                      .events = events, .nevents = nevents};
+}
+
 cg_comm cg_wcomm_comm(cg_wcomm *w)
 {
     return (cg_comm){w,          w_collective, w_send,  w_recv,

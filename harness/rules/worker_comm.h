@@ -30,6 +30,11 @@ typedef struct cg_wcomm {
     int ngroups;
 } cg_wcomm;
 
+/* The comm of tp's rank in a run of dtype under rules, with the oracle's plan
+ * of the program at tp's world (events[nevents]): no backward passes run yet,
+ * no process groups. */
+cg_wcomm cg_wcomm_make(cg_tp *tp, const cg_rules *rules, cg_dtype dtype, const cg_plan_event *events,
+                       int nevents);
 cg_comm cg_wcomm_comm(cg_wcomm *w);
 /* Frees the group handles (every rank, after the program ran). */
 void cg_wcomm_close(cg_wcomm *w);

@@ -7,7 +7,7 @@
 
 #include "interp.h"
 #include "transport_threads_internal.h"
-#include "worker_comm.h"
+#include "rank_run.h"
 
 typedef struct rank_run {
     const cg_case *cs;
@@ -61,25 +61,22 @@ static void *rank_main(void *arg)
     tp.rank = me;
     tp.world = world;
     /* no watchers: no status board, no sync check on a private re-run */
-    cg_graph *g = cg_graph_new();
-    cg_wcomm w = {&tp, rr->rules, me, world, rr->cs->dtype, rr->plan->events, rr->plan->nevents,
-                  0,   NULL,      0};
-    cg_comm comm = cg_wcomm_comm(&w);
-    cg_interp *I = g ? cg_interp_new(rr->cs, world, &me, 1, rr->cs->dtype, g, &comm) : NULL;
-    if (!I) {
-        rr->oom = true;
-        cg_threads_abort(rr->sh, "rank %d: out of memory", me);
-    } else if (cg_interp_run(I) != 0) {
-        rr->out->error = strdup(cg_interp_status(I)->msg);
-        rr->oom = !rr->out->error;
-        cg_threads_abort(rr->sh, "rank %d failed: %s", me, cg_interp_status(I)->msg);
+    cg_rank_run r;
+    if (cg_rank_run_program(&r, rr->cs, rr->rules, &tp, rr->plan->events, rr->plan->nevents, false,
+                            NULL, NULL) != 0) {
+        if (!r.I) {
+            rr->oom = true;
+            cg_threads_abort(rr->sh, "rank %d: %s", me, r.st.msg);
+        } else {
+            rr->out->error = strdup(cg_interp_status(r.I)->msg);
+            rr->oom = !rr->out->error;
+            cg_threads_abort(rr->sh, "rank %d failed: %s", me, cg_interp_status(r.I)->msg);
+        }
     }
     cg_threads_finished(rr->sh, me);
-    if (I && !keep_bindings(I, rr->out))
+    if (r.I && !keep_bindings(r.I, rr->out))
         rr->oom = true;
-    cg_interp_free(I);
-    cg_graph_free(g);
-    cg_wcomm_close(&w);
+    cg_rank_run_end(&r);
     return NULL;
 }
 

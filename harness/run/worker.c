@@ -17,7 +17,7 @@
 #include "expect.h"
 #include "interp.h"
 #include "plan_share.h"
-#include "worker_comm.h"
+#include "rank_run.h"
 
 enum { RESULT_TAG = 32767 };
 
@@ -192,37 +192,26 @@ static int unpack_rank(const char *p, size_t n, cg_obs_rank *rk)
 static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const cg_oracle *plan,
                      cg_device dev, buf *b)
 {
-    cg_graph *g = cg_graph_new();
-    cg_wcomm w = {tp,           rules,         tp->rank, tp->world, cs->dtype,
-                  plan->events, plan->nevents, 0,        NULL,      0};
-    cg_comm comm = cg_wcomm_comm(&w);
-    int me = tp->rank;
-    if (g && dev == CG_DEVICE_CUDA && cg_graph_use_cuda(g) < 0) {
-        pack_rank(b, g, NULL, cg_graph_status(g)->msg, 3);
-        cg_graph_free(g);
-        return;
-    }
-
-    cg_interp *I = g ? cg_interp_new(cs, tp->world, &me, 1, cs->dtype, g, &comm) : NULL;
-    int failed = I ? cg_interp_run(I) : -1;
+    cg_rank_run r;
+    int failed = cg_rank_run_program(&r, cs, rules, tp, plan->events, plan->nevents,
+                                     dev == CG_DEVICE_CUDA, NULL, NULL);
     /* sends the transport held back go out before the results leave */
     int settled = cg_tp_settle(tp);
     /* --check-sync: a rank that ended while another waits in a collective is a desync there.
-     * Every rank takes part, its program failed or not: the check is a collective of the world */
+     * Every rank takes part, its program failed, or never started, or not: the check is a
+     * collective of the world */
     int ended = cg_check_sync_end(tp);
-    if (!I)
-        pack_rank(b, g, NULL, "out of memory", 3);
+    if (!r.I)
+        pack_rank(b, r.g, NULL, r.st.msg, 3);
     else if (failed)
-        pack_rank(b, g, I, cg_interp_status(I)->msg, cg_interp_status(I)->code);
+        pack_rank(b, r.g, r.I, cg_interp_status(r.I)->msg, cg_interp_status(r.I)->code);
     else if (settled != 0)
-        pack_rank(b, g, I, tp->st.msg, 3);
+        pack_rank(b, r.g, r.I, tp->st.msg, 3);
     else if (ended != 0)
-        pack_rank(b, g, I, tp->st.msg, tp->st.code);
+        pack_rank(b, r.g, r.I, tp->st.msg, tp->st.code);
     else
-        pack_rank(b, g, I, NULL, 0);
-    cg_interp_free(I);
-    cg_graph_free(g);
-    cg_wcomm_close(&w);
+        pack_rank(b, r.g, r.I, NULL, 0);
+    cg_rank_run_end(&r);
 }
 
 /* Rank 0 collects every rank's packed result in rank order. */
