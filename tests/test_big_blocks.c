@@ -59,6 +59,31 @@ START_TEST(reused_zeroed_then_unmapped)
 }
 END_TEST
 
+START_TEST(trim_unmaps_the_cache_now)
+{
+    size_t cap, n = 2 * CG_BIG_BLOCK;
+    cg_big_enter();
+    void *a = cg_big_alloc(n, &cap), *b = cg_big_alloc(n, &cap);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    cg_big_free(a, cap);
+    cg_big_free(b, cap);
+    cg_big_leave();
+    ck_assert_uint_eq(cached(), 2); /* would wait out the next step */
+    cg_big_trim();
+    size_t bytes;
+    ck_assert_uint_eq(cg_big_cached(&bytes), 0);
+    ck_assert_uint_eq(bytes, 0);
+    cg_big_enter(); /* the next step maps fresh, zeroed memory */
+    unsigned char *c = cg_big_alloc(n, &cap);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_uint_eq(c[n - 1], 0);
+    cg_big_free(c, cap);
+    cg_big_leave();
+    cg_big_trim();
+}
+END_TEST
+
 START_TEST(a_nested_graph_does_not_end_the_step)
 {
     int64_t n = (int64_t)(CG_BIG_BLOCK / sizeof(double)) * 2;
@@ -148,6 +173,7 @@ int main(void)
     TCase *tc = tcase_create("big_blocks");
     tcase_add_test(tc, reused_zeroed_then_unmapped);
     tcase_add_test(tc, a_nested_graph_does_not_end_the_step);
+    tcase_add_test(tc, trim_unmaps_the_cache_now);
     tcase_add_test(tc, unset_reuse_is_poisoned_not_cleared);
     tcase_add_test(tc, unset_tensor_reads_nan_where_unwritten);
     suite_add_tcase(s, tc);

@@ -159,6 +159,15 @@ void cg_big_leave(void)
     c->step++;
 }
 
+void cg_big_trim(void)
+{
+    big_cache *c = my_cache();
+    for (int i = 0; c && i < c->n; i++)
+        munmap(c->v[i].block, c->v[i].cap);
+    if (c)
+        c->n = 0;
+}
+
 size_t cg_big_cached(size_t *bytes)
 {
     big_cache *c = my_cache();

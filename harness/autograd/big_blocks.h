@@ -39,6 +39,11 @@ void *cg_big_alloc_unset(size_t n, size_t head, size_t *cap);
 void cg_big_free(void *block, size_t cap);
 void cg_big_enter(void);
 void cg_big_leave(void);
+/* Unmap every block in this thread's cache now: for a caller about to use
+ * other memory for a while (the bench, before its raw buffers), whose
+ * cached blocks would otherwise stay resident beside it until the next
+ * step ends. */
+void cg_big_trim(void);
 /* Blocks in this thread's cache, and their bytes (tests). */
 size_t cg_big_cached(size_t *bytes);
 

@@ -35,6 +35,10 @@ for r in rows:
     assert r["fwd_s"] > 0 and r["bwd_s"] > 0 and r["raw_s"] > 0 and r["ratio"] > 0
     assert 0 < r["raw_fwd_s"] <= r["raw_s"], (r["raw_fwd_s"], r["raw_s"])  # the forward is part of the pair
     assert r["peak_rss_bytes"] > 0 and r["world"] == 2 and r["collective"] == coll
+    # the whole run's peak holds the timed loop's; a CPU rank at these sizes stays small
+    # (it loaded the GPU module once: 200 MB of CUDA in every rank)
+    assert r["peak_rss_bytes"] <= r["peak_rss_run_bytes"] < 100 << 20, r
+    assert r["device"] == "cpu" and r["peak_device_bytes"] is None, r
     # the raw floor as nccl-tests would print it: bytes over its time, times the
     # collective's bus factor at W=2 (all_reduce 2(W-1)/W = 1; the others 1/2 or 1)
     factor = {"all_reduce": 1.0, "all_gather": 0.5, "reduce_scatter": 0.5, "broadcast": 1.0,

@@ -5,7 +5,7 @@
 # (LD_DEBUG=files, one file per process, inherited by every rank mpiexec
 # starts) names every library any process of a run loads: an MPI run at W=2
 # and an oracle-only run must name none of libcudart, libcublas, libnccl or
-# the module. In a build with the GPU path (CG_HAVE_CUDA=1, set by
+# the module, and neither must a CPU bench. In a build with the GPU path (CG_HAVE_CUDA=1, set by
 # tests/CMakeLists.txt) the control: --transport nccl does load the module,
 # so the trace can see a load.
 . "$(dirname "$0")/common.bash"
@@ -42,11 +42,19 @@ if grep -hE "$GPU_LIBS" "$TMP"/oracle/trace.* > "$TMP/gpu"; then
   bad "an oracle-only run loaded GPU libraries:"; sort -u "$TMP/gpu" | head -5 | sed 's/^/    /'
 else ok; fi
 
+# the bench on the CPU too (its device-memory figure is asked of the GPU module
+# only on the device: asking it always loaded 200 MB of CUDA into every rank)
+traced bench "$BIN" bench -W 2 -b 1K -e 1K -n 1 -w 0
+expect_grep "^# collgrad-check bench: all_reduce .*device cpu" "$TMP/out"
+if grep -hE "$GPU_LIBS" "$TMP"/bench/trace.* > "$TMP/gpu"; then
+  bad "a CPU bench loaded GPU libraries:"; sort -u "$TMP/gpu" | head -5 | sed 's/^/    /'
+else ok; fi
+
 # the control: asking for nccl loads the module (whether or not a GPU is there)
 if [ "${CG_HAVE_CUDA:-0}" = 1 ]; then
   traced nccl "$BIN" --transport nccl "$CASE"
   if grep -qhE 'file=[^ ]*libcollgrad-gpu' "$TMP"/nccl/trace.*; then ok
   else bad "--transport nccl did not load libcollgrad-gpu.so"; sed 's/^/    /' "$TMP/out" | tail -5; fi
 fi
-rm -rf "$TMP/mpi" "$TMP/oracle" "$TMP/nccl"
+rm -rf "$TMP/mpi" "$TMP/oracle" "$TMP/nccl" "$TMP/bench"
 finish

@@ -50,6 +50,8 @@ typedef struct cg_bench_row {
     double ratio;               /* (fwd + bwd) / raw */
     int64_t bwd_bytes, transpose_bytes; /* moved by one rank (rank 0) */
     int64_t peak_rss_bytes;     /* largest rank's peak during the timed loop */
+    int64_t peak_rss_run_bytes; /* largest rank's peak over the whole run up to this size's end:
+                                   the oracle's truth, the check and the raw calls included */
     int64_t peak_device_bytes;  /* --device cuda: largest rank's peak of device bytes its
                                    tensors held in the timed loop (cg_cuda_arena_peak) */
     bool check_ran, check_ok;

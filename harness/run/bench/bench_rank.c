@@ -29,6 +29,7 @@
 #include "ir.h"
 #include "report_file.h"
 #include "autograd.h"
+#include "big_blocks.h"
 #include "cuda_ops.h"
 #include "rss.h"
 #include "runner.h"
@@ -288,6 +289,19 @@ static double max_on_root(double v)
     return m;
 }
 
+/* The process's peak resident set over the whole run so far. VmHWM is reset
+ * before each size's timed loop, so that the row's peakRSS is the loop's
+ * alone; the peak before each reset, and after the raw calls, is folded in
+ * here: the oracle's truth, the check and the raw buffers included. */
+static int64_t run_peak;
+
+static void fold_run_peak(void)
+{
+    int64_t p = cg_rss_peak();
+    if (p > run_peak)
+        run_peak = p;
+}
+
 static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, int64_t bytes, cg_bench_row *row)
 {
     shape s = shape_for(o, bytes, tp->world);
@@ -314,10 +328,12 @@ static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, in
         cg_bench_truth_make(o, tp->world, tp->rank, s.n_in, &truth, &verdict);
     double check_s = cg_now() - t0;
     const cg_bench_truth *check = o->check && !verdict.code ? &truth : NULL;
+    fold_run_peak();
     malloc_trim(0); /* what the last size left in the heap is not this size's peak */
     cg_rss_reset_peak();
-    size_t dev_peak = 0;
-    cg_cuda_arena_peak(1, &dev_peak);
+    size_t dev_peak = 0; /* only on the device: a CPU run must not load the GPU module */
+    if (o->cuda)
+        cg_cuda_arena_peak(1, &dev_peak);
     for (int i = 0; rc == 0 && i < o->warmup + o->iters; i++) {
         bool last = i == o->warmup + o->iters - 1;
         rc = differentiable(o, tp, rules, &ev, s.n_in, &f, &b, &bb, last ? check : NULL, &verdict,
@@ -329,13 +345,18 @@ static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, in
         f = b = 0.0;
     }
     row->peak_rss_bytes = (int64_t)max_on_root((double)cg_rss_peak());
-    cg_cuda_arena_peak(0, &dev_peak);
+    if (o->cuda)
+        cg_cuda_arena_peak(0, &dev_peak);
     row->peak_device_bytes = o->cuda ? (int64_t)max_on_root((double)dev_peak) : -1;
     row->bwd_bytes = (int64_t)bb;
     row->fwd_s = max_on_root(fwd / o->iters);
     row->bwd_s = max_on_root(bwd / o->iters);
+    /* the last iteration's blocks would wait in the cache beside the raw buffers */
+    cg_big_trim();
     if (rc == 0)
         rc = raw(o, tp, &s, row, &st);
+    fold_run_peak();
+    row->peak_rss_run_bytes = (int64_t)max_on_root((double)run_peak);
     row->raw_s = max_on_root(row->raw_s);
     row->raw_fwd_s = max_on_root(row->raw_fwd_s);
     row->ratio = row->raw_s > 0 ? (row->fwd_s + row->bwd_s) / row->raw_s : 0.0;

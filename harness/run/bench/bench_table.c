@@ -28,11 +28,11 @@ void cg_bench_print_header(const cg_bench_opts *o)
            cg_dtype_name(o->dtype), o->rules, o->transport, o->cuda ? "cuda" : "cpu", o->world, o->iters,
            o->warmup);
     printf("# times: slowest rank's mean per iteration; raw = forward + transpose over the bare transport\n");
-    printf("#%11s %10s %9s %9s %9s %7s %7s %7s %6s %11s %11s %9s %9s %6s %8s\n", "size(B)", "count",
+    printf("#%11s %10s %9s %9s %9s %7s %7s %7s %6s %11s %11s %9s %9s %9s %6s %8s\n", "size(B)", "count",
            "fwd(ms)", "bwd(ms)", "raw(ms)", "algbw", "busbw", "rawbus", "ratio", "bwd_bytes", "transp_B",
-           "peakRSS", "peakDev", "check", "check_s");
-    printf("#%11s %10s %9s %9s %9s %7s %7s %7s %6s %11s %11s %9s %9s %6s %8s\n", "", "(elems)", "", "", "",
-           "GB/s", "GB/s", "GB/s", "", "(rank 0)", "(rank 0)", "(MB)", "(MB)", "", "");
+           "peakRSS", "runRSS", "peakDev", "check", "check_s");
+    printf("#%11s %10s %9s %9s %9s %7s %7s %7s %6s %11s %11s %9s %9s %9s %6s %8s\n", "", "(elems)", "", "",
+           "", "GB/s", "GB/s", "GB/s", "", "(rank 0)", "(rank 0)", "(MB)", "(MB)", "(MB)", "", "");
     fflush(stdout);
 }
 
@@ -45,10 +45,11 @@ void cg_bench_print_row(const cg_bench_opts *o, const cg_bench_row *r)
     char dev[16] = "-";
     if (r->peak_device_bytes >= 0)
         snprintf(dev, sizeof dev, "%.1f", r->peak_device_bytes / 1048576.0);
-    printf(" %11lld %10lld %9.3f %9.3f %9.3f %7.3f %7.3f %7.3f %6.2f %11lld %11lld %9.1f %9s %6s %8.3f\n",
+    printf(" %11lld %10lld %9.3f %9.3f %9.3f %7.3f %7.3f %7.3f %6.2f %11lld %11lld %9.1f %9.1f %9s %6s "
+           "%8.3f\n",
            (long long)r->bytes, (long long)r->count, r->fwd_s * 1e3, r->bwd_s * 1e3, r->raw_s * 1e3, algbw,
            algbw * factor, algbw_of(r, r->raw_s) * factor, r->ratio, (long long)r->bwd_bytes,
-           (long long)r->transpose_bytes, r->peak_rss_bytes / 1048576.0, dev,
+           (long long)r->transpose_bytes, r->peak_rss_bytes / 1048576.0, r->peak_rss_run_bytes / 1048576.0, dev,
            !r->check_ran ? "-" : r->check_ok ? "ok" : "FAIL", r->check_s);
     if (r->check_ran && !r->check_ok)
         printf("#   check: %s\n", r->check_msg);
@@ -82,6 +83,7 @@ static cJSON *row_json(const cg_bench_opts *o, const cg_bench_row *r)
     cJSON_AddNumberToObject(j, "bwd_bytes", (double)r->bwd_bytes);
     cJSON_AddNumberToObject(j, "transpose_bytes", (double)r->transpose_bytes);
     cJSON_AddNumberToObject(j, "peak_rss_bytes", (double)r->peak_rss_bytes);
+    cJSON_AddNumberToObject(j, "peak_rss_run_bytes", (double)r->peak_rss_run_bytes);
     cJSON_AddStringToObject(j, "device", o->cuda ? "cuda" : "cpu");
     if (r->peak_device_bytes >= 0)
         cJSON_AddNumberToObject(j, "peak_device_bytes", (double)r->peak_device_bytes);
