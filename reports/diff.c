@@ -51,14 +51,21 @@ static bool check_errors(const cg_case *cs, const cg_observed *obs, const cg_dif
                                      (!x->rules && strcmp(opts->rules, "reference") == 0)))
             want = x;
     }
-    bool any = false;
+    bool any = false, in_phase = false;
     for (int r = 0; r < obs->world; r++) {
         const char *e = obs->ranks[r].error;
         if (!e)
             continue;
         any = true;
         bool ok = want && strstr(e, want->message) && (!want->raises || strstr(e, CG_RAISES_MARK));
+        in_phase |= ok && (want->phase == CG_PHASE_ANY || cg_error_phase(e) == want->phase);
         cg_case_add_note(res, "", r, "error", want ? want->rules : opts->rules, ok ? CG_PASS : CG_FAIL, e);
+    }
+    if (want && want->phase != CG_PHASE_ANY && any && !in_phase) { /* no refusal came then */
+        char note[CG_ERR_LEN];
+        snprintf(note, sizeof note, "expected %s to raise at %s, but no rank's expected error came at %s",
+                 want->rules, cg_phase_name(want->phase), cg_phase_name(want->phase));
+        cg_case_add_note(res, "", -1, "error", want->rules, CG_FAIL, note);
     }
     if (want && !any) {
         char note[CG_ERR_LEN];

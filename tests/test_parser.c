@@ -400,6 +400,8 @@ START_TEST(test_one_line_blocks)
 }
 END_TEST
 
+static char *print_to_string(const cg_case *c);
+
 START_TEST(test_expectation_forms)
 {
     cg_case *c = parse_ok("case e\nworlds 2..3\n"
@@ -428,6 +430,26 @@ START_TEST(test_expectation_forms)
               !cg_rules_name_covers(NULL, "torch-nn"));
     ck_assert_str_eq(c->expects[2]->rules, "c10d");
     cg_case_free(c);
+
+    /* the phase a framework raises in (issue 39 item 1), and its absence */
+    c = parse_ok("case r\nworld 2\ny = ones(1)\nexpect raises rules=torch-nn at backward\n"
+                 "expect raises rules=c10d at forward \"Gloo\"\nexpect raises rules=torch-nn\n");
+    ck_assert(c->expects[0]->raises);
+    ck_assert_int_eq(c->expects[0]->phase, CG_PHASE_BACKWARD);
+    ck_assert_str_eq(c->expects[0]->message, "");
+    ck_assert_int_eq(c->expects[1]->phase, CG_PHASE_FORWARD);
+    ck_assert_str_eq(c->expects[1]->message, "Gloo");
+    ck_assert_int_eq(c->expects[2]->phase, CG_PHASE_ANY);
+    char *printed = print_to_string(c);
+    ck_assert_ptr_nonnull(strstr(printed, "expect raises rules=torch-nn at backward\n"));
+    ck_assert_ptr_nonnull(strstr(printed, "expect raises rules=c10d at forward \"Gloo\"\n"));
+    free(printed);
+    cg_case_free(c);
+    /* an error text's phase: the worker's "backward of ..." and a PyTorch rank's "at backward" */
+    ck_assert_int_eq(cg_error_phase("t.case:3:1: backward of gather(root 1): the framework raises"),
+                     CG_PHASE_BACKWARD);
+    ck_assert_int_eq(cg_error_phase("t.case:3:1: RuntimeError at backward: x"), CG_PHASE_BACKWARD);
+    ck_assert_int_eq(cg_error_phase("t.case:3:1: the framework raises at gather: x"), CG_PHASE_FORWARD);
 
     c = parse_ok("case gather\nworld 2\ny = ones(3)\nexpect value(y) [1, 1, 2] [ ]\n");
     x = c->expects[0];
@@ -586,6 +608,8 @@ static const inline_error inline_errors[] = {
     {HDR "expect bogus(x)\n",
      "t.case:4:8: expected grad(NAME), value(NAME), error or raises, got 'bogus'"},
     {HDR "expect error rules=c10d\n", "t.case:4:24: expected a quoted message, got end of line"},
+    {HDR "expect raises rules=c10d at sideways\n",
+     "t.case:4:29: expected forward or backward after 'at', got 'sideways'"},
     {HDR "expect error \"a\\nb\"\n", "t.case:4:17: expected '\\\"' or '\\\\' after '\\', got 'n'"},
     {"case a\nworlds 1..3\nx = ones(1)\nexpect value(x) [1] [1] [1] [1]\n",
      "t.case:4:17: expected 1..3 value lists (one per rank) for worlds 1..3, got 4"},

@@ -457,12 +457,25 @@ static void print_values(FILE *f, const cg_expect *x)
     }
 }
 
+cg_phase cg_error_phase(const char *error)
+{
+    return error && (strstr(error, "backward of ") || strstr(error, " at backward")) ? CG_PHASE_BACKWARD
+                                                                                     : CG_PHASE_FORWARD;
+}
+
+const char *cg_phase_name(cg_phase p)
+{
+    return p == CG_PHASE_FORWARD ? "forward" : p == CG_PHASE_BACKWARD ? "backward" : "any";
+}
+
 static void print_expect(FILE *f, const cg_expect *x)
 {
     if (x->kind == CG_X_ERROR) {
         fputs(x->raises ? "expect raises" : "expect error", f);
         if (x->rules)
             fprintf(f, " rules=%s", x->rules);
+        if (x->phase != CG_PHASE_ANY)
+            fprintf(f, " at %s", cg_phase_name(x->phase));
         if (!x->raises || x->message[0]) {
             fputc(' ', f);
             print_quoted(f, x->message);

@@ -100,6 +100,8 @@ const char *cg_semantics_name(cg_semantics s); /* "per_rank", "replicated", "own
  * ("torch-nn@2.4"). An expectation of the family holds for every version. */
 bool cg_rules_name_covers(const char *want, const char *name);
 
+typedef enum { CG_PHASE_ANY = 0, CG_PHASE_FORWARD, CG_PHASE_BACKWARD } cg_phase;
+
 typedef struct cg_expect {
     cg_expect_kind kind;
     cg_srcpos pos;
@@ -118,7 +120,15 @@ typedef struct cg_expect {
     char *message;            /* ERROR: expected substring of the error message ("" for any) */
     bool raises;              /* ERROR written `expect raises rules=NAME ["..."]`: the error must
                                * be the framework's refusal, CG_RAISES_MARK (rules.h, refuses) */
+    cg_phase phase;           /* `raises rules=NAME at forward|backward`: some rank's refusal
+                               * comes in that phase; CG_PHASE_ANY when not written */
 } cg_expect;
+
+/* The phase of a rank's error text: backward when it names a backward (the
+ * worker's "backward of all_gather(...): ...", PyTorch ranks' "... at
+ * backward: ..."), else forward. */
+cg_phase cg_error_phase(const char *error);
+const char *cg_phase_name(cg_phase p); /* "forward", "backward", "any" */
 
 /* What every refusal a rule set declares (rules.h, refuses) says first. */
 #define CG_RAISES_MARK "the framework raises"

@@ -406,7 +406,7 @@ static char *string_value(cg_parser *p, const cg_token *t)
     return s;
 }
 
-/* error [rules=NAME] "message" | raises rules=NAME ["message"] */
+/* error [rules=NAME] "message" | raises rules=NAME [at forward|backward] ["message"] */
 static bool parse_error_expect(cg_parser *p, cg_expect *x)
 {
     x->kind = CG_X_ERROR;
@@ -421,6 +421,17 @@ static bool parse_error_expect(cg_parser *p, cg_expect *x)
     }
     if (cg_p_is_name(p, "rules") && !parse_rules(p, x))
         return false;
+    if (x->raises && cg_p_is_name(p, "at")) { /* the phase some rank raises in */
+        cg_p_advance(p);
+        if (cg_p_is_name(p, "forward") || cg_p_is_name(p, "backward")) {
+            x->phase = cg_p_is_name(p, "forward") ? CG_PHASE_FORWARD : CG_PHASE_BACKWARD;
+            cg_p_advance(p);
+        } else {
+            cg_error_at(&p->st, cg_p_here(p), "expected forward or backward after 'at', got %s",
+                        cg_p_got(p));
+            return false;
+        }
+    }
     if (x->raises && cg_p_tok(p)->kind != CG_TOK_STRING)
         return (x->message = cg_p_strndup(p, "", 0)) != NULL;
     if (cg_p_tok(p)->kind != CG_TOK_STRING) {
