@@ -18,6 +18,7 @@
 #   memcheck  compute-sanitizer --tool memcheck over one small run (W = 1)
 #   torch     --backend pytorch:nn over the built-in cases at W = 2 with the machine's torch,
 #             --torch-backend nccl and gloo, outcomes compared case by case
+#   usercode  collgrad_torch.check over examples/user_code at W = 2, nccl beside gloo
 #   bench     all_reduce, all_gather, reduce_scatter, broadcast, all_to_all from 1 MiB to
 #             --bench-max (default 1G) at W = 2 over nccl, tensors on the GPU, beside the raw
 #             NCCL calls; alone, after the rest (its times must not share the machine)
@@ -29,7 +30,7 @@ set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bundle="" build="" out="$root/out" bench_min=1M bench_max=1G bench_iters=3
 budget="${CG_GPU_CHECK_BUDGET:-500}"
-only="env kernels cases p2p faults memcheck torch bench"
+only="env kernels cases p2p faults memcheck torch usercode bench"
 while [ $# -gt 0 ]; do
   case "$1" in
     --bundle) bundle="$2"; shift 2 ;;
@@ -204,6 +205,40 @@ for k in diff[:20]:
 PY
 }
 
+# the user-code check (collgrad_torch.check) over nccl, the ranks' inputs on
+# their GPU, beside gloo: the same verdict per function is expected
+lane_usercode() {
+  local f="$logs/lane-usercode.txt" rc ex="$root/examples/user_code"
+  for pg in nccl gloo; do
+    for probe in "seed_allreduce make_inputs sum_nn sum_c10d" "all_to_all make_inputs uneven"; do
+      set -- $probe
+      local file="$ex/$1.py" name="usercode-$pg-$1" fns=()
+      for fn in "${@:3}"; do fns+=("$file:$fn"); done
+      PYTHONPATH="$root/python" run "$name" 150 python3 -m collgrad_torch check --inputs "$file:$2" \
+        --world 2 --backend "$pg" --timeout 60 --json "$logs/$name.json" "${fns[@]}"; rc=$?
+      say "$f" "user code $1 over $pg, W=2: $(tail -n 1 "$logs/$name.log") [probe exit $rc]"
+    done
+  done
+  python3 - "$logs" >> "$f" 2>&1 <<'PY'
+import glob, json, os, sys
+def verdicts(pg):
+    out = {}
+    for p in glob.glob(os.path.join(sys.argv[1], f"usercode-{pg}-*.json")):
+        try:
+            for c in json.load(open(p))["cases"]:
+                out[c["name"]] = c["status"]
+        except (OSError, ValueError, KeyError) as e:
+            out[p] = f"unreadable: {e}"
+    return out
+n, g = verdicts("nccl"), verdicts("gloo")
+same = [k for k in g if n.get(k) == g[k]]
+print(f"user code nccl vs gloo: {len(same)} of {len(g)} functions with the same verdict")
+for k in sorted(set(n) | set(g)):
+    if n.get(k) != g.get(k):
+        print(f"  {k}: nccl {n.get(k)}, gloo {g.get(k)}")
+PY
+}
+
 bench() {
   local f="$logs/lane-bench.txt" rc
   for c in all_reduce all_gather reduce_scatter broadcast all_to_all; do
@@ -284,6 +319,7 @@ if [ "$status" -ne 3 ]; then
   has faults && { lane_faults & pids+=($!); }
   has memcheck && { lane_memcheck & pids+=($!); }
   has torch && { lane_torch & pids+=($!); }
+  has usercode && { lane_usercode & pids+=($!); }
   for p in "${pids[@]}"; do wait "$p"; done
   has bench && bench
 fi
@@ -292,7 +328,7 @@ fi
   echo "== gpu-check summary ($(( $(date +%s) - t_start )) s)"
   cat "$logs/env.txt"
   echo "smoke: exit $smoke"
-  for lane in kernels cases groups p2p faults memcheck torch bench; do
+  for lane in kernels cases groups p2p faults memcheck torch usercode bench; do
     [ -f "$logs/lane-$lane.txt" ] && cat "$logs/lane-$lane.txt"
   done
 } > "$out/summary.txt"

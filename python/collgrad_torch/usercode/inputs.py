@@ -165,6 +165,25 @@ def transform(raw: Any, how: Dict[str, Any]) -> Any:
     return out
 
 
+def place(raw: Any, device: Any) -> Any:
+    """make_inputs' result on the rank's device (the GPU its NCCL group uses;
+    None: left where make_inputs made it): tensors copied there keeping
+    requires_grad, modules moved. DTensors and other inputs pass unchanged
+    (a DTensor's mesh says where it lives)."""
+    if device is None or not isinstance(raw, dict):
+        return raw
+    out: Dict[str, Any] = {}
+    for name, value in raw.items():
+        wrapped = isinstance(value, Replicated)
+        t = value.value if wrapped else value
+        if isinstance(t, torch.Tensor) and not is_dtensor(t):
+            t = t.detach().to(device).requires_grad_(t.requires_grad)
+        elif isinstance(t, torch.nn.Module):
+            t = t.to(device)
+        out[name] = Replicated(t) if wrapped else t
+    return out
+
+
 def describe(raw: Any) -> Dict[str, Any]:
     """Each input of make_inputs' result as a reproduction script writes it:
     a tensor's shape, dtype, requires_grad and values; a module or anything

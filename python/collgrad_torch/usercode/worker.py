@@ -211,6 +211,7 @@ def run(r: Rank) -> Dict[str, Any]:
         # the group's own timeout well past the parent's watchdog: a hang is named from the
         # ranks' stacks by the parent, not from inside a collective that gave up first
         store, name = pg.init(spec["backend"], spec["store"], r.rank, r.world, 2 * spec["timeout"] + 10)
+        device = pg.device(name, r.rank)  # the rank's GPU under nccl, else None
     except Exception as e:
         raise RuntimeError(f"cannot form the {spec['backend']} process group: {type(e).__name__}: {e}") from e
     r.status("importing the user's code")
@@ -222,6 +223,7 @@ def run(r: Rank) -> Dict[str, Any]:
     r.status("make_inputs")
     _seed(spec["seed"], r.rank)
     raw = inputs.transform(make_inputs(r.rank, r.world) if make_inputs else {}, spec.get("transform") or {})
+    raw = inputs.place(raw, device)
     described = inputs.describe(raw) if spec.get("report_inputs") else {}
     try:
         ins = inputs.prepare(raw, spec["replicated"])
