@@ -117,8 +117,10 @@ int cg_oracle_add_per_root(const cg_case *cs, cg_oracle *o);
 const cg_otensor *cg_oracle_find(const cg_oracle *o, const char *name, int rank);
 
 /* Evaluate an expectation's "= EXPR" on rank `rank` against the oracle's
- * forward values: returns a malloc'd array of n values, or NULL with st. */
-double *cg_oracle_eval_expr(const cg_case *cs, int world, int rank, const cg_expr *e,
+ * forward values: returns a malloc'd array of n values, or NULL with st.
+ * With o (a truth oracle whose run completed) the expression is evaluated in
+ * o's kept run, no second simulation; else (o NULL) the program runs again. */
+double *cg_oracle_eval_expr(const cg_oracle *o, const cg_case *cs, int world, int rank, const cg_expr *e,
                             int64_t *n, cg_status *st);
 
 /* internal, shared with fdcheck.c: the global function sum_k L_k at a

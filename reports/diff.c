@@ -101,7 +101,8 @@ static void check_against_oracle(const cg_oracle *o, const cg_observed *obs, con
 }
 
 /* rules=<rules> expectations against what the run observed. */
-static void check_rules_expectations(const cg_case *cs, const cg_observed *obs, const cg_diff_opts *opts,
+static void check_rules_expectations(const cg_case *cs, const cg_oracle *o, const cg_observed *obs,
+                                     const cg_diff_opts *opts,
                                      cg_case_result *res)
 {
     for (int i = 0; i < cs->nexpects; i++) {
@@ -118,7 +119,7 @@ static void check_rules_expectations(const cg_case *cs, const cg_observed *obs, 
             if (!selected)
                 continue;
             cg_status st = CG_STATUS_OK;
-            double *exp = ob ? cg_expect_values(cs, x, obs->world, r, ob->numel, &st) : NULL;
+            double *exp = ob ? cg_expect_values(o, cs, x, obs->world, r, ob->numel, &st) : NULL;
             if (!ob)
                 cg_error(&st, "the distributed run has no '%s' on rank %d", x->tensor, r);
             if (!exp) {
@@ -148,5 +149,5 @@ void cg_diff_distributed(const cg_case *cs, const cg_oracle *o, const cg_observe
     }
     if (!opts->expect_only)
         check_against_oracle(o, obs, opts, res);
-    check_rules_expectations(cs, obs, opts, res);
+    check_rules_expectations(cs, o, obs, opts, res);
 }

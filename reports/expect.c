@@ -41,8 +41,8 @@ cg_tol cg_case_tol(const cg_case *cs, cg_tol tol_default)
     return t;
 }
 
-double *cg_expect_values(const cg_case *cs, const cg_expect *x, int world, int rank, int64_t numel,
-                         cg_status *st)
+double *cg_expect_values(const cg_oracle *o, const cg_case *cs, const cg_expect *x, int world, int rank,
+                         int64_t numel, cg_status *st)
 {
     const double *src = NULL;
     double *owned = NULL;
@@ -56,7 +56,7 @@ double *cg_expect_values(const cg_case *cs, const cg_expect *x, int world, int r
         src = x->lists[l];
         n = x->list_len[l];
     } else if (x->expr) {
-        owned = cg_oracle_eval_expr(cs, world, rank, x->expr, &n, st);
+        owned = cg_oracle_eval_expr(o, cs, world, rank, x->expr, &n, st);
         if (!owned)
             return NULL;
         src = owned;
@@ -129,7 +129,7 @@ static void check_values(const cg_case *cs, const cg_oracle *o, const cg_expect 
             continue;
         }
         cg_status st = CG_STATUS_OK;
-        double *exp = cg_expect_values(cs, x, o->world, r, t->numel, &st);
+        double *exp = cg_expect_values(o, cs, x, o->world, r, t->numel, &st);
         if (!exp) {
             cg_case_add_note(res, x->tensor, r, sem, NULL, CG_FAIL, st.msg);
             continue;

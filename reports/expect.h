@@ -15,9 +15,10 @@
 bool cg_expect_applies(const cg_expect *x, int world);
 
 /* The expected values of x on `rank` for a tensor of numel elements, in a
- * malloc'd array; NULL with st on a count mismatch or evaluation error. */
-double *cg_expect_values(const cg_case *cs, const cg_expect *x, int world, int rank, int64_t numel,
-                         cg_status *st);
+ * malloc'd array; NULL with st on a count mismatch or evaluation error. An
+ * "= EXPR" is evaluated in o's kept run (o NULL: the program runs again). */
+double *cg_expect_values(const cg_oracle *o, const cg_case *cs, const cg_expect *x, int world, int rank,
+                         int64_t numel, cg_status *st);
 
 /* The oracle's values of one semantics for a tensor (NULL: undefined). */
 const double *cg_oracle_values(const cg_otensor *t, cg_semantics sem, bool value);

@@ -124,6 +124,54 @@ START_TEST(own_loss_expectation_fills_it)
 }
 END_TEST
 
+/* "= EXPR" expectations are evaluated in the oracle's kept run (issue 38
+ * item 2): the same numbers as a fresh run of the program, by hand too
+ * (y = sum_r (r + 1) = 3 at W=2, so y * rank + 1 is 1 on rank 0, 4 on rank
+ * 1), and a failing expression does not poison the next one. */
+START_TEST(expressions_read_the_kept_run)
+{
+    char text[] = "case t\nworlds 2\n\nx = param(ones(2) * (rank + 1))\ny = all_reduce(x, sum)\n"
+                  "backward(sum(y))\n";
+    cg_status st = CG_STATUS_OK;
+    cg_case *cs = cg_parse_case("t.case", text, strlen(text), &st);
+    ck_assert_msg(cs != NULL, "%s", st.msg);
+    char good[] = "case e\nworld 1\ny = ones(1)\nx = ones(1)\nexpect value(y) = y * rank + 1\n"
+                  "expect value(y) = y + ones(3)\n";
+    cg_case *ex = cg_parse_case("e.case", good, strlen(good), &st);
+    ck_assert_msg(ex != NULL, "%s", st.msg);
+    const cg_expr *e = ex->expects[0]->expr, *bad = ex->expects[1]->expr;
+    cg_oracle *o = cg_oracle_run(cs, 2, false);
+    ck_assert_int_eq(o->st.code, 0);
+    ck_assert_ptr_nonnull(o->run);
+    for (int r = 0; r < 2; r++) {
+        int64_t n_kept = 0, n_fresh = 0;
+        double *kept = cg_oracle_eval_expr(o, cs, 2, r, e, &n_kept, &st);
+        double *fresh = cg_oracle_eval_expr(NULL, cs, 2, r, e, &n_fresh, &st);
+        ck_assert_msg(kept && fresh, "%s", st.msg);
+        ck_assert_int_eq(n_kept, 2);
+        ck_assert_int_eq(n_fresh, 2);
+        for (int i = 0; i < 2; i++) {
+            ck_assert_double_eq(kept[i], 3.0 * r + 1);
+            ck_assert_double_eq(fresh[i], kept[i]);
+        }
+        free(kept);
+        free(fresh);
+        int64_t n = 0;
+        cg_status bad_st = CG_STATUS_OK;
+        ck_assert_ptr_null(cg_oracle_eval_expr(o, cs, 2, r, bad, &n, &bad_st));
+        ck_assert_int_ne(bad_st.code, 0);
+    }
+    int64_t n = 0; /* after a failure: still right */
+    double *again = cg_oracle_eval_expr(o, cs, 2, 1, e, &n, &st);
+    ck_assert_msg(again != NULL, "%s", st.msg);
+    ck_assert_double_eq(again[0], 4.0);
+    free(again);
+    cg_oracle_free(o);
+    cg_case_free(ex);
+    cg_case_free(cs);
+}
+END_TEST
+
 /* Only rank 0 has a root: replicated is defined (one loss) and equal to it. */
 START_TEST(one_root_rank)
 {
@@ -216,6 +264,7 @@ static Suite *oracle_suite(void)
     Suite *s = suite_create("oracle");
     TCase *tc = tcase_create("semantics");
     tcase_add_test(tc, same_loss_everywhere_is_replicated);
+    tcase_add_test(tc, expressions_read_the_kept_run);
     tcase_add_test(tc, different_losses_are_not_replicated);
     tcase_add_test(tc, cancelling_differences_are_seen);
     tcase_add_test(tc, own_loss_on_request);

@@ -314,15 +314,27 @@ int cg_interp_run(cg_interp *I)
 
 cg_tensor *cg_interp_eval_expect(cg_interp *I, const cg_expr *e, int slot)
 {
+    /* one of many on a kept run (the oracle's): an earlier expectation's
+     * failure is not this one's, and the ranks' active flags are put back */
     cg_val *v = calloc((size_t)I->nslots, sizeof *v);
-    if (!v)
+    bool *was = malloc((size_t)I->nslots * sizeof *was);
+    if (!v || !was) {
+        free(v);
+        free(was);
+        cg_error_infra(&I->st, "out of memory");
         return NULL;
+    }
+    memcpy(was, I->active, (size_t)I->nslots * sizeof *was);
+    I->st = CG_STATUS_OK;
+    *cg_graph_status(I->g) = CG_STATUS_OK;
     for (int s = 0; s < I->nslots; s++)
         I->active[s] = s == slot;
     I->bind_name = "";
     cg_tensor *t = NULL;
     if (cg_eval(I, e, v) == 0 && !(t = cg_val_tensor(I, &v[slot])))
         cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, slot), I->world);
+    memcpy(I->active, was, (size_t)I->nslots * sizeof *was);
+    free(was);
     free(v);
     return t;
 }
