@@ -217,10 +217,8 @@ int cgn_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, i
         return take_self(t, buf, count * es, tag);
     bool alone = sends_alone();
     if (cgn_dev_out(t, buf, count * es, &d) || (alone && issue_sends_alone(t)) ||
-        NCCL_CALL(t, ncclGroupStart())) {
-        drop_held_sends(t);
-        return -1;
-    }
+        NCCL_CALL(t, ncclGroupStart()))
+        return -1; /* the held sends are freed with the transport, as before any was issued */
     int rc = alone ? 0 : issue_held_sends(t);
     if (rc == 0)
         rc = NCCL_CALL(t, ncclRecv(d, count, type, peer, t->nccl, t->stream));
