@@ -18,6 +18,15 @@
 #include "ir.h"
 #include "oracle.h"
 
+/* The case written in text, which must parse. */
+static cg_case *parse_ok(const char *file, const char *text)
+{
+    cg_status st = CG_STATUS_OK;
+    cg_case *cs = cg_parse_case(file, text, strlen(text), &st);
+    ck_assert_msg(cs != NULL, "%s", st.msg);
+    return cs;
+}
+
 /* A case of W ranks whose rank k uses c_k = COEFF (an expression in rank). */
 static cg_case *allreduce_case(const char *coeff, const char *extra)
 {
@@ -26,10 +35,7 @@ static cg_case *allreduce_case(const char *coeff, const char *extra)
              "case t\nworlds 1, 2, 3, 4\n\n"
              "x = param(ones(3))\ny = all_reduce(x, sum)\nl = sum(y * (%s))\nbackward(l)\n%s",
              coeff, extra);
-    cg_status st = CG_STATUS_OK;
-    cg_case *cs = cg_parse_case("t.case", text, strlen(text), &st);
-    ck_assert_msg(cs != NULL, "%s", st.msg);
-    return cs;
+    return parse_ok("t.case", text);
 }
 
 static void check_grad(const double *g, double want, int64_t n)
@@ -132,13 +138,11 @@ START_TEST(expressions_read_the_kept_run)
 {
     char text[] = "case t\nworlds 2\n\nx = param(ones(2) * (rank + 1))\ny = all_reduce(x, sum)\n"
                   "backward(sum(y))\n";
-    cg_status st = CG_STATUS_OK;
-    cg_case *cs = cg_parse_case("t.case", text, strlen(text), &st);
-    ck_assert_msg(cs != NULL, "%s", st.msg);
+    cg_case *cs = parse_ok("t.case", text);
     char good[] = "case e\nworld 1\ny = ones(1)\nx = ones(1)\nexpect value(y) = y * rank + 1\n"
                   "expect value(y) = y + ones(3)\n";
-    cg_case *ex = cg_parse_case("e.case", good, strlen(good), &st);
-    ck_assert_msg(ex != NULL, "%s", st.msg);
+    cg_case *ex = parse_ok("e.case", good);
+    cg_status st = CG_STATUS_OK;
     const cg_expr *e = ex->expects[0]->expr, *bad = ex->expects[1]->expr;
     cg_oracle *o = cg_oracle_run(cs, 2, false);
     ck_assert_int_eq(o->st.code, 0);
@@ -177,9 +181,7 @@ START_TEST(one_root_rank)
 {
     char text[] = "case t\nworlds 3\n\nx = param(ones(2))\ny = all_reduce(x * (rank + 1), sum)\n"
                   "on 0 {\n  backward(sum(y * y))\n}\n";
-    cg_status st = CG_STATUS_OK;
-    cg_case *cs = cg_parse_case("t.case", text, strlen(text), &st);
-    ck_assert_msg(cs != NULL, "%s", st.msg);
+    cg_case *cs = parse_ok("t.case", text);
     cg_oracle *o = cg_oracle_run(cs, 3, false);
     ck_assert_int_eq(o->st.code, 0);
     ck_assert(o->replicated_defined);
@@ -203,10 +205,7 @@ static cg_case *fd_case(const char *offset)
     char text[256];
     snprintf(text, sizeof text, "case fd\nworlds 2\nx = param(ones(3))\ny = all_reduce(x * x, sum)\n"
              "backward(sum(y * y)%s)\n", offset);
-    cg_status st = CG_STATUS_OK;
-    cg_case *cs = cg_parse_case("fd.case", text, strlen(text), &st);
-    ck_assert_msg(cs != NULL, "%s", st.msg);
-    return cs;
+    return parse_ok("fd.case", text);
 }
 
 START_TEST(fd_tolerance_scales_with_the_objective)
