@@ -11,6 +11,7 @@
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "transport.h"
@@ -174,6 +175,41 @@ static void test_reductions(cg_tp *tp)
                 }
     CHECK(cg_tp_all_reduce(tp, SITE, sendb, recvb, 0, CG_F32, CGT_SUM) == 0, "empty all_reduce: %s",
           tp->st.msg);
+}
+
+/* A reduce larger than any piece the transport may split it into (the mpi
+ * transport reduces in pieces of 16 MiB to bound MPICH's temporaries), with
+ * a remainder: every element summed once, at root W-1, in and out of place,
+ * in f32 and in bf16 (reduced by the transport's own MPI op). In place at a
+ * root other than 0 is where MPICH 4.0.2's MPI_Reduce with MPI_IN_PLACE
+ * crashes from about 1000 elements on (pmodels/mpich#6540). */
+static void test_reduce_in_pieces(cg_tp *tp)
+{
+    const size_t n = 9 * 1000 * 1000 + 5; /* 36 MB of f32 */
+    const cg_dtype dts[] = {CG_F32, CG_BF16};
+    int root = g_world - 1;
+    void *send = malloc(n * sizeof(float)), *recv = malloc(n * sizeof(float));
+    CHECK(send && recv, "out of memory for %zu elements", n);
+    for (int d = 0; send && recv && d < 2; d++)
+        for (int in_place = 0; in_place < 2; in_place++) {
+            cg_dtype dt = dts[d];
+            for (size_t i = 0; i < n; i++)
+                put(dt, send, i, value(CGT_SUM, g_rank, i));
+            fill(dt, recv, n, SENTINEL);
+            void *out = in_place && g_rank == root ? send : recv;
+            int rc = cg_tp_reduce(tp, SITE, send, out, n, dt, CGT_SUM, root);
+            CHECK(rc == 0, "reduce of %zu %s: %s", n, dt == CG_F32 ? "f32" : "bf16", tp->st.msg);
+            size_t bad = n;
+            for (size_t i = 0; rc == 0 && g_rank == root && i < n && bad == n; i++)
+                if (get(dt, out, i) != reduced(CGT_SUM, i))
+                    bad = i;
+            CHECK(bad == n, "reduce of %zu %s%s: element %zu is %g, want %g", n, dt == CG_F32 ? "f32" : "bf16",
+                  in_place ? " in place" : "", bad, bad < n ? get(dt, out, bad) : 0.0,
+                  bad < n ? reduced(CGT_SUM, bad) : 0.0);
+        }
+    CHECK(cg_tp_reduce(tp, SITE, sendb, recvb, 0, CG_F32, CGT_SUM, 0) == 0, "empty reduce: %s", tp->st.msg);
+    free(send);
+    free(recv);
 }
 
 static void test_reduce_scatter(cg_tp *tp)
@@ -546,6 +582,7 @@ int main(int argc, char **argv)
     } else {
         test_identity(&tp);
         test_reductions(&tp);
+        test_reduce_in_pieces(&tp);
         test_reduce_scatter(&tp);
         test_gathers(&tp);
         test_scatter_broadcast(&tp);

@@ -18,6 +18,8 @@
 
 #include "transport.h"
 
+enum { REDUCE_PIECE_BYTES = 16 << 20 }; /* mpi_reduce's pieces */
+
 enum { HALF_SUM, HALF_PROD, HALF_MAX, HALF_MIN, HALF_NOPS };
 
 struct cg_transport {
@@ -246,9 +248,37 @@ static int mpi_reduce(cg_transport *t, const void *send, void *recv, size_t coun
     if (type_and_op(t, dt, op, &type, &mop) || int_count(t, count, &n) ||
         check_rank(t, "root", root))
         return -1;
-    bool at_root = t->rank == root;
-    const void *src = at_root && send == recv ? MPI_IN_PLACE : send;
-    MPI_TRY(t, MPI_Reduce, (src, recv, n, type, mop, root, t->comm));
+    bool at_root = t->rank == root, in_place = at_root && send == recv;
+    int esz = 0;
+    MPI_TRY(t, MPI_Type_size, (type, &esz));
+    /* In pieces: MPICH's MPI_Reduce mallocs and fills temporaries of the
+     * whole count on the other ranks (the receive buffer they lack, the
+     * tree's partial sums), so a broadcast's backward would hold one more
+     * gradient's worth on every non-root; per piece they are a few MiB. Each
+     * element's sum is the same: MPI reduces element by element.
+     * In place, the root's piece goes out from a copy: MPICH 4.0.2's
+     * MPI_Reduce with MPI_IN_PLACE at a root other than 0 reads a bad
+     * address from about 1000 elements on (pmodels/mpich#6540; seen here at
+     * W=2, root 1, 1000 f32), so MPI_IN_PLACE is never passed. */
+    int piece = REDUCE_PIECE_BYTES / esz, off = 0;
+    char *staged = in_place ? malloc((size_t)(n < piece ? n : piece) * (size_t)esz + 1) : NULL;
+    if (in_place && !staged)
+        return cg_error(&t->st, "reduce: out of memory for a %d-element piece", n < piece ? n : piece);
+    do {
+        int len = n - off < piece ? n - off : piece;
+        const char *s = (const char *)send + (size_t)off * (size_t)esz;
+        char *r = at_root ? (char *)recv + (size_t)off * (size_t)esz : recv;
+        if (staged)
+            s = memcpy(staged, s, (size_t)len * (size_t)esz);
+        int rc = MPI_Reduce(s, r, len, type, mop, root, t->comm);
+        if (rc != MPI_SUCCESS) {
+            char text[MPI_MAX_ERROR_STRING];
+            free(staged);
+            return cg_error(&t->st, "MPI_Reduce failed: %s", mpi_error_text(rc, text));
+        }
+        off += len;
+    } while (off < n);
+    free(staged);
     if (op == CGT_AVG && at_root)
         divide_by_world(recv, count, dt, t->world);
     return 0;

@@ -27,7 +27,7 @@ int cg_bench_oracle(const cg_bench_opts *o)
         printf("# W is capped at %d (CG_MAX_SIM_WORLD) in this build\n", CG_MAX_SIM_WORLD);
     printf("# collgrad-check bench --oracle: %s, f64 simulation of every rank in one process\n",
            cg_coll_name(o->coll));
-    printf("#%6s %12s %14s %10s %12s %10s\n", "W", "N(per rank)", "W*N", "time(s)", "peakRSS(MB)", "B/elem");
+    printf("#%6s %12s %14s %10s %12s %10s\n", "W", "N(per rank)", "W*N", "time(s)", "peakRSS(MiB)", "B/elem");
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     int npts = 0, rc = CG_EXIT_OK;
     size_t esz = cg_dtype_size(o->dtype);

@@ -32,7 +32,7 @@ void cg_bench_print_header(const cg_bench_opts *o)
            "fwd(ms)", "bwd(ms)", "raw(ms)", "algbw", "busbw", "rawbus", "ratio", "bwd_bytes", "transp_B",
            "peakRSS", "runRSS", "peakDev", "check", "check_s");
     printf("#%11s %10s %9s %9s %9s %7s %7s %7s %6s %11s %11s %9s %9s %9s %6s %8s\n", "", "(elems)", "", "",
-           "", "GB/s", "GB/s", "GB/s", "", "(rank 0)", "(rank 0)", "(MB)", "(MB)", "(MB)", "", "");
+           "", "GB/s", "GB/s", "GB/s", "", "(rank 0)", "(rank 0)", "(MiB)", "(MiB)", "(MiB)", "", "");
     fflush(stdout);
 }
 
