@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "op_table.h"
 #include "ops.h"
 #include "rng.h"
 
@@ -77,14 +78,12 @@ static int dims_from(const call_ctx *c, int first, int slot, int *ndim, int64_t 
 }
 
 /* ones, zeros, full, rand, randn, arange, eye: values in the case dtype. */
-static cg_tensor *construct(const call_ctx *c, int slot)
+static cg_tensor *construct(const call_ctx *c, int slot, cg_fn_id id)
 {
     cg_interp *I = c->I;
-    const char *f = c->e->name;
     int ndim = 0;
     int64_t shape[CG_MAX_DIMS] = {0}, a = 0;
-    bool is_full = strcmp(f, "full") == 0, is_eye = strcmp(f, "eye") == 0;
-    bool is_arange = strcmp(f, "arange") == 0;
+    bool is_full = id == CG_FN_FULL, is_eye = id == CG_FN_EYE, is_arange = id == CG_FN_ARANGE;
     if (is_arange || is_eye) {
         int64_t v[3] = {0, -1, 0};
         for (int k = 0; k < npositional(c->e); k++)
@@ -117,11 +116,11 @@ static cg_tensor *construct(const call_ctx *c, int slot)
         fill = v->s;
     }
     for (int64_t i = 0; i < t->numel; i++) {
-        double v = f[0] == 'o' ? 1.0 : f[0] == 'z' ? 0.0 : is_full ? fill
+        double v = id == CG_FN_ONES ? 1.0 : id == CG_FN_ZEROS ? 0.0 : is_full ? fill
                  : is_arange ? (double)i
                  : is_eye ? (double)(i % shape[1] == i / shape[1] + a)
-                 : strcmp(f, "rand") == 0 ? cg_rng_uniform(key, i, I->cs->dtype)
-                                          : cg_rng_normal(key, i, I->cs->dtype);
+                 : id == CG_FN_RAND ? cg_rng_uniform(key, i, I->cs->dtype)
+                                    : cg_rng_normal(key, i, I->cs->dtype);
         cg_set(t, i, cg_round_to(I->cs->dtype, v));
     }
     cg_tensor *placed = cg_tensor_place(I->g, t);
@@ -167,97 +166,138 @@ static int axis_arg(const call_ctx *c, int slot, cg_tensor *t, int pos, int dflt
     return 0;
 }
 
-static cg_tensor *local_op(const call_ctx *c, int slot)
+/* ---- the op table's evaluators (op_table.h, class CG_OPC_CALL) ----------- */
+
+/* cat(t1, t2, ..., axis=A) */
+static cg_tensor *eval_cat(const call_ctx *c, int slot)
+{
+    int n = npositional(c->e), axis = 0;
+    if (n < 1) { /* the parser insists too; never read xs[0] unset */
+        cg_error_at_rank(&c->I->st, c->e->pos, cg_slot_rank(c->I, slot), c->I->world,
+                         "expected at least one tensor to cat, got none");
+        return NULL;
+    }
+    cg_tensor *xs[64];
+    for (int k = 0; k < n; k++)
+        if (!(xs[k] = tensor_arg(c, arg_at(c->e, k, NULL), slot)))
+            return NULL;
+    if (axis_arg(c, slot, xs[0], n, 0, &axis) != 0)
+        return NULL;
+    return cg_cat(c->I->g, xs, n, axis);
+}
+
+/* reshape(t, d0, d1, ...) */
+static cg_tensor *eval_reshape(const call_ctx *c, int slot)
+{
+    cg_tensor *t = tensor_arg(c, 0, slot);
+    int nd = npositional(c->e) - 1;
+    int64_t shape[CG_MAX_DIMS];
+    for (int k = 0; t && k < nd && k < CG_MAX_DIMS; k++)
+        if (int_arg(c, arg_at(c->e, k + 1, NULL), slot, "a dimension", &shape[k]) != 0)
+            return NULL;
+    return t ? cg_reshape(c->I->g, t, nd, shape) : NULL;
+}
+
+/* chunk(t, n) / split(t, size): torch.chunk / torch.split on the first axis,
+ * the pieces stacked: [n, rows / n, ...], so chunk(x, world)[rank] is this
+ * rank's piece; the pieces must be equal (a reshape, differentiable) */
+static cg_tensor *eval_pieces(const call_ctx *c, int slot)
+{
+    const char *f = c->e->name;
+    cg_tensor *t = tensor_arg(c, 0, slot);
+    int64_t k;
+    if (!t || int_arg(c, 1, slot, f[0] == 'c' ? "a number of chunks" : "a chunk size", &k) != 0)
+        return NULL;
+    int64_t rows = t->ndim ? t->shape[0] : 1;
+    int64_t n = f[0] == 'c' ? k : (k > 0 ? rows / k : 0), size = n > 0 ? rows / n : 0;
+    if (t->ndim == 0 || k <= 0 || n * size != rows || (f[0] == 's' && size != k)) {
+        cg_error_at_rank(&c->I->st, c->e->args[1]->pos, cg_slot_rank(c->I, slot), c->I->world,
+                         "expected %s that cuts the first axis (%lld rows) into equal pieces, "
+                         "got %lld", f[0] == 'c' ? "a number of chunks" : "a chunk size",
+                         (long long)rows, (long long)k);
+        return NULL;
+    }
+    int64_t shape[CG_MAX_DIMS + 1] = {n, size};
+    for (int d = 1; d < t->ndim; d++)
+        shape[d + 1] = t->shape[d];
+    if (t->ndim + 1 > CG_MAX_DIMS) {
+        cg_error_at_rank(&c->I->st, c->e->pos, cg_slot_rank(c->I, slot), c->I->world,
+                         "expected at most %d dimensions after %s, got %d", CG_MAX_DIMS, f,
+                         t->ndim + 1);
+        return NULL;
+    }
+    return cg_reshape(c->I->g, t, t->ndim + 1, shape);
+}
+
+/* slice(t, axis, lo, hi) */
+static cg_tensor *eval_slice(const call_ctx *c, int slot)
+{
+    cg_tensor *t = tensor_arg(c, 0, slot);
+    int64_t v[3];
+    for (int k = 0; t && k < 3; k++)
+        if (int_arg(c, k + 1, slot, k == 0 ? "an axis" : "an index", &v[k]) != 0)
+            return NULL;
+    return t ? cg_slice(c->I->g, t, (int)v[0], v[1], v[2]) : NULL;
+}
+
+/* cross_entropy's labels are read, never differentiated: its own signature */
+static cg_tensor *cross_entropy_of(cg_graph *g, cg_tensor *logits, cg_tensor *labels)
+{
+    return cg_cross_entropy(g, logits, labels);
+}
+
+/* Each op's entry, typed by its class: the op table's last column. */
+typedef union op_entry {
+    const void *none; /* CG_OPC_CTOR, CG_OPC_LEAF: construct() and make_param() */
+    cg_tensor *(*unary)(cg_graph *, cg_tensor *);
+    cg_tensor *(*binary)(cg_graph *, cg_tensor *, cg_tensor *);
+    cg_tensor *(*axis)(cg_graph *, cg_tensor *, int);
+    cg_tensor *(*call)(const call_ctx *, int);
+} op_entry;
+
+#define ENTRY_CG_OPC_CTOR(f) {.none = f}
+#define ENTRY_CG_OPC_LEAF(f) {.none = f}
+#define ENTRY_CG_OPC_UNARY(f) {.unary = f}
+#define ENTRY_CG_OPC_BINARY(f) {.binary = f}
+#define ENTRY_CG_OPC_AXIS(f) {.axis = f}
+#define ENTRY_CG_OPC_AXIS_LAST(f) {.axis = f}
+#define ENTRY_CG_OPC_CALL(f) {.call = f}
+static const op_entry entries[CG_FN_COUNT] = {
+#define CG_OP_TABLE_ENTRY(id, name, lo, hi, kw, kwpos, cls, shape, dom, diff, entry)                \
+    [CG_FN_##id] = ENTRY_##cls(entry),
+    CG_OP_TABLE(CG_OP_TABLE_ENTRY)
+#undef CG_OP_TABLE_ENTRY
+};
+
+/* A local op of the table, by its class. */
+static cg_tensor *local_op(const call_ctx *c, int slot, cg_fn_id id)
 {
     cg_graph *g = c->I->g;
-    const char *f = c->e->name;
-    static const struct { const char *name; cg_tensor *(*fn)(cg_graph *, cg_tensor *); } unary[] = {
-        {"exp", cg_exp}, {"log", cg_log}, {"tanh", cg_tanh}, {"relu", cg_relu}, {"abs", cg_abs},
-        {"neg", cg_neg}, {"transpose", cg_transpose}, {"clone", cg_clone}, {"detach", cg_detach},
-        {"sqrt", cg_sqrt}, {"norm", cg_norm},
-    };
-    if (strcmp(f, "cat") == 0) {
-        int n = npositional(c->e), axis = 0;
-        if (n < 1) { /* the parser insists too; never read xs[0] unset */
-            cg_error_at_rank(&c->I->st, c->e->pos, cg_slot_rank(c->I, slot), c->I->world,
-                             "expected at least one tensor to cat, got none");
-            return NULL;
-        }
-        cg_tensor *xs[64];
-        for (int k = 0; k < n; k++)
-            if (!(xs[k] = tensor_arg(c, arg_at(c->e, k, NULL), slot)))
-                return NULL;
-        if (axis_arg(c, slot, xs[0], n, 0, &axis) != 0)
-            return NULL;
-        return cg_cat(g, xs, n, axis);
-    }
-    cg_tensor *t = tensor_arg(c, 0, slot);
+    const cg_op_info *op = cg_op_info_of(id);
+    const op_entry *en = &entries[id];
+    if (op->cls == CG_OPC_CALL)
+        return en->call(c, slot);
+    cg_tensor *t = tensor_arg(c, 0, slot), *b = NULL;
     if (!t)
         return NULL;
-    if (strcmp(f, "detach") == 0) /* values and gradients part ways on purpose */
+    if (id == CG_FN_DETACH) /* values and gradients part ways on purpose */
         cg_note_nondiff(g, "detach() stops the gradient on purpose");
-    for (size_t k = 0; k < sizeof unary / sizeof unary[0]; k++)
-        if (strcmp(f, unary[k].name) == 0)
-            return unary[k].fn(g, t);
-    if (strcmp(f, "pow") == 0 || strcmp(f, "matmul") == 0 || strcmp(f, "cross_entropy") == 0) {
-        cg_tensor *b = tensor_arg(c, 1, slot);
-        return !b ? NULL : f[0] == 'p' ? cg_pow(g, t, b) : f[0] == 'm' ? cg_matmul(g, t, b)
-             : cg_cross_entropy(g, t, b);
-    }
     int axis;
-    bool is_lsm = strcmp(f, "log_softmax") == 0, is_sm = strcmp(f, "softmax") == 0;
-    if (strcmp(f, "sum") == 0 || strcmp(f, "mean") == 0 || strcmp(f, "logsumexp") == 0 || is_lsm ||
-        is_sm) {
-        int last = t->ndim > 0 ? t->ndim - 1 : 0; /* the softmaxes' default, as torch's dim=-1 */
-        if (axis_arg(c, slot, t, 1, is_lsm || is_sm ? last : -1, &axis) != 0)
+    switch (op->cls) {
+    case CG_OPC_UNARY:
+        return en->unary(g, t);
+    case CG_OPC_BINARY:
+        return (b = tensor_arg(c, 1, slot)) ? en->binary(g, t, b) : NULL;
+    case CG_OPC_AXIS:
+    case CG_OPC_AXIS_LAST: /* the softmaxes default to the last axis, as torch's dim=-1 */
+        if (axis_arg(c, slot, t, 1, op->cls == CG_OPC_AXIS ? -1 : t->ndim > 0 ? t->ndim - 1 : 0, &axis) != 0)
             return NULL;
-        return is_sm ? cg_softmax(g, t, axis) : f[0] == 's' ? cg_sum(g, t, axis)
-             : f[0] == 'm' ? cg_mean(g, t, axis) : is_lsm ? cg_log_softmax(g, t, axis)
-             : cg_logsumexp(g, t, axis);
-    }
-    if (strcmp(f, "reshape") == 0) {
-        int nd = npositional(c->e) - 1;
-        int64_t shape[CG_MAX_DIMS];
-        for (int k = 0; k < nd && k < CG_MAX_DIMS; k++)
-            if (int_arg(c, arg_at(c->e, k + 1, NULL), slot, "a dimension", &shape[k]) != 0)
-                return NULL;
-        return cg_reshape(g, t, nd, shape);
-    }
-    if (strcmp(f, "chunk") == 0 || strcmp(f, "split") == 0) {
-        /* torch.chunk(t, n) / torch.split(t, size) on the first axis, the
-         * pieces stacked: [n, rows / n, ...], so chunk(x, world)[rank] is this
-         * rank's piece; the pieces must be equal (a reshape, differentiable) */
-        int64_t k, rows = t->ndim ? t->shape[0] : 1;
-        if (int_arg(c, 1, slot, f[0] == 'c' ? "a number of chunks" : "a chunk size", &k) != 0)
-            return NULL;
-        int64_t n = f[0] == 'c' ? k : (k > 0 ? rows / k : 0), size = n > 0 ? rows / n : 0;
-        if (t->ndim == 0 || k <= 0 || n * size != rows || (f[0] == 's' && size != k)) {
-            cg_error_at_rank(&c->I->st, c->e->args[1]->pos, cg_slot_rank(c->I, slot), c->I->world,
-                             "expected %s that cuts the first axis (%lld rows) into equal pieces, "
-                             "got %lld", f[0] == 'c' ? "a number of chunks" : "a chunk size",
-                             (long long)rows, (long long)k);
-            return NULL;
-        }
-        int64_t shape[CG_MAX_DIMS + 1] = {n, size};
-        for (int d = 1; d < t->ndim; d++)
-            shape[d + 1] = t->shape[d];
-        if (t->ndim + 1 > CG_MAX_DIMS) {
-            cg_error_at_rank(&c->I->st, c->e->pos, cg_slot_rank(c->I, slot), c->I->world,
-                             "expected at most %d dimensions after %s, got %d", CG_MAX_DIMS, f,
-                             t->ndim + 1);
-            return NULL;
-        }
-        return cg_reshape(g, t, t->ndim + 1, shape);
-    }
-    if (strcmp(f, "slice") == 0) {
-        int64_t v[3];
-        for (int k = 0; k < 3; k++)
-            if (int_arg(c, k + 1, slot, k == 0 ? "an axis" : "an index", &v[k]) != 0)
-                return NULL;
-        return cg_slice(g, t, (int)v[0], v[1], v[2]);
+        return en->axis(g, t, axis);
+    default:
+        break;
     }
     cg_error_at_rank(&c->I->st, c->e->pos, cg_slot_rank(c->I, slot), c->I->world,
-                     "expected a tensor function, got '%s'", f);
+                     "expected a tensor function, got '%s'", c->e->name);
     return NULL;
 }
 
@@ -500,14 +540,16 @@ int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out)
         free(c.args);
         return rc;
     }
-    bool ctor = strchr("oz", e->name[0]) ? (strcmp(e->name, "ones") == 0 || strcmp(e->name, "zeros") == 0)
-              : (strcmp(e->name, "full") == 0 || strcmp(e->name, "rand") == 0 ||
-                 strcmp(e->name, "randn") == 0 || strcmp(e->name, "arange") == 0 ||
-                 strcmp(e->name, "eye") == 0);
+    int id = cg_op_from_name(e->name);
+    const cg_op_info *op = cg_op_info_of(id);
+    if (rc == 0 && !op)
+        rc = cg_error_at(&I->st, e->pos, "expected a tensor function, got '%s'", e->name);
+    bool ctor = op && op->cls == CG_OPC_CTOR, leaf = op && op->cls == CG_OPC_LEAF;
+    bool draws = id == CG_FN_RAND || id == CG_FN_RANDN;
     /* a local op or a constant of the same arguments is made once for the
      * slots that share them (interp_share.c); a param is each slot's own leaf,
      * and rand/randn draw from a key with the rank in it */
-    bool own = strcmp(e->name, "param") == 0 || (ctor && strncmp(e->name, "rand", 4) == 0);
+    bool own = leaf || draws;
     int *leader = rc == 0 ? malloc((size_t)I->nslots * sizeof *leader) : NULL;
     if (rc == 0 && !leader)
         rc = cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
@@ -519,8 +561,7 @@ int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out)
         if (!I->active[s] || leader[s] != s)
             continue;
         *cg_graph_status(I->g) = CG_STATUS_OK;
-        cg_tensor *t = ctor ? construct(&c, s)
-                     : strcmp(e->name, "param") == 0 ? make_param(&c, s) : local_op(&c, s);
+        cg_tensor *t = ctor ? construct(&c, s, (cg_fn_id)id) : leaf ? make_param(&c, s) : local_op(&c, s, (cg_fn_id)id);
         if (!t) {
             if (!I->st.msg[0] || cg_graph_status(I->g)->msg[0])
                 cg_error_wrap(&I->st, cg_graph_status(I->g), e->pos, cg_slot_rank(I, s), I->world);
@@ -531,7 +572,7 @@ int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out)
     if (rc == 0 && !own)
         cg_share_finish(I, c.args, e->nargs, (size_t)I->nslots, leader, out);
     /* once per call, not per slot: every rank's draw k has the same key name */
-    if (ctor && strncmp(e->name, "rand", 4) == 0)
+    if (draws)
         I->draws++;
     free(leader);
     free(c.args);

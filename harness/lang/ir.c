@@ -13,48 +13,16 @@
 /* ---- built-in functions -------------------------------------------------- */
 
 #define FN(name, lo, hi) {name, lo, hi, {NULL, NULL}, -1, false}
-#define FN_KW(name, lo, hi, kw1, kw2, first)                                                       \
-    {                                                                                              \
-        name, lo, hi, {kw1, kw2, NULL}, first, false                                               \
-    }
 #define STMT(name, n) {name, n, n, {NULL, NULL}, -1, true}
 
 /* Arity counts positional and keyword arguments together. kw_first is the
  * positional slot the first keyword also occupies (sum(x, 0) is
  * sum(x, axis=0)); cat's axis is keyword-only since its tensors are variadic. */
 static const cg_function functions[] = {
-    FN("ones", 0, 4),
-    FN("zeros", 0, 4),
-    FN("rand", 0, 4),
-    FN("randn", 0, 4),
-    FN("full", 1, 5),
-    FN("arange", 1, 1),
-    FN("eye", 1, 3),
-    FN("param", 1, 1),
-    FN("exp", 1, 1),
-    FN("log", 1, 1),
-    FN("tanh", 1, 1),
-    FN("relu", 1, 1),
-    FN("abs", 1, 1),
-    FN("neg", 1, 1),
-    FN("pow", 2, 2),
-    FN_KW("sum", 1, 2, "axis", NULL, 1),
-    FN_KW("mean", 1, 2, "axis", NULL, 1),
-    FN_KW("logsumexp", 1, 2, "axis", NULL, 1),
-    FN_KW("log_softmax", 1, 2, "axis", NULL, 1),
-    FN_KW("softmax", 1, 2, "axis", NULL, 1),
-    FN("sqrt", 1, 1),
-    FN("norm", 1, 1),
-    FN("cross_entropy", 2, 2),
-    FN("matmul", 2, 2),
-    FN("transpose", 1, 1),
-    FN("reshape", 2, 5),
-    FN_KW("cat", 1, 64, "axis", NULL, -1),
-    FN("slice", 4, 4),
-    FN("chunk", 2, 2),
-    FN("split", 2, 2),
-    FN("detach", 1, 1),
-    FN("clone", 1, 1),
+#define CG_OP_TABLE_FN(id, name, lo, hi, kw, kwpos, cls, shape, dom, diff, entry)                   \
+    {name, lo, hi, {kw, NULL, NULL}, kwpos, false},
+    CG_OP_TABLE(CG_OP_TABLE_FN) /* op_table.h: every tensor function */
+#undef CG_OP_TABLE_FN
     FN("group", 1, 1), /* process groups (interp.h) */
     FN("mesh", 1, 1),
     FN("group_rank", 1, 1),

@@ -10,6 +10,7 @@
 #include "coll_words.h"
 #include "ir.h"
 #include "lexer.h"
+#include "op_table.h"
 
 #define CG_MAX_NESTING 200
 
