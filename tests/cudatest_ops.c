@@ -57,8 +57,8 @@ static void test_binary(cg_dtype dt)
 
 static cg_tensor *cpu_unary(cg_graph *g, op_test *t)
 {
-    static cg_tensor *(*const fns[])(cg_graph *, cg_tensor *) = {cg_neg,  cg_exp, cg_log,
-                                                                 cg_tanh, cg_relu, cg_abs};
+    static cg_tensor *(*const fns[])(cg_graph *, cg_tensor *) = {cg_neg,  cg_exp, cg_log, cg_tanh,
+                                                                 cg_relu, cg_abs, cg_gelu};
     return fns[t->op](g, t->in[0]);
 }
 static int dev_unary(op_test *t)
@@ -73,9 +73,9 @@ static int dev_unary_bwd(op_test *t)
 /* relu and abs get one exact 0: their gradient there is 0 on both sides. */
 static void test_unary(cg_dtype dt)
 {
-    static const char *const names[] = {"neg", "exp", "log", "tanh", "relu", "abs"};
+    static const char *const names[] = {"neg", "exp", "log", "tanh", "relu", "abs", "gelu"};
     const int64_t shape[2] = {4, 5};
-    for (int op = 0; op < 6; op++) {
+    for (int op = 0; op <= CG_CUDA_GELU; op++) {
         op_test t;
         cg_graph *g = test_start(&t, dt, "%s", names[op]);
         t.op = op;

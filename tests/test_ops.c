@@ -64,7 +64,7 @@ static int backward1(cg_graph *g, cg_tensor *root)
 typedef enum {
     ADD, SUB, MUL, DIV, POW, NEG, EXP, LOG, TANH, RELU, ABS, SUM, MEAN, LSE, LOG_SOFTMAX,
     MAXN, MINN, MATMUL, TRANSPOSE, RESHAPE, CAT, SLICE, INDEX, CLONE, LAYER, SQRT, NORM, SOFTMAX,
-    XENT
+    XENT, GELU
 } op_kind;
 
 typedef struct {
@@ -107,6 +107,7 @@ static const grad_case grad_cases[] = {
     {"tanh", TANH, {0}, 1, {M23}},
     {"relu", RELU, {0}, 1, {M23}},
     {"abs", ABS, {0}, 1, {M23}},
+    {"gelu", GELU, {0}, 1, {IN(2, -3, 3, 2, 3)}},
     {"sum all", SUM, {-1}, 1, {T234}},
     {"sum axis 0", SUM, {0}, 1, {T234}},
     {"sum axis 1", SUM, {1}, 1, {T234}},
@@ -188,6 +189,7 @@ static cg_tensor *apply(cg_graph *g, const grad_case *c, cg_tensor **x)
     case TANH: return cg_tanh(g, x[0]);
     case RELU: return cg_relu(g, x[0]);
     case ABS: return cg_abs(g, x[0]);
+    case GELU: return cg_gelu(g, x[0]);
     case SUM: return cg_sum(g, x[0], axis);
     case MEAN: return cg_mean(g, x[0], axis);
     case LSE: return cg_logsumexp(g, x[0], axis);
@@ -390,6 +392,22 @@ START_TEST(test_relu_abs_at_zero)
     ck_assert_str_eq(cg_graph_nondiff(g), "relu at 0"); /* the first reason stays */
     ck_assert_int_eq(backward1(g, cg_sum(g, a, -1)), 0);
     assert_values(x->grad, 3, (double[]){-1, 0, 1}, 0);
+    cg_graph_free(g);
+}
+END_TEST
+
+/* gelu(x) = x Phi(x), gelu'(x) = Phi(x) + x phi(x), with the normal
+ * distribution's tabled values Phi(1) = 0.8413447460685429 and
+ * phi(1) = 0.24197072451914337 (Phi(-1) = 1 - Phi(1), phi even). */
+START_TEST(test_gelu_values)
+{
+    const double Phi1 = 0.8413447460685429, phi1 = 0.24197072451914337;
+    cg_graph *g = cg_graph_new();
+    cg_tensor *x = vec(g, 3, (double[]){-1, 0, 1}, true);
+    cg_tensor *y = cg_gelu(g, x);
+    assert_values(y, 3, (double[]){-(1 - Phi1), 0, Phi1}, 1e-15);
+    ck_assert_int_eq(backward1(g, cg_sum(g, y, -1)), 0);
+    assert_values(x->grad, 3, (double[]){(1 - Phi1) - phi1, 0.5, Phi1 + phi1}, 1e-15);
     cg_graph_free(g);
 }
 END_TEST
@@ -829,6 +847,7 @@ static Suite *ops_suite(void)
     tcase_add_test(hand, test_maxn_ties_share_gradient);
     tcase_add_test(hand, test_minn_ties_and_no_ties);
     tcase_add_test(hand, test_relu_abs_at_zero);
+    tcase_add_test(hand, test_gelu_values);
     tcase_add_test(hand, test_logsumexp_large_inputs);
     tcase_add_test(hand, test_log_softmax_large_inputs);
     tcase_add_test(hand, test_numel0_shapes);

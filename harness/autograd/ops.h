@@ -30,6 +30,7 @@ cg_tensor *cg_log(cg_graph *g, cg_tensor *a);
 cg_tensor *cg_tanh(cg_graph *g, cg_tensor *a);
 cg_tensor *cg_relu(cg_graph *g, cg_tensor *a);   /* grad 0 at 0; notes nondiff at exactly 0 */
 cg_tensor *cg_abs(cg_graph *g, cg_tensor *a);    /* grad 0 at 0 (sign); notes nondiff at 0 */
+cg_tensor *cg_gelu(cg_graph *g, cg_tensor *a);   /* a * Phi(a), the exact (erf) form, torch's default */
 
 /* reductions (ops_reduce.c). axis < 0 means over all elements -> scalar
  * (ndim 0); otherwise that axis is removed. */

@@ -292,7 +292,7 @@ static void note_zeros(cg_graph *g, const cg_tensor *a, const char *reason)
         }
 }
 
-/* ---- neg, exp, log, tanh, relu, abs -------------------------------------- */
+/* ---- neg, exp, log, tanh, relu, abs, gelu -------------------------------- */
 
 /* neg: -a. */
 static double neg_f(double x) { return -x; }
@@ -343,4 +343,18 @@ cg_tensor *cg_abs(cg_graph *g, cg_tensor *a)
 {
     note_zeros(g, a, "abs at 0");
     return unary_forward(g, "abs", a, fabs, CG_CUDA_ABS, abs_backward);
+}
+
+/* gelu: a * Phi(a), Phi the standard normal CDF in its erf form (torch's
+ * gelu with approximate='none'); d/da = Phi(a) + a * phi(a). The constants
+ * are 1/sqrt(2) and 1/sqrt(2 pi). */
+static double gelu_f(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440)); }
+static double gelu_d(double x)
+{
+    return 0.5 * (1.0 + erf(x * 0.70710678118654752440)) + x * exp(-0.5 * x * x) * 0.39894228040143267794;
+}
+static int gelu_backward(cg_graph *g, cg_node *n) { return unary_backward(g, n, gelu_d); }
+cg_tensor *cg_gelu(cg_graph *g, cg_tensor *a)
+{
+    return unary_forward(g, "gelu", a, gelu_f, CG_CUDA_GELU, gelu_backward);
 }

@@ -59,7 +59,7 @@ int cg_cuda_arena_peak(int reset, size_t *peak);
 
 typedef enum { CG_CUDA_ADD, CG_CUDA_SUB, CG_CUDA_MUL, CG_CUDA_DIV, CG_CUDA_POW } cg_cuda_binary_op;
 typedef enum {
-    CG_CUDA_NEG, CG_CUDA_EXP, CG_CUDA_LOG, CG_CUDA_TANH, CG_CUDA_RELU, CG_CUDA_ABS
+    CG_CUDA_NEG, CG_CUDA_EXP, CG_CUDA_LOG, CG_CUDA_TANH, CG_CUDA_RELU, CG_CUDA_ABS, CG_CUDA_GELU
 } cg_cuda_unary_op;
 
 /* out[i] = op(a[i], b[i]) for i < n; an operand with 1 element broadcasts

@@ -61,6 +61,14 @@ struct abs_op {
     __device__ static double f(double x) { return fabs(x); }
     __device__ static double d(double x) { return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : 0.0; }
 };
+/* the erf form, as ops_elementwise.c's CPU reference: 1/sqrt(2), 1/sqrt(2 pi) */
+struct gelu_op {
+    __device__ static double f(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752440)); }
+    __device__ static double d(double x)
+    {
+        return 0.5 * (1.0 + erf(x * 0.70710678118654752440)) + x * exp(-0.5 * x * x) * 0.39894228040143267794;
+    }
+};
 
 /* ---- kernels ---------------------------------------------------------------------- */
 
@@ -133,7 +141,7 @@ template <typename T> __global__ void any_zero_kernel(const T *a, int64_t n, int
 /* ---- host side -------------------------------------------------------------------- */
 
 static const char *const binary_names[] = {"add", "sub", "mul", "div", "pow"};
-static const char *const unary_names[] = {"neg", "exp", "log", "tanh", "relu", "abs"};
+static const char *const unary_names[] = {"neg", "exp", "log", "tanh", "relu", "abs", "gelu"};
 
 /* An operand has n elements, or 1 that broadcasts; anything else would read
  * out of bounds. */
@@ -260,7 +268,7 @@ int cg_cuda_binary_backward(cg_cuda_binary_op op, cg_dtype dt, const void *a, in
 
 int cg_cuda_unary(cg_cuda_unary_op op, cg_dtype dt, const void *a, void *out, int64_t n)
 {
-    if ((unsigned)op > CG_CUDA_ABS)
+    if ((unsigned)op > CG_CUDA_GELU)
         return cg_error(cg_cuda_status(), "cg_cuda_unary: unknown op %d", (int)op);
     const char *name = unary_names[op];
     switch (op) {
@@ -270,6 +278,7 @@ int cg_cuda_unary(cg_cuda_unary_op op, cg_dtype dt, const void *a, void *out, in
     case CG_CUDA_TANH: return unary_forward<tanh_op>(name, dt, a, out, n);
     case CG_CUDA_RELU: return unary_forward<relu_op>(name, dt, a, out, n);
     case CG_CUDA_ABS: return unary_forward<abs_op>(name, dt, a, out, n);
+    case CG_CUDA_GELU: return unary_forward<gelu_op>(name, dt, a, out, n);
     }
     return -1;
 }
@@ -277,7 +286,7 @@ int cg_cuda_unary(cg_cuda_unary_op op, cg_dtype dt, const void *a, void *out, in
 int cg_cuda_unary_backward(cg_cuda_unary_op op, cg_dtype dt, const void *a, const void *gout,
                            void *ga, int64_t n)
 {
-    if ((unsigned)op > CG_CUDA_ABS)
+    if ((unsigned)op > CG_CUDA_GELU)
         return cg_error(cg_cuda_status(), "cg_cuda_unary_backward: unknown op %d", (int)op);
     const char *name = unary_names[op];
     switch (op) {
@@ -287,6 +296,7 @@ int cg_cuda_unary_backward(cg_cuda_unary_op op, cg_dtype dt, const void *a, cons
     case CG_CUDA_TANH: return unary_backward<tanh_op>(name, dt, a, gout, ga, n);
     case CG_CUDA_RELU: return unary_backward<relu_op>(name, dt, a, gout, ga, n);
     case CG_CUDA_ABS: return unary_backward<abs_op>(name, dt, a, gout, ga, n);
+    case CG_CUDA_GELU: return unary_backward<gelu_op>(name, dt, a, gout, ga, n);
     }
     return -1;
 }

@@ -82,6 +82,7 @@ typedef enum {
     X(RELU, "relu", 1, 1, NULL, -1, CG_OPC_UNARY, CG_OSH_SAME, CG_DOM_ANY, CG_DIFF_KINK0,        \
       cg_relu)                                                                                       \
     X(ABS, "abs", 1, 1, NULL, -1, CG_OPC_UNARY, CG_OSH_SAME, CG_DOM_ANY, CG_DIFF_KINK0, cg_abs)  \
+    X(GELU, "gelu", 1, 1, NULL, -1, CG_OPC_UNARY, CG_OSH_SAME, CG_DOM_ANY, CG_DIFF_SMOOTH, cg_gelu)    \
     X(NEG, "neg", 1, 1, NULL, -1, CG_OPC_UNARY, CG_OSH_SAME, CG_DOM_ANY, CG_DIFF_SMOOTH, cg_neg)  \
     X(POW, "pow", 2, 2, NULL, -1, CG_OPC_BINARY, CG_OSH_BROADCAST, CG_DOM_POSITIVE,              \
       CG_DIFF_SMOOTH, cg_pow)                                                                        \

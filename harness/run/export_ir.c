@@ -14,6 +14,7 @@
 #include "case_set.h"
 #include "cli.h"
 #include "comm.h"
+#include "op_table.h"
 #include "report_json.h"
 
 /* Where the walk is: the next communication call's seq; the statement's
@@ -293,6 +294,29 @@ static cJSON *collectives_json(void)
     return t;
 }
 
+/* The op table (op_table.h) by name: what each tensor function takes, how it
+ * is called, and the properties a generator of programs reads. An
+ * interpreter outside the tool checks that it has an entry for every row. */
+static cJSON *ops_json(void)
+{
+    cJSON *t = cJSON_CreateObject();
+    for (int k = 0; t && k < CG_FN_COUNT; k++) {
+        const cg_op_info *op = cg_op_info_of((cg_fn_id)k);
+        cJSON *o = cJSON_CreateObject();
+        if (!put(t, op->name, o) || !put(o, "class", cJSON_CreateString(cg_op_class_name(op->cls))) ||
+            !put(o, "min_args", cJSON_CreateNumber(op->min_args)) ||
+            !put(o, "max_args", cJSON_CreateNumber(op->max_args)) ||
+            !put(o, "keyword", op->keyword ? cJSON_CreateString(op->keyword) : cJSON_CreateNull()) ||
+            !put(o, "shape", cJSON_CreateString(cg_op_shape_name(op->shape))) ||
+            !put(o, "domain", cJSON_CreateString(cg_op_domain_name(op->domain))) ||
+            !put(o, "diff", cJSON_CreateString(cg_op_diff_name(op->diff)))) {
+            cJSON_Delete(t);
+            return NULL;
+        }
+    }
+    return t;
+}
+
 cJSON *cg_export_document(int world)
 {
     cJSON *o = cJSON_CreateObject();
@@ -306,7 +330,7 @@ cJSON *cg_export_document(int world)
         cJSON_Delete(o);
         return NULL;
     }
-    if (!put(o, "collectives", colls)) {
+    if (!put(o, "collectives", colls) || !put(o, "ops", ops_json())) {
         cJSON_Delete(o);
         return NULL;
     }

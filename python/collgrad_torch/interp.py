@@ -350,12 +350,15 @@ class Rank:
         if "seq" in e:
             groups = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Group)]
             return self.communicate(e, args, groups[0] if groups else None)
-        if name in ops.CONSTRUCTORS:
+        op = self.case.ops.get(name)
+        if op is None:
+            raise self.fail(e, f"expected a tensor function, got '{name}'")
+        if op.cls == "ctor":
             return ops.construct(self, e, args)
-        if name == "param":
+        if op.cls == "leaf":
             t = self.tensor(args[0]).detach().clone().to(self.dtype)
             return t.requires_grad_(True)
-        return ops.local_op(self, e, args, kwargs)
+        return ops.local_op(self, e, op, args, kwargs)
 
     # ---- communication -----------------------------------------------------------
 

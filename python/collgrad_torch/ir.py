@@ -32,6 +32,22 @@ class Collective:
     root_only_output: bool
 
 
+@dataclass(frozen=True)
+class Op:
+    """A row of the tool's table of tensor functions (harness/lang/op_table.h):
+    how it is called (``cls``: ctor, leaf, unary, binary, axis, axis_last,
+    call) and what a generator must respect (shape rule, domain, diff)."""
+
+    name: str
+    cls: str
+    min_args: int
+    max_args: int
+    keyword: Optional[str]
+    shape: str
+    domain: str
+    diff: str
+
+
 @dataclass
 class PlanEvent:
     """One communication call at the plan's world: every rank's input shape
@@ -56,6 +72,7 @@ class Case:
     program: List[Node]
     plan: List[PlanEvent] = field(default_factory=list)
     collectives: Dict[str, Collective] = field(default_factory=dict)  # the document's table
+    ops: Dict[str, Op] = field(default_factory=dict)  # the document's table of tensor functions
 
     def event(self, seq: int, rank: int, members: Optional[List[int]] = None) -> PlanEvent:
         """The plan's event for communication call `seq` as `rank` issues it;
@@ -100,6 +117,7 @@ class Document:
     world: Optional[int]
     cases: List[Case]
     collectives: Dict[str, Collective] = field(default_factory=dict)
+    ops: Dict[str, Op] = field(default_factory=dict)
 
 
 def _index(v: Any) -> Optional[int]:
@@ -115,7 +133,17 @@ def _collectives(obj: Any) -> Dict[str, Collective]:
         raise IRError(f"the IR's table of collectives is malformed: {type(e).__name__}: {e}") from None
 
 
-def _case(obj: Dict[str, Any], table: Dict[str, Collective]) -> Case:
+def _ops(obj: Any) -> Dict[str, Op]:
+    try:
+        return {str(name): Op(str(name), str(o["class"]), int(o["min_args"]), int(o["max_args"]),
+                              None if o["keyword"] is None else str(o["keyword"]), str(o["shape"]),
+                              str(o["domain"]), str(o["diff"]))
+                for name, o in obj.items()}
+    except (AttributeError, KeyError, TypeError, ValueError) as e:
+        raise IRError(f"the IR's table of ops is malformed: {type(e).__name__}: {e}") from None
+
+
+def _case(obj: Dict[str, Any], table: Dict[str, Collective], ops: Dict[str, Op]) -> Case:
     try:
         plan = [PlanEvent(int(e["seq"]), str(e["kind"]), int(e["rank"]), int(e["tag"]),
                           [tuple(int(d) for d in s) for s in e["shapes"]],
@@ -124,7 +152,7 @@ def _case(obj: Dict[str, Any], table: Dict[str, Collective]) -> Case:
                 for e in obj.get("plan", [])]
         case = Case(name=str(obj["name"]), file=str(obj.get("file") or obj["name"]),
                     dtype=str(obj["dtype"]), seed=int(obj["seed"]), program=list(obj["program"]),
-                    plan=plan, collectives=table)
+                    plan=plan, collectives=table, ops=ops)
     except (KeyError, TypeError, ValueError) as e:
         raise IRError(f"a case in the IR is malformed: {type(e).__name__}: {e}") from None
     unknown = [k for k in case.kinds() if k not in table]
@@ -146,8 +174,9 @@ def parse(text: str) -> Document:
         raise IRError("expected a list of cases")
     world = doc.get("world")
     table = _collectives(doc.get("collectives"))
+    ops = _ops(doc.get("ops"))
     return Document(world=int(world) if world is not None else None,
-                    cases=[_case(c, table) for c in doc["cases"]], collectives=table)
+                    cases=[_case(c, table, ops) for c in doc["cases"]], collectives=table, ops=ops)
 
 
 def load(path: str) -> Document:

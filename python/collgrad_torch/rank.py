@@ -178,6 +178,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (OSError, ir.IRError) as e:
         writer.line({"fatal": f"{args.ir}: {e}"})
         return 2
+    from . import ops
+
+    lacking = ops.missing(doc.ops)
+    if lacking:
+        writer.line({"fatal": f"{args.ir}: this collgrad_torch has no entry for the tool's op(s) "
+                              f"{', '.join(lacking)}: install the package of the same tool version"})
+        return 2
     from . import apis, comm, backend as pg
 
     if args.api not in apis.APIS:

@@ -118,6 +118,15 @@ class InterpTest(unittest.TestCase):
         self.assertEqual(values(r.env["c"]), [0, 1, 2, 3, 4, 5])
         self.assertEqual(list(r.env["s"].shape), [2, 3])
 
+    def test_gelu_is_x_times_the_normal_cdf(self):
+        """gelu(x) = x Phi(x), gelu'(x) = Phi(x) + x phi(x); Phi(1) and phi(1) from the tables."""
+        phi_cdf, phi_pdf = 0.8413447460685429, 0.24197072451914337
+        r = run("case g\nworld 1\nx = param([-1, 0, 1])\ny = gelu(x)\nbackward(sum(y))\n")
+        for got, want in zip(values(r.env["y"]), [-(1 - phi_cdf), 0.0, phi_cdf]):
+            self.assertAlmostEqual(got, want, places=14)
+        for got, want in zip(values(r.env["x"].grad), [(1 - phi_cdf) - phi_pdf, 0.5, phi_cdf + phi_pdf]):
+            self.assertAlmostEqual(got, want, places=14)
+
     def test_backward_accumulates_and_zero_grad_drops(self):
         r = run("case z\nworld 1\nx = param(ones(2))\ny = x * 3\nbackward(sum(y))\nbackward(sum(y))\n")
         self.assertEqual(values(r.env["x"].grad), [6.0, 6.0])
@@ -197,7 +206,7 @@ class InterpTest(unittest.TestCase):
         self.assertEqual(r.env["y"].tolist(), [2.0, 3.0])
 
     def test_a_plan_calling_a_collective_the_table_lacks_is_refused(self):
-        doc = {"schema": ir.SCHEMA, "world": 1, "collectives": {},
+        doc = {"schema": ir.SCHEMA, "world": 1, "collectives": {}, "ops": {},
                "cases": [{"name": "c", "dtype": "f64", "seed": "1", "program": [],
                           "plan": [{"seq": 0, "kind": "all_reduce", "rank": -1, "tag": -1, "shapes": [[2]]}]}]}
         with self.assertRaisesRegex(ir.IRError, "the plan calls all_reduce, which the IR's table"):
@@ -205,6 +214,20 @@ class InterpTest(unittest.TestCase):
         doc["collectives"] = {"all_reduce": {"op": 1}}
         with self.assertRaisesRegex(ir.IRError, "table of collectives is malformed"):
             ir.parse(json.dumps(doc))
+
+    def test_the_package_runs_exactly_the_tools_ops(self):
+        """Every row of the tool's op table (harness/lang/op_table.h, exported as "ops") has an
+        entry here of the same class, and nothing here is missing from the table."""
+        case = export("case o\nworld 1\nx = param([1])\nbackward(x)\n")
+        self.assertGreater(len(case.ops), 30)
+        self.assertEqual(ops.entries(), {name: op.cls for name, op in case.ops.items()})
+        self.assertEqual(ops.missing(case.ops), [])
+        newer = dict(case.ops, erf=ir.Op("erf", "unary", 1, 1, None, "same", "any", "smooth"))
+        self.assertEqual(ops.missing(newer), ["erf"])
+        wrong_class = dict(case.ops, exp=ir.Op("exp", "call", 1, 1, None, "same", "any", "smooth"))
+        self.assertEqual(ops.missing(wrong_class), ["exp"])
+        self.assertEqual((case.ops["log"].domain, case.ops["relu"].diff, case.ops["sum"].keyword),
+                         ("positive", "kink0", "axis"))
 
 
 if __name__ == "__main__":
