@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "case_set.h"
+#include "judge.h"
 #include "transport_threads.h"
 
 static const cg_obs_tensor *find(const cg_observed *obs, int rank, const char *name)
@@ -106,6 +107,58 @@ START_TEST(torch_nn_reproduces_the_documented_product_numbers)
 }
 END_TEST
 
+/* Judging in-process, as one library call (judge.h): the PRODUCT case run
+ * on threads under torch-nn gives 12 and 18 where the truth is 30 and 30;
+ * the checks fail on the gradients and ask for a diagnosis, and with every
+ * emulation's run (threads again) the diagnosis names torch-nn. The same
+ * case under the reference passes and asks for nothing. No launch. */
+START_TEST(a_case_is_judged_in_process)
+{
+    cg_case *cs = parse("case p\nworld 2\nx = param(ones(1))\nxx = x * (rank + 2)\n"
+                        "p = all_reduce(xx, prod)\nbackward(p * (rank + 2))\n");
+    cg_oracle *o = cg_oracle_run(cs, 2, false);
+    ck_assert_msg(o && o->st.code == 0, "%s", o ? o->st.msg : "oom");
+    cg_report *rep = cg_report_new("distributed", "threads", "torch-nn", "cpu");
+    for (int k = 0; k < 2; k++) {
+        const char *rules = k == 0 ? "reference" : "torch-nn";
+        cg_observed obs;
+        cg_status st = CG_STATUS_OK;
+        ck_assert_int_eq(cg_threads_run_rules(cs, o, cg_rules_find(rules), &obs, &st), 0);
+        cg_case_result *res = cg_report_add_case(rep, cs->name, cs->file, NULL, 2);
+        cg_judge_job j = {cs, o, &obs, {rules, false, cg_case_tol(cs, cg_tol_for(cs->dtype)), NULL}, true, true};
+        cg_judge_need need;
+        ck_assert_int_eq(cg_judge_check(&j, res, &need), 0);
+        ck_assert_int_eq(need, k == 0 ? CG_JUDGE_NO_DIAGNOSIS : CG_JUDGE_GRADIENTS_WRONG);
+        if (need) {
+            const cg_rules *const *all = cg_rules_all();
+            cg_observed runs_obs[16];
+            cg_rule_run runs[16];
+            int n = 0;
+            for (int i = 0; all[i] && n < 16; i++)
+                if (strcmp(all[i]->name, "reference") != 0) {
+                    ck_assert_int_eq(cg_threads_run_rules(cs, o, all[i], &runs_obs[n], &st), 0);
+                    runs[n] = (cg_rule_run){all[i]->name, &runs_obs[n]};
+                    n++;
+                }
+            cg_judge_diagnose(&j, need, runs, n, rules, res);
+            for (int i = 0; i < n; i++)
+                cg_observed_free(&runs_obs[i]);
+        }
+        cg_case_finish(res);
+        ck_assert_int_eq(res->status, k == 0 ? CG_PASS : CG_FAIL);
+        bool named = false;
+        for (int i = 0; i < res->ndiag; i++)
+            named |= strncmp(res->diag_matches[i], "torch-nn", 8) == 0;
+        ck_assert_msg(k == 0 ? res->ndiag == 0 : named, "diagnosis: %s",
+                      res->diag_explanation ? res->diag_explanation : "(none)");
+        cg_observed_free(&obs);
+    }
+    cg_report_free(rep);
+    cg_oracle_free(o);
+    cg_case_free(cs);
+}
+END_TEST
+
 /* Seed 003: GatherLayer's 6 and 9 (per-rank truth 12 and 18). */
 START_TEST(gatherlayer_reproduces_seed_003)
 {
@@ -194,6 +247,7 @@ static Suite *threads_suite(void)
     tcase_set_timeout(tc, 240);
     tcase_add_test(tc, reference_matches_the_oracle_on_every_builtin_case);
     tcase_add_test(tc, torch_nn_reproduces_the_documented_product_numbers);
+    tcase_add_test(tc, a_case_is_judged_in_process);
     tcase_add_test(tc, gatherlayer_reproduces_seed_003);
     tcase_add_test(tc, an_emulation_that_raises_reports_it_on_every_rank);
     tcase_add_test(tc, a_ring_of_sends_completes);

@@ -7,6 +7,7 @@
 
 #include "cancel.h"
 #include "expect.h"
+#include "judge.h"
 #include "junit.h"
 #include "oracle.h"
 #include "report_json.h"
@@ -121,14 +122,14 @@ int cg_run_oracle_only(const cg_options *o, const cg_case_set *set, cg_report *r
                 fprintf(stderr, "collgrad-check: out of memory\n");
                 return CG_EXIT_INFRA;
             }
-            cg_check_oracle(cs, orc, res);
-            cg_check_hazards(cs, orc, res);
+            /* the oracle alone: its own finite differences, no observed run */
+            cg_judge_job j = {cs, orc, NULL, {NULL, false, cg_case_tol(cs, cg_tol_for(cs->dtype)), NULL}, false,
+                              false};
+            cg_judge_need need;
+            int cls = cg_judge_check(&j, res, &need);
             cg_case_finish(res);
-            if (res->status == CG_ERROR) {
-                res->error_class = orc->st.code;
-                if (orc->st.code > worst)
-                    worst = orc->st.code;
-            }
+            if (res->status == CG_ERROR && cls > worst)
+                worst = cls;
             res->duration_s = cg_now() - t0;
             cg_oracle_free(orc);
             cg_term_case(stdout, res, ++index, total, o->verbose);

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagnose.h"
+#include "judge.h"
 #include "expect.h"
 #include "interp.h"
 #include "plan_share.h"
@@ -261,12 +261,12 @@ static int run_and_gather(const cg_case *cs, const cg_rules *rules, cg_tp *tp,
     return rc;
 }
 
-/* Name the mistake a mismatch matches: re-run the case under every built-in
- * emulation over the trusted transport (gradient mismatches only), and ask
- * the oracle for its variants; rank 0 compares (diagnose.h). The re-runs
- * stay on the host, whatever the run under test used: they are references. */
-static int diagnose_job(const cg_case *cs, const cg_job *job, cg_tp *trusted, const cg_oracle *o,
-                        const cg_observed *obs, bool gradients, cg_case_result *res)
+/* The emulations' runs a diagnosis compares with: every built-in rule set
+ * but the reference, re-run over the trusted transport by every rank (the
+ * re-runs stay on the host, whatever the run under test used: they are
+ * references); rank 0 judges (judge.h). Gradient mismatches only. */
+static int diagnose_job(const cg_judge_job *j, cg_tp *trusted, cg_judge_need need, const char *label,
+                        cg_case_result *res)
 {
     const cg_rules *const *all = cg_rules_all();
     enum { MAX_RUNS = 16 };
@@ -274,24 +274,17 @@ static int diagnose_job(const cg_case *cs, const cg_job *job, cg_tp *trusted, co
     cg_rule_run runs[MAX_RUNS];
     int n = 0, rc = 0;
     memset(runs_obs, 0, sizeof runs_obs);
-    for (int i = 0; gradients && all[i] && n < MAX_RUNS && rc == 0; i++) {
+    for (int i = 0; need == CG_JUDGE_GRADIENTS_WRONG && all[i] && n < MAX_RUNS && rc == 0; i++) {
         if (strcmp(all[i]->name, "reference") == 0)
             continue;
         cg_status st = CG_STATUS_OK;
-        int got = run_and_gather(cs, all[i], trusted, o, CG_DEVICE_CPU, &runs_obs[n], &st);
+        int got = run_and_gather(j->cs, all[i], trusted, j->o, CG_DEVICE_CPU, &runs_obs[n], &st);
         rc = got < 0 ? -1 : 0;
         runs[n] = (cg_rule_run){all[i]->name, got == 0 ? &runs_obs[n] : NULL};
         n++;
     }
-    if (trusted->rank == 0 && rc == 0) {
-        cg_oracle *st = gradients ? cg_oracle_run_mode(cs, o->world, CG_SIM_STRAIGHT_THROUGH) : NULL;
-        cg_oracle *ls = gradients ? cg_oracle_run_mode(cs, o->world, CG_SIM_LOCAL_SLOT) : NULL;
-        cg_diag_inputs in = {cs, o, st && !st->st.code ? st : NULL, ls && !ls->st.code ? ls : NULL, obs,
-                             job->rules, runs, n, cg_case_tol(cs, cg_tol_for(cs->dtype))};
-        cg_diagnose(&in, res);
-        cg_oracle_free(st);
-        cg_oracle_free(ls);
-    }
+    if (trusted->rank == 0 && rc == 0)
+        cg_judge_diagnose(j, need, runs, n, label, res);
     for (int i = 0; i < n; i++)
         cg_observed_free(&runs_obs[i]);
     return rc;
@@ -352,7 +345,9 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *truste
     memset(&obs, 0, sizeof obs);
     cg_status gathered = CG_STATUS_OK;
     int rc = run_and_gather(cs, rules, tp, o, dev, &obs, &gathered);
-    int diag = 0; /* rank 0 decides: 0 none, 1 wrong values, 2 wrong gradients */
+    cg_judge_job j = {cs, o, &obs, {job->rules, job->expect_only, cg_case_tol(cs, cg_tol_for(cs->dtype)), rules->name},
+                      fd, diagnose};
+    cg_judge_need need = CG_JUDGE_NO_DIAGNOSIS; /* rank 0 decides */
     if (root && rc == 1) {
         res->status = CG_ERROR;
         res->message = strdup(gathered.msg);
@@ -360,27 +355,15 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *truste
     } else if (root && rc == 0 && infra_error(cs, &obs, res)) {
         *error_class = 3; /* a rank out of memory or stopped: not a gradient to judge */
     } else if (root && rc == 0) {
-        if (!job->expect_only) {
-            cg_oracle *checked = fd ? cg_oracle_run(cs, tp->world, true) : NULL;
-            cg_check_oracle(cs, checked ? checked : o, res);
-            if (res->status == CG_ERROR && checked && checked->st.code) /* e.g. a NaN objective */
-                res->error_class = *error_class = checked->st.code;
-            cg_oracle_free(checked);
-            cg_check_hazards(cs, o, res);
-        }
-        cg_diff_opts opts = {job->rules, job->expect_only, cg_case_tol(cs, cg_tol_for(cs->dtype)), rules->name};
-        cg_diff_distributed(cs, o, &obs, &opts, res);
-        bool values_wrong;
-        if (!job->expect_only && diagnose && cg_diag_needed(res, &obs, &values_wrong))
-            diag = values_wrong ? 1 : 2;
+        int cls = cg_judge_check(&j, res, &need);
+        if (cls)
+            *error_class = cls;
     }
+    int diag = (int)need;
     if (rc >= 0 && MPI_Bcast(&diag, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
         rc = -1;
-    if (rc >= 0 && diag) {
-        if (root) /* own_loss is one of the explanations; a failure only drops it */
-            (void)cg_oracle_add_per_root(cs, o);
-        rc = diagnose_job(cs, job, trusted, o, &obs, diag == 2, res);
-    }
+    if (rc >= 0 && diag)
+        rc = diagnose_job(&j, trusted, (cg_judge_need)diag, job->rules, res);
     cg_observed_free(&obs);
     rc = rc < 0 ? -1 : 0;
     cg_oracle_free(o);

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "backend_pytorch_internal.h"
-#include "diagnose.h"
 #include "expect.h"
+#include "judge.h"
 #include "rules.h"
 #include "transport_threads.h"
 
@@ -102,8 +102,8 @@ static void diagnose_raise(const cg_pt_context *ctx, const cg_pt_rank *k, const 
 /* Gradients or values differ from the oracle: re-run every emulation over
  * threads and let the diagnosis compare (diagnose.h), then say which
  * framework version it was about. */
-static void diagnose(const cg_pt_context *ctx, const cg_case *cs, const cg_pt_job *job, const cg_observed *obs,
-                     bool values_wrong, cg_case_result *res)
+static void diagnose(const cg_pt_context *ctx, const cg_judge_job *j, const cg_pt_job *job, bool values_wrong,
+                     cg_case_result *res)
 {
     enum { MAX_RUNS = 16 };
     const cg_rules *const *all = cg_rules_all();
@@ -111,7 +111,7 @@ static void diagnose(const cg_pt_context *ctx, const cg_case *cs, const cg_pt_jo
     cg_rule_run runs[MAX_RUNS];
     int n = 0, raised_rank = -1;
     memset(runs_obs, 0, sizeof runs_obs);
-    const char *raised = first_error(obs, &raised_rank);
+    const char *raised = first_error(j->obs, &raised_rank);
     /* the API's own emulation first: where several give the same numbers,
      * the diagnosis names and explains the first */
     for (int pass = 0; pass < 2; pass++)
@@ -119,22 +119,15 @@ static void diagnose(const cg_pt_context *ctx, const cg_case *cs, const cg_pt_jo
             bool own = strcmp(all[i]->name, ctx->emulation) == 0;
             if (strcmp(all[i]->name, "reference") == 0 || own != (pass == 0))
                 continue;
-            bool ok = cg_threads_run_rules(cs, job->plan, all[i], &runs_obs[n], NULL) == 0;
+            bool ok = cg_threads_run_rules(j->cs, job->plan, all[i], &runs_obs[n], NULL) == 0;
             runs[n] = (cg_rule_run){all[i]->name, ok ? &runs_obs[n] : NULL};
             n++;
         }
     if (raised) {
         diagnose_raise(ctx, &job->ranks[raised_rank], runs, n, res);
     } else {
-        int w = job->plan->world;
-        (void)cg_oracle_add_per_root(cs, job->plan); /* own_loss is one explanation; failing drops it */
-        cg_oracle *st = values_wrong ? NULL : cg_oracle_run_mode(cs, w, CG_SIM_STRAIGHT_THROUGH);
-        cg_oracle *ls = values_wrong ? NULL : cg_oracle_run_mode(cs, w, CG_SIM_LOCAL_SLOT);
-        cg_diag_inputs in = {cs, job->plan, st && !st->st.code ? st : NULL, ls && !ls->st.code ? ls : NULL, obs,
-                             ctx->label, runs, n, cg_case_tol(cs, cg_tol_for(cs->dtype))};
-        cg_diagnose(&in, res);
-        cg_oracle_free(st);
-        cg_oracle_free(ls);
+        cg_judge_diagnose(j, values_wrong ? CG_JUDGE_VALUES_WRONG : CG_JUDGE_GRADIENTS_WRONG, runs, n, ctx->label,
+                          res);
         if (res->diag_explanation) { /* name the framework and version the verdict is about */
             char text[1400];
             if (res->ndiag == 0)
@@ -201,17 +194,14 @@ int cg_pt_judge(const cg_pt_context *ctx, const cg_case *cs, cg_pt_job *job, int
     obs.world = world;
     for (int r = 0; r < world; r++)
         obs.ranks[r] = job->ranks[r].obs;
-    cg_oracle *checked = ctx->fd ? cg_oracle_run(cs, world, true) : NULL;
-    cg_check_oracle(cs, checked ? checked : job->plan, res);
-    cg_oracle_free(checked);
-    cg_check_hazards(cs, job->plan, res);
+    cg_judge_job j = {cs, job->plan, &obs, {ctx->emulation, false, cg_case_tol(cs, cg_tol_for(cs->dtype)), NULL},
+                      ctx->fd, ctx->diagnose};
     int first = res->nchecks;
-    cg_diff_opts opts = {ctx->emulation, false, cg_case_tol(cs, cg_tol_for(cs->dtype)), NULL};
-    cg_diff_distributed(cs, job->plan, &obs, &opts, res);
+    cg_judge_need need;
+    cg_judge_check(&j, res, &need);
     relabel(res, first, ctx);
-    bool values_wrong;
-    if (ctx->diagnose && cg_diag_needed(res, &obs, &values_wrong))
-        diagnose(ctx, cs, job, &obs, values_wrong, res);
+    if (need)
+        diagnose(ctx, &j, job, need == CG_JUDGE_VALUES_WRONG, res);
     cg_case_finish(res);
     return 0;
 }
