@@ -17,7 +17,7 @@ void cg_print_usage(FILE *f)
 {
     fprintf(f,
             "usage: collgrad-check [OPTIONS] [CASE_FILE|DIR]...\n"
-            "       collgrad-check bench|compare|export-ir|matrix ... (each with its own --help)\n"
+            "       collgrad-check bench|compare|explore|export-ir|matrix ... (each with its own --help)\n"
             "\n"
             "Checks the gradients that flow backward through collectives against a\n"
             "single-process oracle. Without paths it runs the built-in cases, here\n"

@@ -13,6 +13,7 @@
 #include "matrix_run.h"
 #include "device.h"
 #include "explain.h"
+#include "explore.h"
 #include "export_ir.h"
 #include "injection.h"
 #include "junit.h"
@@ -134,6 +135,8 @@ int main(int argc, char **argv)
         return cg_compare_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "export-ir") == 0) /* the IR as JSON (export_ir.h) */
         return cg_export_ir_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "explore") == 0) /* random programs (explore.h) */
+        return cg_explore_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "bench") == 0) /* nccl-tests for gradients (bench.h) */
         return cg_bench_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "matrix") == 0) /* case x backend (matrix_run.h) */

@@ -1,0 +1,412 @@
+/* explore.c — the driver of `collgrad-check explore` (explore.h). */
+#include "explore.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "explore_gen.h"
+#include "explore_run.h"
+#include "explore_shrink.h"
+#include "junit.h"
+#include "report_file.h"
+#include "runner.h"
+
+enum { MAX_CLASSES = 64, MAX_EXTRA = 16 };
+
+typedef struct cls {
+    char name[CG_CLASS_LEN];
+    int count;
+    char first[64];            /* the first program of the class */
+    char shrunk[PATH_MAX];     /* its shrunk case file, "" until made */
+    int statements;            /* the shrunk program's statements */
+} cls;
+
+typedef struct explore {
+    uint64_t seed;
+    long count;
+    double budget;             /* seconds; 0: none */
+    cg_gen_opts gen;
+    const char *out;
+    const char *extra[MAX_EXTRA]; /* the backend under test: --rules X, --transport X, ... */
+    int nextra;
+    bool mpi;                  /* the MPI reference run (--no-mpi: the oracle alone) */
+    cls classes[MAX_CLASSES];
+    int nclasses;
+    long done, rejected, tool_bugs, findings;
+    double t0;
+} explore;
+
+static int usage(const char *msg, const char *arg)
+{
+    if (msg) {
+        fprintf(stderr, "collgrad-check explore: ");
+        fprintf(stderr, msg, arg);
+        fputc('\n', stderr);
+    }
+    fprintf(msg ? stderr : stdout,
+            "usage: collgrad-check explore [--seed S] [--count N] [--time-budget SEC] [--max-world W]\n"
+            "                              [--halves] [--no-mpi] [--out DIR]\n"
+            "                              [--rules NAME | --transport NAME | --backend pytorch:API] [--inject SPEC]\n"
+            "Random programs (valid by construction, the same for a seed everywhere) through the oracle,\n"
+            "finite differences and the MPI reference, which must agree (else a bug of the tool), then\n"
+            "through the backend under test; each disagreement class is shrunk to a case file in DIR\n"
+            "(default explore-out), with DIR/explore.json and DIR/explore.xml.\n"
+            "  --seed S          the programs' seed (default 1)\n"
+            "  --count N         programs (default 100)\n"
+            "  --time-budget SEC stop drawing programs after SEC seconds\n"
+            "  --max-world W     worlds 1..W (default 4, at most 8)\n"
+            "  --halves          bf16 and f16 programs too\n"
+            "  --no-mpi          the oracle and finite differences only\n");
+    return msg ? CG_EXIT_USAGE : CG_EXIT_OK;
+}
+
+static long number(const char *s, long lo, long hi, bool *ok)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    *ok = *s && !*end && !errno && v >= lo && v <= hi;
+    return v;
+}
+
+static int parse(explore *e, int argc, char **argv)
+{
+    enum { O_SEED = 256, O_COUNT, O_BUDGET, O_MAXW, O_HALVES, O_NOMPI, O_OUT, O_RULES, O_TRANSPORT, O_BACKEND,
+           O_INJECT };
+    static const struct option longs[] = {
+        {"seed", required_argument, NULL, O_SEED},     {"count", required_argument, NULL, O_COUNT},
+        {"time-budget", required_argument, NULL, O_BUDGET}, {"max-world", required_argument, NULL, O_MAXW},
+        {"halves", no_argument, NULL, O_HALVES},       {"no-mpi", no_argument, NULL, O_NOMPI},
+        {"out", required_argument, NULL, O_OUT},       {"rules", required_argument, NULL, O_RULES},
+        {"transport", required_argument, NULL, O_TRANSPORT}, {"backend", required_argument, NULL, O_BACKEND},
+        {"inject", required_argument, NULL, O_INJECT}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    static const char *const flags[] = {[O_RULES - O_RULES] = "--rules", [O_TRANSPORT - O_RULES] = "--transport",
+                                        [O_BACKEND - O_RULES] = "--backend", [O_INJECT - O_RULES] = "--inject"};
+    int c;
+    bool ok = true;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case O_SEED: e->seed = (uint64_t)number(optarg, 0, LONG_MAX, &ok); break;
+        case O_COUNT: e->count = number(optarg, 1, 100000000, &ok); break;
+        case O_BUDGET: e->budget = (double)number(optarg, 1, 86400 * 7, &ok); break;
+        case O_MAXW: e->gen.max_world = (int)number(optarg, 1, 8, &ok); break;
+        case O_HALVES: e->gen.halves = true; break;
+        case O_NOMPI: e->mpi = false; break;
+        case O_OUT: e->out = optarg; break;
+        case O_RULES: case O_TRANSPORT: case O_BACKEND: case O_INJECT:
+            if (e->nextra + 2 >= MAX_EXTRA)
+                return usage("too many options for the backend, at %s", optarg);
+            e->extra[e->nextra++] = flags[c - O_RULES];
+            e->extra[e->nextra++] = optarg;
+            break;
+        case 'h': return usage(NULL, NULL) + 100;
+        case ':': return usage("expected a value after %s", argv[optind - 1]);
+        default: return usage("expected an explore option, got '%s'", argv[optind - 1]);
+        }
+        if (!ok)
+            return usage("expected a number in range, got '%s'", optarg);
+    }
+    if (optind < argc)
+        return usage("expected options only, got '%s'", argv[optind]);
+    return 0;
+}
+
+/* ---- classes ------------------------------------------------------------------ */
+
+static void record(explore *e, const char *program, const char *name)
+{
+    if (!name[0])
+        return;
+    bool tool = strncmp(name, "tool:", 5) == 0, generator = strncmp(name, "generator:", 10) == 0;
+    e->tool_bugs += tool;
+    e->rejected += generator;
+    e->findings += !tool && !generator;
+    for (int i = 0; i < e->nclasses; i++)
+        if (strcmp(e->classes[i].name, name) == 0) {
+            e->classes[i].count++;
+            return;
+        }
+    if (e->nclasses == MAX_CLASSES)
+        return;
+    cls *k = &e->classes[e->nclasses++];
+    snprintf(k->name, sizeof k->name, "%s", name);
+    snprintf(k->first, sizeof k->first, "%s", program);
+    k->count = 1;
+}
+
+static void record_case(const char *name, const char *cls_name, void *ctx) { record(ctx, name, cls_name); }
+
+static double left(const explore *e) { return e->budget > 0 ? e->budget - (cg_now() - e->t0) : -1; }
+
+static void progress(const explore *e, bool last)
+{
+    double l = left(e);
+    fprintf(stderr, "\rexplore: %ld/%ld programs, %ld disagreements (%d classes), %ld rejected%s", e->done,
+            e->count, e->tool_bugs + e->findings, e->nclasses, e->rejected, last ? "\n" : "");
+    if (!last && l >= 0)
+        fprintf(stderr, ", %.0f s left ", l);
+    fflush(stderr);
+}
+
+static void program_path(const explore *e, const char *name, char *path, size_t n)
+{
+    snprintf(path, n, "%s/programs/%s.case", e->out, name);
+}
+
+static int write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int rc = fputs(text, f) < 0 ? -1 : 0;
+    return fclose(f) != 0 ? -1 : rc;
+}
+
+/* Phase 1: draw, parse and judge each program by the oracle; the ones that
+ * pass go to DIR/programs for the runs. */
+static int draw(explore *e)
+{
+    for (long i = 0; i < e->count; i++) {
+        if (e->budget > 0 && left(e) <= 0)
+            break;
+        char name[64], path[PATH_MAX], cls_name[CG_CLASS_LEN];
+        snprintf(name, sizeof name, "s%llu_p%ld", (unsigned long long)e->seed, i);
+        char *text = cg_explore_program(e->seed, i, &e->gen, name);
+        if (!text)
+            return CG_EXIT_INFRA;
+        program_path(e, name, path, sizeof path);
+        cg_explore_oracle_class(text, path, cls_name);
+        if (write_text(path, text) != 0) {
+            fprintf(stderr, "collgrad-check explore: cannot write %s\n", path);
+            free(text);
+            return CG_EXIT_INFRA;
+        }
+        record(e, name, cls_name);
+        if (cls_name[0]) /* the runs take only programs the oracle accepts */
+            rename(path, strcat(path, ".rejected"));
+        free(text);
+        e->done++;
+        if (e->done % 10 == 0)
+            progress(e, false);
+    }
+    progress(e, true);
+    return 0;
+}
+
+/* Phases 2 and 3: the folder of programs through the tool. */
+static int run(explore *e, bool reference)
+{
+    char dir[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/programs", e->out);
+    snprintf(json, sizeof json, "%s/%s.json", e->out, reference ? "reference" : "backend");
+    snprintf(log, sizeof log, "%s/%s.log", e->out, reference ? "reference" : "backend");
+    const char *extra[MAX_EXTRA + 4] = {"--no-fd"};
+    int n = 1;
+    for (int i = 0; !reference && i < e->nextra; i++)
+        extra[n++] = e->extra[i];
+    extra[n] = NULL;
+    const char *paths[1] = {dir};
+    fprintf(stderr, "explore: %s run of the programs (log: %s)\n", reference ? "the MPI reference" : "the backend's",
+            log);
+    int rc = cg_explore_run_tool(extra, json, log, paths, 1);
+    if (rc < 0 || rc == CG_EXIT_USAGE || cg_explore_report_classes(json, reference, record_case, e) != 0) {
+        fprintf(stderr, "collgrad-check explore: the %s run failed (exit %d): see %s\n",
+                reference ? "reference" : "backend", rc, log);
+        return rc == CG_EXIT_USAGE ? CG_EXIT_USAGE : CG_EXIT_INFRA;
+    }
+    return 0;
+}
+
+/* The text of a file, malloc'd, or NULL. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *text = f ? calloc(1, 1 << 16) : NULL;
+    if (text)
+        (void)!fread(text, 1, (1 << 16) - 1, f);
+    if (f)
+        fclose(f);
+    return text;
+}
+
+/* ---- shrinking --------------------------------------------------------------- */
+
+/* What a shrink candidate is judged by: the oracle in-process, or the tool
+ * on the candidate alone with the options of the run the class came from. */
+typedef struct shrink_ctx {
+    const explore *e;
+    bool tool, reference;
+    char cls[CG_CLASS_LEN]; /* the candidate's, from the report */
+} shrink_ctx;
+
+static void one_class(const char *name, const char *cls_name, void *ctx)
+{
+    (void)name;
+    snprintf(((shrink_ctx *)ctx)->cls, CG_CLASS_LEN, "%s", cls_name);
+}
+
+static void judge_candidate(const char *text, char cls_out[CG_CLASS_LEN], void *ctx)
+{
+    shrink_ctx *c = ctx;
+    char path[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
+    snprintf(path, sizeof path, "%s/candidate.case", c->e->out);
+    cg_explore_oracle_class(text, path, cls_out); /* an invalid candidate never reaches the tool */
+    if (cls_out[0] || !c->tool)
+        return;
+    snprintf(json, sizeof json, "%s/candidate.json", c->e->out);
+    snprintf(log, sizeof log, "%s/candidate.log", c->e->out);
+    const char *extra[MAX_EXTRA + 2] = {"--no-fd"};
+    int n = 1;
+    for (int i = 0; !c->reference && i < c->e->nextra; i++)
+        extra[n++] = c->e->extra[i];
+    extra[n] = NULL;
+    const char *paths[1] = {path};
+    c->cls[0] = '\0';
+    if (write_text(path, text) != 0 || cg_explore_run_tool(extra, json, log, paths, 1) < 0 ||
+        cg_explore_report_classes(json, c->reference, one_class, c) != 0)
+        snprintf(cls_out, CG_CLASS_LEN, "tool: the candidate could not be run");
+    else
+        snprintf(cls_out, CG_CLASS_LEN, "%s", c->cls);
+}
+
+/* Each class's first program, shrunk to DIR/shrunk-K.case. */
+static int shrink_all(explore *e)
+{
+    for (int i = 0; i < e->nclasses; i++) {
+        cls *k = &e->classes[i];
+        char first[PATH_MAX];
+        program_path(e, k->first, first, sizeof first);
+        bool oracle_class = strncmp(k->name, "generator:", 10) == 0 || strstr(k->name, "finite differences");
+        if (oracle_class)
+            strcat(first, ".rejected");
+        char *text = slurp(first);
+        if (!text)
+            return CG_EXIT_INFRA;
+        shrink_ctx ctx = {e, !oracle_class, strncmp(k->name, "tool:", 5) == 0, ""};
+        int tries = 0;
+        fprintf(stderr, "explore: shrinking %s (%s)\n", k->first, k->name);
+        char *small = cg_explore_shrink(text, k->name, judge_candidate, &ctx, &k->statements, &tries);
+        free(text);
+        if (!small)
+            return CG_EXIT_INFRA;
+        snprintf(k->shrunk, sizeof k->shrunk, "%s/shrunk-%d.case", e->out, i + 1);
+        char opts[1024] = "";
+        for (int x = 0, len = 0; !ctx.reference && ctx.tool && x < e->nextra && len < (int)sizeof opts; x++)
+            len += snprintf(opts + len, sizeof opts - (size_t)len, "%s ", e->extra[x]);
+        FILE *f = fopen(k->shrunk, "w");
+        int rc = !f || fprintf(f, "# collgrad-check explore: %s\n# shrunk from %s (seed %llu) to %d statements in "
+                                  "%d tries; reproduce: collgrad-check %s%s%s\n%s",
+                               k->name, k->first, (unsigned long long)e->seed, k->statements, tries,
+                               ctx.tool ? "" : "--oracle-only ", opts, k->shrunk, small) < 0;
+        if (f && fclose(f) != 0)
+            rc = 1;
+        free(small);
+        if (rc) {
+            fprintf(stderr, "collgrad-check explore: cannot write %s\n", k->shrunk);
+            return CG_EXIT_INFRA;
+        }
+    }
+    return 0;
+}
+
+/* The summary: stdout, DIR/explore.json, and DIR/explore.xml with one test
+ * per class (its shrunk case, or its first program, attached). */
+static int summarize(const explore *e)
+{
+    double took = cg_now() - e->t0;
+    printf("explore: seed %llu, %ld programs in %.1f s: %ld disagreements of the tool (oracle, finite "
+           "differences, MPI reference), %ld rejected programs (the generator's), %ld findings\n",
+           (unsigned long long)e->seed, e->done, took, e->tool_bugs, e->rejected, e->findings);
+    cJSON *doc = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(doc, "classes");
+    cJSON_AddStringToObject(doc, "schema", "collgrad-check/explore/1");
+    cJSON_AddNumberToObject(doc, "seed", (double)e->seed);
+    cJSON_AddNumberToObject(doc, "programs", (double)e->done);
+    cJSON_AddNumberToObject(doc, "seconds", took);
+    cJSON_AddNumberToObject(doc, "tool_disagreements", (double)e->tool_bugs);
+    cJSON_AddNumberToObject(doc, "rejected", (double)e->rejected);
+    cJSON_AddNumberToObject(doc, "findings", (double)e->findings);
+    cg_report *rep = cg_report_new("explore", "mpi", "reference", "cpu");
+    for (int i = 0; rep && i < e->nclasses; i++) {
+        const cls *k = &e->classes[i];
+        char first[PATH_MAX];
+        program_path(e, k->first, first, sizeof first);
+        const char *file = k->shrunk[0] ? k->shrunk : first;
+        printf("  %-60s %6d programs   %s\n", k->name, k->count, file);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "class", k->name);
+        cJSON_AddNumberToObject(o, "programs", k->count);
+        cJSON_AddStringToObject(o, "first", k->first);
+        cJSON_AddStringToObject(o, "case", file);
+        cJSON_AddItemToArray(arr, o);
+        cg_case_result *res = cg_report_add_case(rep, k->name, file, NULL, 0);
+        if (res) {
+            res->status = CG_FAIL;
+            res->message = slurp(file);
+        }
+    }
+    if (rep && e->nclasses == 0) {
+        cg_case_result *res = cg_report_add_case(rep, "explore", e->out, NULL, 0);
+        if (res)
+            res->status = CG_PASS;
+    }
+    char path[PATH_MAX];
+    cg_status st = CG_STATUS_OK;
+    char *text = cJSON_Print(doc);
+    snprintf(path, sizeof path, "%s/explore.json", e->out);
+    int rc = text && cg_write_file_atomic(path, text, &st) == 0 ? 0 : CG_EXIT_INFRA;
+    snprintf(path, sizeof path, "%s/explore.xml", e->out);
+    if (rc == 0 && (!rep || cg_report_write_junit(rep, path, &st) != 0))
+        rc = CG_EXIT_INFRA;
+    if (rc)
+        fprintf(stderr, "collgrad-check explore: %s\n", st.msg[0] ? st.msg : "out of memory");
+    cJSON_free(text);
+    cJSON_Delete(doc);
+    cg_report_free(rep);
+    return rc ? rc : e->nclasses ? CG_EXIT_FAIL : CG_EXIT_OK;
+}
+
+int cg_explore_main(int argc, char **argv)
+{
+    explore *e = calloc(1, sizeof *e);
+    if (!e)
+        return CG_EXIT_INFRA;
+    e->seed = 1;
+    e->count = 100;
+    e->gen.max_world = 4;
+    e->out = "explore-out";
+    e->mpi = true;
+    int rc = parse(e, argc, argv);
+    if (rc) {
+        free(e);
+        return rc >= 100 ? rc - 100 : rc;
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/programs", e->out);
+    if ((mkdir(e->out, 0755) != 0 && errno != EEXIST) || (mkdir(dir, 0755) != 0 && errno != EEXIST)) {
+        fprintf(stderr, "collgrad-check explore: cannot make %s: %s\n", dir, strerror(errno));
+        free(e);
+        return CG_EXIT_INFRA;
+    }
+    e->t0 = cg_now();
+    rc = draw(e);
+    if (rc == 0 && e->mpi)
+        rc = run(e, true);
+    if (rc == 0 && e->nextra)
+        rc = run(e, false);
+    if (rc == 0)
+        rc = shrink_all(e);
+    if (rc == 0)
+        rc = summarize(e);
+    free(e);
+    return rc;
+}

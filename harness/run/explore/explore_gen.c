@@ -1,0 +1,312 @@
+/* explore_gen.c — random programs, valid by construction (explore_gen.h).
+ *
+ * The generator keeps, for every tensor it has named, its shape, whether
+ * every rank holds the same values (replicated: an all_reduce's result, a
+ * broadcast's) and a bound on its magnitude, and draws only statements whose
+ * every argument fits: split collectives get rows that divide by the world,
+ * MAX/MIN get values that differ between ranks, exp and pow get inputs whose
+ * result stays far from overflow, log and sqrt get v * v + 1. Which local
+ * ops exist, what they take and where they are smooth is the op table's. */
+#include "explore_gen.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_words.h"
+#include "op_table.h"
+
+enum { MAX_VARS = 24, MAX_MAG = 1000000, MAX_ELEMS = 4096 };
+
+typedef struct var {
+    char name[8];
+    int ndim;          /* 1 or 2 */
+    int64_t rows, cols; /* [rows] or [rows, cols] */
+    bool replicated;   /* the same values on every rank */
+    double mag;        /* |value| stays below this */
+} var;
+
+typedef struct gen {
+    uint64_t s; /* splitmix64 state */
+    int world;
+    char *text;
+    size_t len, cap;
+    bool oom;
+    var v[MAX_VARS];
+    int nv, ncoll;
+} gen;
+
+/* ---- deterministic draws: splitmix64, the same on every machine ----------- */
+
+static uint64_t next(gen *g)
+{
+    uint64_t z = (g->s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static int below(gen *g, int n) { return n > 0 ? (int)(next(g) % (uint64_t)n) : 0; }
+static bool chance(gen *g, int percent) { return below(g, 100) < percent; }
+
+/* ---- text ------------------------------------------------------------------ */
+
+__attribute__((format(printf, 2, 3))) static void emit(gen *g, const char *fmt, ...)
+{
+    va_list ap;
+    for (int pass = 0; pass < 2 && !g->oom; pass++) {
+        va_start(ap, fmt);
+        int n = vsnprintf(g->text + g->len, g->cap - g->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            g->oom = true;
+        } else if ((size_t)n < g->cap - g->len) {
+            g->len += (size_t)n;
+            return;
+        } else {
+            size_t cap = (g->cap + (size_t)n + 1) * 2;
+            char *t = realloc(g->text, cap);
+            if (!t)
+                g->oom = true;
+            else
+                g->text = t, g->cap = cap;
+        }
+    }
+}
+
+/* ---- tensors ---------------------------------------------------------------- */
+
+static var *fresh(gen *g, const var *like)
+{
+    var *t = &g->v[g->nv];
+    *t = *like;
+    snprintf(t->name, sizeof t->name, "v%d", g->nv);
+    g->nv++;
+    return t;
+}
+
+static int64_t numel(const var *t) { return t->ndim == 1 ? t->rows : t->rows * t->cols; }
+
+static bool same_shape(const var *a, const var *b)
+{
+    return a->ndim == b->ndim && a->rows == b->rows && (a->ndim == 1 || a->cols == b->cols);
+}
+
+static void shape_text(const var *t, char *out, size_t n)
+{
+    if (t->ndim == 1)
+        snprintf(out, n, "%lld", (long long)t->rows);
+    else
+        snprintf(out, n, "%lld, %lld", (long long)t->rows, (long long)t->cols);
+}
+
+/* A random named tensor; among the last few more often (deeper programs). */
+static var *pick(gen *g)
+{
+    int n = g->nv, k = chance(g, 60) && n > 2 ? n - 1 - below(g, 2) : below(g, n);
+    return &g->v[k];
+}
+
+/* Another tensor of a's shape, or NULL. */
+static var *pick_like(gen *g, const var *a)
+{
+    int start = below(g, g->nv);
+    for (int k = 0; k < g->nv; k++) {
+        var *b = &g->v[(start + k) % g->nv];
+        if (same_shape(a, b))
+            return b;
+    }
+    return NULL;
+}
+
+/* ---- statements --------------------------------------------------------------- */
+
+/* x_k = param(randn(shape)): per rank, rows a multiple of the world. */
+static void param(gen *g)
+{
+    var t = {.ndim = 1 + below(g, 2), .rows = (int64_t)g->world * (1 + below(g, 2)), .cols = 1 + below(g, 3),
+             .replicated = g->world == 1, .mag = 6};
+    var *x = fresh(g, &t);
+    snprintf(x->name, sizeof x->name, "x%d", g->nv - 1);
+    char shape[48];
+    shape_text(x, shape, sizeof shape);
+    emit(g, "%s = param(randn(%s))\n", x->name, shape);
+}
+
+/* A unary op of the table, smooth, same shape: its domain by construction. */
+static bool unary(gen *g)
+{
+    var *a = pick(g);
+    int ids[CG_FN_COUNT], n = 0;
+    for (int id = 0; id < CG_FN_COUNT; id++) {
+        const cg_op_info *op = cg_op_info_of((cg_fn_id)id);
+        if (op->cls == CG_OPC_UNARY && op->shape == CG_OSH_SAME && op->diff == CG_DIFF_SMOOTH &&
+            (id != CG_FN_EXP || a->mag <= 8))
+            ids[n++] = id;
+    }
+    if (n == 0)
+        return false;
+    const cg_op_info *op = cg_op_info_of((cg_fn_id)ids[below(g, n)]);
+    var *y = fresh(g, a);
+    if (op->domain == CG_DOM_POSITIVE) {
+        emit(g, "%s = %s(%s * %s + 1)\n", y->name, op->name, a->name, a->name);
+        y->mag = strcmp(op->name, "log") == 0 ? log(a->mag * a->mag + 1) : sqrt(a->mag * a->mag + 1);
+    } else {
+        emit(g, "%s = %s(%s)\n", y->name, op->name, a->name);
+        y->mag = strcmp(op->name, "exp") == 0 ? exp(a->mag) : strcmp(op->name, "tanh") == 0 ? 1.0 : a->mag;
+    }
+    return true;
+}
+
+/* softmax / log_softmax over the last axis, or sum / mean / logsumexp over an axis of a matrix. */
+static bool axis_op(gen *g)
+{
+    var *a = pick(g);
+    bool reduce = a->ndim == 2 && chance(g, 50);
+    int ids[CG_FN_COUNT], n = 0;
+    for (int id = 0; id < CG_FN_COUNT; id++) {
+        const cg_op_info *op = cg_op_info_of((cg_fn_id)id);
+        if (op->diff == CG_DIFF_SMOOTH && op->cls == (reduce ? CG_OPC_AXIS : CG_OPC_AXIS_LAST))
+            ids[n++] = id;
+    }
+    if (n == 0)
+        return false;
+    const cg_op_info *op = cg_op_info_of((cg_fn_id)ids[below(g, n)]);
+    int axis = below(g, 2);
+    double summed = a->mag * (double)(axis == 0 ? a->rows : a->cols) + 3;
+    if (reduce && summed > MAX_MAG)
+        return false;
+    var *y = fresh(g, a);
+    if (!reduce) {
+        emit(g, "%s = %s(%s)\n", y->name, op->name, a->name);
+        y->mag = strcmp(op->name, "softmax") == 0 ? 1.0 : 2 * a->mag + log((double)(a->ndim == 2 ? a->cols : a->rows));
+        return true;
+    }
+    emit(g, "%s = %s(%s, %d)\n", y->name, op->name, a->name, axis);
+    y->ndim = 1;
+    y->rows = axis == 0 ? a->cols : a->rows;
+    y->mag = summed;
+    return true;
+}
+
+/* a OP b elementwise on two tensors of one shape, a matmul, or a per-rank
+ * scale; a draw whose result could grow past MAX_MAG becomes a sum. */
+static bool binary(gen *g)
+{
+    var *a = pick(g), *b = pick_like(g, a);
+    if (!b)
+        return false;
+    int form = below(g, 6);
+    double mag[6] = {a->mag + b->mag, a->mag + b->mag, a->mag * b->mag, a->mag,
+                     b->mag <= 3 ? pow(a->mag * a->mag + 1, b->mag) : INFINITY,
+                     a->ndim == 2 ? a->mag * b->mag * (double)a->cols : a->mag * g->world};
+    if (!(mag[form] <= MAX_MAG) || (form == 5 && a->ndim == 2 && a->rows * a->rows > MAX_ELEMS))
+        form = 0;
+    var *y = fresh(g, a);
+    y->replicated = a->replicated && b->replicated;
+    y->mag = mag[form];
+    switch (form) {
+    case 0: emit(g, "%s = %s + %s\n", y->name, a->name, b->name); break;
+    case 1: emit(g, "%s = %s - %s\n", y->name, a->name, b->name); break;
+    case 2: emit(g, "%s = %s * %s\n", y->name, a->name, b->name); break;
+    case 3: emit(g, "%s = %s / (%s * %s + 1)\n", y->name, a->name, b->name, b->name); break;
+    case 4: emit(g, "%s = pow(%s * %s + 1, %s)\n", y->name, a->name, a->name, b->name); break;
+    default:
+        if (a->ndim == 2) {
+            emit(g, "%s = matmul(%s, transpose(%s))\n", y->name, a->name, b->name);
+            y->cols = a->rows;
+        } else {
+            emit(g, "%s = %s * (rank + 1)\n", y->name, a->name);
+            y->replicated = g->world == 1;
+        }
+    }
+    return true;
+}
+
+/* A collective of the table on a tensor that fits it. */
+static bool collective(gen *g)
+{
+    static const cg_coll_kind kinds[] = {CG_C_ALL_REDUCE, CG_C_ALL_GATHER, CG_C_REDUCE_SCATTER, CG_C_BROADCAST,
+                                         CG_C_ALL_TO_ALL};
+    static const char *const ops[] = {"sum", "avg", "prod", "max", "min"};
+    var *a = pick(g);
+    cg_coll_kind k = kinds[below(g, 5)];
+    bool splits = k == CG_C_REDUCE_SCATTER || k == CG_C_ALL_TO_ALL;
+    if ((splits && a->rows % g->world != 0) || (k == CG_C_ALL_GATHER && numel(a) * g->world > MAX_ELEMS))
+        return false;
+    int op = below(g, 5);
+    if ((op == 3 || op == 4) && a->replicated) /* MAX/MIN of equal values: a tie on every element */
+        op = 0;
+    if (op == 2 && pow(a->mag, g->world) > MAX_MAG)
+        op = 0;
+    var *y = fresh(g, a);
+    const char *name = cg_coll_name(k);
+    switch (k) {
+    case CG_C_ALL_REDUCE:
+        emit(g, "%s = %s(%s, %s)\n", y->name, name, a->name, ops[op]);
+        y->replicated = true;
+        y->mag = op == 2 ? pow(a->mag, g->world) : op == 0 ? a->mag * g->world : a->mag;
+        break;
+    case CG_C_REDUCE_SCATTER:
+        emit(g, "%s = %s(%s, %s)\n", y->name, name, a->name, ops[op]);
+        y->rows = a->rows / g->world;
+        y->replicated = g->world == 1;
+        y->mag = op == 2 ? pow(a->mag, g->world) : op == 0 ? a->mag * g->world : a->mag;
+        break;
+    case CG_C_ALL_GATHER:
+        emit(g, "%s = %s(%s)\n", y->name, name, a->name);
+        y->rows = a->rows * g->world;
+        y->replicated = true;
+        break;
+    case CG_C_BROADCAST:
+        emit(g, "%s = %s(%s, %d)\n", y->name, name, a->name, below(g, g->world));
+        y->replicated = true;
+        break;
+    default: /* all_to_all: rank r gets every rank's block r */
+        emit(g, "%s = %s(%s)\n", y->name, name, a->name);
+        y->replicated = g->world == 1;
+        break;
+    }
+    g->ncoll++;
+    return true;
+}
+
+char *cg_explore_program(uint64_t seed, long index, const cg_gen_opts *o, const char *name)
+{
+    gen g = {.s = seed * 0x2545f4914f6cdd1dULL + (uint64_t)index};
+    next(&g);
+    g.world = 1 + below(&g, o->max_world > 0 ? o->max_world : 1);
+    static const char *const dtypes[] = {"f64", "f32", "bf16", "f16"};
+    const char *dtype = dtypes[below(&g, o->halves ? 4 : 2)];
+    emit(&g, "case %s\nsource collgrad-check explore --seed %llu, program %ld\nworld %d\ndtype %s\n\n", name,
+         (unsigned long long)seed, index, g.world, dtype);
+    int inputs = 1 + below(&g, 4), colls = 1 + below(&g, 6), locals = below(&g, 5);
+    for (int i = 0; i < inputs; i++)
+        param(&g);
+    /* the collectives and local ops interleaved; a draw that does not fit is drawn again */
+    for (int tries = 0; (g.ncoll < colls || locals > 0) && g.nv < MAX_VARS - 1 && tries < 200; tries++) {
+        bool want_coll = g.ncoll < colls && (locals == 0 || chance(&g, 50));
+        bool made = false;
+        if (want_coll) {
+            made = collective(&g);
+        } else {
+            int kind = below(&g, 3);
+            made = kind == 0 ? unary(&g) : kind == 1 ? axis_op(&g) : binary(&g);
+            if (made)
+                locals--;
+        }
+    }
+    /* 1-3 per-rank losses, the last tensor's first */
+    int nback = 1 + below(&g, 3);
+    for (int b = 0; b < nback; b++) {
+        const var *t = b == 0 ? &g.v[g.nv - 1] : pick(&g);
+        emit(&g, "backward(sum(%s * %s) * (rank + 1))\n", t->name, t->name);
+    }
+    if (g.oom) {
+        free(g.text);
+        return NULL;
+    }
+    return g.text;
+}

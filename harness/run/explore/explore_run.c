@@ -1,0 +1,128 @@
+/* explore_run.c — judging explore's programs (explore_run.h). */
+#include "explore_run.h"
+
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "judge.h"
+#include "report_json.h"
+
+void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLASS_LEN])
+{
+    cls[0] = '\0';
+    cg_status st = CG_STATUS_OK;
+    cg_case *cs = cg_parse_case(file, text, strlen(text), &st);
+    if (!cs) {
+        snprintf(cls, CG_CLASS_LEN, "generator: the parser refuses it");
+        return;
+    }
+    cg_oracle *o = cg_oracle_run(cs, cs->worlds[0], true);
+    if (!o || o->st.code) {
+        snprintf(cls, CG_CLASS_LEN, "generator: the oracle refuses it");
+    } else {
+        cg_report *rep = cg_report_new("oracle", "none", "reference", "cpu");
+        cg_case_result *res = rep ? cg_report_add_case(rep, cs->name, cs->file, NULL, o->world) : NULL;
+        cg_judge_job j = {cs, o, NULL, {NULL, false, cg_case_tol(cs, cg_tol_for(cs->dtype)), NULL}, false, false};
+        cg_judge_need need;
+        if (!res)
+            snprintf(cls, CG_CLASS_LEN, "tool: out of memory");
+        else if (cg_judge_check(&j, res, &need) != 0 || (cg_case_finish(res), res->status != CG_PASS))
+            snprintf(cls, CG_CLASS_LEN, "tool: oracle vs finite differences");
+        cg_report_free(rep);
+    }
+    cg_oracle_free(o);
+    cg_case_free(cs);
+}
+
+int cg_explore_run_tool(const char *const *extra, const char *json, const char *log, const char *const *paths,
+                        int npaths)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return -1;
+    self[n] = '\0';
+    const char *argv[96];
+    int a = 0;
+    argv[a++] = self;
+    for (int i = 0; extra && extra[i] && a < 80; i++)
+        argv[a++] = extra[i];
+    argv[a++] = "--json";
+    argv[a++] = json;
+    for (int i = 0; i < npaths && a < 95; i++)
+        argv[a++] = paths[i];
+    argv[a] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+            _exit(127);
+        close(fd);
+        execv(self, (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) > 3)
+        return -1;
+    return WEXITSTATUS(status);
+}
+
+/* The class of one case of a report. */
+static void case_class(const cJSON *c, bool reference, char cls[CG_CLASS_LEN])
+{
+    const char *status = cg_json_str(c, "status");
+    cls[0] = '\0';
+    if (!status || strcmp(status, "pass") == 0 || strcmp(status, "skip") == 0)
+        return;
+    if (reference) {
+        snprintf(cls, CG_CLASS_LEN, "tool: oracle vs MPI reference (%s)", status);
+        return;
+    }
+    if (strcmp(status, "error") == 0) {
+        snprintf(cls, CG_CLASS_LEN, "raises");
+        return;
+    }
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "diagnosis"), "matches");
+    size_t len = 0;
+    const cJSON *name;
+    cJSON_ArrayForEach(name, m)
+    {
+        if (cJSON_IsString(name))
+            len += (size_t)snprintf(cls + len, CG_CLASS_LEN - len, "%s%s", len ? "+" : "matches ",
+                                    name->valuestring);
+        if (len >= CG_CLASS_LEN)
+            break;
+    }
+    if (len == 0)
+        snprintf(cls, CG_CLASS_LEN, "unknown");
+}
+
+int cg_explore_report_classes(const char *json, bool reference,
+                              void (*each)(const char *name, const char *cls, void *ctx), void *ctx)
+{
+    cg_status st = CG_STATUS_OK;
+    cJSON *root = cg_report_json_load(json, &st);
+    if (!root)
+        return -1;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(root, "cases"))
+    {
+        char cls[CG_CLASS_LEN];
+        case_class(c, reference, cls);
+        each(cg_json_str(c, "name"), cls, ctx);
+    }
+    cJSON_Delete(root);
+    return 0;
+}

@@ -1,0 +1,32 @@
+/* explore_run.h — how explore judges programs: in-process by the oracle and
+ * finite differences, and through the tool itself (a child process on a
+ * folder of case files) for the MPI reference and the backend under test.
+ * Shared by the driver (explore.c) and the shrinker (explore_shrink.c). */
+#ifndef CG_EXPLORE_RUN_H
+#define CG_EXPLORE_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CG_CLASS_LEN 200
+
+/* The class of a program the oracle judges alone: "" when the oracle and
+ * finite differences agree, "generator: ..." when the program is invalid
+ * (the parser or the oracle refuses it), "tool: oracle vs finite
+ * differences" when they disagree. */
+void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLASS_LEN]);
+
+/* Run the tool (this executable) on `paths` with `extra` options (NULL-
+ * terminated), its JSON report into json, its output into log. The child's
+ * exit status (0..3), or -1 when it could not be run. */
+int cg_explore_run_tool(const char *const *extra, const char *json, const char *log, const char *const *paths,
+                        int npaths);
+
+/* For every case of the report at `json`, call each(name, class, ctx) with
+ * its class: "" for a pass (or a skip), else "tool: ..." when `reference`
+ * (the reference run must pass) or the diagnosis: "matches A+B",
+ * "unknown", or "raises" for an error. 0, or -1 when unreadable. */
+int cg_explore_report_classes(const char *json, bool reference,
+                              void (*each)(const char *name, const char *cls, void *ctx), void *ctx);
+
+#endif

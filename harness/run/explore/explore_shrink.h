@@ -1,0 +1,27 @@
+/* explore_shrink.h — reducing a program that disagrees to a small one that
+ * disagrees the same way (DESIGN section 15: delta debugging over
+ * statements, world, values).
+ *
+ * A candidate is kept only when `judge` gives it the program's class again,
+ * so a reduction that makes the program invalid (the generator's class) or
+ * makes it pass ("") is dropped. Reductions, repeated until none applies:
+ * delete one statement (backward calls included), lower the world, make the
+ * params' values small integers. The result is 1-minimal in statements. */
+#ifndef CG_EXPLORE_SHRINK_H
+#define CG_EXPLORE_SHRINK_H
+
+#include "explore_run.h"
+
+/* The class `judge` gives text, into cls. */
+typedef void (*cg_shrink_judge)(const char *text, char cls[CG_CLASS_LEN], void *ctx);
+
+/* The smallest program found, malloc'd (NULL when out of memory); its
+ * statements in *statements and the judge's calls in *tries. */
+char *cg_explore_shrink(const char *text, const char *cls, cg_shrink_judge judge, void *ctx, int *statements,
+                        int *tries);
+
+/* The statements of a program (lines that are neither its header nor blank
+ * nor comments). */
+int cg_explore_statements(const char *text);
+
+#endif
