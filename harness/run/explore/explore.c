@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "explore_gen.h"
@@ -148,13 +149,21 @@ static void record_case(const char *name, const char *cls_name, void *ctx) { rec
 
 static double left(const explore *e) { return e->budget > 0 ? e->budget - (cg_now() - e->t0) : -1; }
 
+/* One line, redrawn on a terminal; elsewhere (CI logs) a line per tenth. */
 static void progress(const explore *e, bool last)
 {
+    static int tty = -1;
+    if (tty < 0)
+        tty = isatty(2);
+    long tenth = e->count >= 10 ? e->count / 10 : 1;
+    if (!tty && !last && e->done % tenth != 0)
+        return;
     double l = left(e);
-    fprintf(stderr, "\rexplore: %ld/%ld programs, %ld disagreements (%d classes), %ld rejected%s", e->done,
-            e->count, e->tool_bugs + e->findings, e->nclasses, e->rejected, last ? "\n" : "");
-    if (!last && l >= 0)
-        fprintf(stderr, ", %.0f s left ", l);
+    fprintf(stderr, "%sexplore: %ld/%ld programs, %ld disagreements (%d classes), %ld rejected", tty ? "\r" : "",
+            e->done, e->count, e->tool_bugs + e->findings, e->nclasses, e->rejected);
+    if (l >= 0)
+        fprintf(stderr, ", %.0f s left", l > 0 ? l : 0.0);
+    fprintf(stderr, "%s", tty && !last ? " " : "\n");
     fflush(stderr);
 }
 
@@ -196,8 +205,7 @@ static int draw(explore *e)
             rename(path, strcat(path, ".rejected"));
         free(text);
         e->done++;
-        if (e->done % 10 == 0)
-            progress(e, false);
+        progress(e, false);
     }
     progress(e, true);
     return 0;

@@ -94,17 +94,14 @@ static void case_class(const cJSON *c, bool reference, char cls[CG_CLASS_LEN])
         snprintf(cls, CG_CLASS_LEN, "raises");
         return;
     }
+    /* the first explanation the diagnosis names: several often match one
+     * program (torch-nn@1.13 and @2.4 agree on most), and which others do
+     * changes as the program shrinks; the first stays */
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "diagnosis"), "matches");
+    const cJSON *first = cJSON_GetArrayItem(m, 0);
     size_t len = 0;
-    const cJSON *name;
-    cJSON_ArrayForEach(name, m)
-    {
-        if (cJSON_IsString(name))
-            len += (size_t)snprintf(cls + len, CG_CLASS_LEN - len, "%s%s", len ? "+" : "matches ",
-                                    name->valuestring);
-        if (len >= CG_CLASS_LEN)
-            break;
-    }
+    if (cJSON_IsString(first))
+        len = (size_t)snprintf(cls, CG_CLASS_LEN, "matches %s", first->valuestring);
     if (len == 0)
         snprintf(cls, CG_CLASS_LEN, "unknown");
 }

@@ -24,7 +24,8 @@ int cg_explore_run_tool(const char *const *extra, const char *json, const char *
 
 /* For every case of the report at `json`, call each(name, class, ctx) with
  * its class: "" for a pass (or a skip), else "tool: ..." when `reference`
- * (the reference run must pass) or the diagnosis: "matches A+B",
+ * (the reference run must pass) or the diagnosis: "matches A" (the first
+ * explanation it names),
  * "unknown", or "raises" for an error. 0, or -1 when unreadable. */
 int cg_explore_report_classes(const char *json, bool reference,
                               void (*each)(const char *name, const char *cls, void *ctx), void *ctx);
