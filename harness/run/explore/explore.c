@@ -17,6 +17,7 @@
 #include "explore_shrink.h"
 #include "junit.h"
 #include "report_file.h"
+#include "rules.h"
 #include "runner.h"
 
 enum { MAX_CLASSES = 64, MAX_EXTRA = 16 };
@@ -38,6 +39,7 @@ typedef struct explore {
     const char *extra[MAX_EXTRA]; /* the backend under test: --rules X, --transport X, ... */
     int nextra;
     bool mpi;                  /* the MPI reference run (--no-mpi: the oracle alone) */
+    const char *rules;         /* --rules of a built-in rule set alone: judged in-process, on threads */
     cls classes[MAX_CLASSES];
     int nclasses;
     long done, rejected, tool_bugs, findings;
@@ -62,7 +64,7 @@ static int usage(const char *msg, const char *arg)
             "  --seed S          the programs' seed (default 1)\n"
             "  --count N         programs (default 100)\n"
             "  --time-budget SEC stop drawing programs after SEC seconds\n"
-            "  --max-world W     worlds 1..W (default 4, at most 8)\n"
+            "  --max-world W     worlds 1..W (default 8, at most 8)\n"
             "  --halves          bf16 and f16 programs too\n"
             "  --no-mpi          the oracle and finite differences only\n");
     return msg ? CG_EXIT_USAGE : CG_EXIT_OK;
@@ -201,8 +203,12 @@ static int draw(explore *e)
             return CG_EXIT_INFRA;
         }
         record(e, name, cls_name);
-        if (cls_name[0]) /* the runs take only programs the oracle accepts */
+        if (cls_name[0]) { /* the runs take only programs the oracle accepts */
             rename(path, strcat(path, ".rejected"));
+        } else if (e->rules) {
+            cg_explore_rules_class(text, path, e->rules, cls_name);
+            record(e, name, cls_name);
+        }
         free(text);
         e->done++;
         progress(e, false);
@@ -271,6 +277,10 @@ static void judge_candidate(const char *text, char cls_out[CG_CLASS_LEN], void *
     cg_explore_oracle_class(text, path, cls_out); /* an invalid candidate never reaches the tool */
     if (cls_out[0] || !c->tool)
         return;
+    if (c->e->rules && !c->reference) {
+        cg_explore_rules_class(text, path, c->e->rules, cls_out);
+        return;
+    }
     snprintf(json, sizeof json, "%s/candidate.json", c->e->out);
     snprintf(log, sizeof log, "%s/candidate.log", c->e->out);
     const char *extra[MAX_EXTRA + 2] = {"--no-fd"};
@@ -390,7 +400,7 @@ int cg_explore_main(int argc, char **argv)
         return CG_EXIT_INFRA;
     e->seed = 1;
     e->count = 100;
-    e->gen.max_world = 4;
+    e->gen.max_world = 8;
     e->out = "explore-out";
     e->mpi = true;
     int rc = parse(e, argc, argv);
@@ -405,11 +415,14 @@ int cg_explore_main(int argc, char **argv)
         free(e);
         return CG_EXIT_INFRA;
     }
+    /* a built-in rule set alone needs no launch: its ranks run on threads */
+    if (e->nextra == 2 && strcmp(e->extra[0], "--rules") == 0 && cg_rules_find(e->extra[1]))
+        e->rules = e->extra[1];
     e->t0 = cg_now();
     rc = draw(e);
     if (rc == 0 && e->mpi)
         rc = run(e, true);
-    if (rc == 0 && e->nextra)
+    if (rc == 0 && e->nextra && !e->rules)
         rc = run(e, false);
     if (rc == 0)
         rc = shrink_all(e);

@@ -25,6 +25,8 @@ typedef struct var {
     int ndim;          /* 1 or 2 */
     int64_t rows, cols; /* [rows] or [rows, cols] */
     bool replicated;   /* the same values on every rank */
+    bool root_only;    /* a reduce's or gather's output: meaningful on its root only, so
+                        * only a backward on that root reads it */
     double mag;        /* |value| stays below this */
 } var;
 
@@ -102,10 +104,13 @@ static void shape_text(const var *t, char *out, size_t n)
         snprintf(out, n, "%lld, %lld", (long long)t->rows, (long long)t->cols);
 }
 
-/* A random named tensor; among the last few more often (deeper programs). */
+/* A random named tensor any statement may read; among the last few more
+ * often (deeper programs). The params always qualify. */
 static var *pick(gen *g)
 {
     int n = g->nv, k = chance(g, 60) && n > 2 ? n - 1 - below(g, 2) : below(g, n);
+    while (g->v[k].root_only)
+        k = k > 0 ? k - 1 : n - 1;
     return &g->v[k];
 }
 
@@ -115,7 +120,7 @@ static var *pick_like(gen *g, const var *a)
     int start = below(g, g->nv);
     for (int k = 0; k < g->nv; k++) {
         var *b = &g->v[(start + k) % g->nv];
-        if (same_shape(a, b))
+        if (same_shape(a, b) && !b->root_only)
             return b;
     }
     return NULL;
@@ -229,11 +234,14 @@ static bool binary(gen *g)
 static bool collective(gen *g)
 {
     static const cg_coll_kind kinds[] = {CG_C_ALL_REDUCE, CG_C_ALL_GATHER, CG_C_REDUCE_SCATTER, CG_C_BROADCAST,
-                                         CG_C_ALL_TO_ALL};
+                                         CG_C_ALL_TO_ALL, CG_C_REDUCE,     CG_C_GATHER,         CG_C_SCATTER,
+                                         CG_C_SEND};
     static const char *const ops[] = {"sum", "avg", "prod", "max", "min"};
     var *a = pick(g);
-    cg_coll_kind k = kinds[below(g, 5)];
-    bool splits = k == CG_C_REDUCE_SCATTER || k == CG_C_ALL_TO_ALL;
+    cg_coll_kind k = kinds[below(g, (int)(sizeof kinds / sizeof kinds[0]))];
+    if (k == CG_C_SEND && g->world == 1) /* a ring needs a peer */
+        return false;
+    bool splits = k == CG_C_REDUCE_SCATTER || k == CG_C_ALL_TO_ALL || k == CG_C_SCATTER;
     if ((splits && a->rows % g->world != 0) || (k == CG_C_ALL_GATHER && numel(a) * g->world > MAX_ELEMS))
         return false;
     int op = below(g, 5);
@@ -263,6 +271,26 @@ static bool collective(gen *g)
     case CG_C_BROADCAST:
         emit(g, "%s = %s(%s, %d)\n", y->name, name, a->name, below(g, g->world));
         y->replicated = true;
+        break;
+    case CG_C_REDUCE: /* the root's result, read by a backward on the root only */
+    case CG_C_GATHER: {
+        int root = below(g, g->world);
+        if (k == CG_C_REDUCE)
+            emit(g, "%s = %s(%s, %d, %s)\n", y->name, name, a->name, root, ops[op]);
+        else
+            emit(g, "%s = %s(%s, %d)\n", y->name, name, a->name, root);
+        emit(g, "on %d {\n  backward(sum(%s * %s))\n}\n", root, y->name, y->name);
+        y->root_only = true;
+        break;
+    }
+    case CG_C_SCATTER: /* rank r gets the root's block r */
+        emit(g, "%s = %s(%s, %d)\n", y->name, name, a->name, below(g, g->world));
+        y->rows = a->rows / g->world;
+        y->replicated = g->world == 1;
+        break;
+    case CG_C_SEND: /* a ring: each rank sends to the next and receives from the previous */
+        emit(g, "send(%s, (rank + 1) %% world)\n%s = recv((rank + world - 1) %% world)\n", a->name, y->name);
+        y->replicated = false;
         break;
     default: /* all_to_all: rank r gets every rank's block r */
         emit(g, "%s = %s(%s)\n", y->name, name, a->name);
@@ -301,7 +329,7 @@ char *cg_explore_program(uint64_t seed, long index, const cg_gen_opts *o, const 
     /* 1-3 per-rank losses, the last tensor's first */
     int nback = 1 + below(&g, 3);
     for (int b = 0; b < nback; b++) {
-        const var *t = b == 0 ? &g.v[g.nv - 1] : pick(&g);
+        const var *t = b == 0 && !g.v[g.nv - 1].root_only ? &g.v[g.nv - 1] : pick(&g);
         emit(&g, "backward(sum(%s * %s) * (rank + 1))\n", t->name, t->name);
     }
     if (g.oom) {

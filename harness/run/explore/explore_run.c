@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "judge.h"
+#include "rules.h"
+#include "transport_threads.h"
 #include "report_json.h"
 
 void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLASS_LEN])
@@ -36,6 +38,67 @@ void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLA
             snprintf(cls, CG_CLASS_LEN, "tool: oracle vs finite differences");
         cg_report_free(rep);
     }
+    cg_oracle_free(o);
+    cg_case_free(cs);
+}
+
+/* The emulations' runs on threads, for a diagnosis (every built-in rule set
+ * but the reference); *n of them, the caller frees each. */
+static void emulation_runs(const cg_case *cs, const cg_oracle *plan, cg_observed *obs, cg_rule_run *runs, int max,
+                           int *n)
+{
+    const cg_rules *const *all = cg_rules_all();
+    *n = 0;
+    for (int i = 0; all[i] && *n < max; i++) {
+        if (strcmp(all[i]->name, "reference") == 0)
+            continue;
+        memset(&obs[*n], 0, sizeof obs[*n]);
+        bool ok = cg_threads_run_rules(cs, plan, all[i], &obs[*n], NULL) == 0;
+        runs[*n] = (cg_rule_run){all[i]->name, ok ? &obs[*n] : NULL};
+        ++*n;
+    }
+}
+
+void cg_explore_rules_class(const char *text, const char *file, const char *rules, char cls[CG_CLASS_LEN])
+{
+    enum { MAX_RUNS = 16 };
+    cls[0] = '\0';
+    cg_status st = CG_STATUS_OK;
+    const cg_rules *rs = cg_rules_load(rules, &st);
+    cg_case *cs = rs ? cg_parse_case(file, text, strlen(text), &st) : NULL;
+    cg_oracle *o = cs ? cg_oracle_run(cs, cs->worlds[0], false) : NULL;
+    cg_report *rep = o && !o->st.code ? cg_report_new("explore", "threads", rules, "cpu") : NULL;
+    cg_case_result *res = rep ? cg_report_add_case(rep, cs->name, cs->file, NULL, o->world) : NULL;
+    cg_observed obs;
+    memset(&obs, 0, sizeof obs);
+    if (!res || cg_threads_run_rules(cs, o, rs, &obs, &st) != 0) {
+        snprintf(cls, CG_CLASS_LEN, "tool: the program could not be run under %s: %s", rules,
+                 st.msg[0] ? st.msg : "out of memory");
+    } else {
+        cg_judge_job j = {cs, o, &obs, {rules, false, cg_case_tol(cs, cg_tol_for(cs->dtype)), rs->name}, false,
+                          true};
+        cg_judge_need need;
+        cg_judge_check(&j, res, &need);
+        if (need) {
+            cg_observed runs_obs[MAX_RUNS];
+            cg_rule_run runs[MAX_RUNS];
+            int n = 0;
+            if (need == CG_JUDGE_GRADIENTS_WRONG)
+                emulation_runs(cs, o, runs_obs, runs, MAX_RUNS, &n);
+            cg_judge_diagnose(&j, need, runs, n, rules, res);
+            for (int i = 0; i < n; i++)
+                cg_observed_free(&runs_obs[i]);
+        }
+        cg_case_finish(res);
+        if (res->status == CG_ERROR)
+            snprintf(cls, CG_CLASS_LEN, "raises");
+        else if (res->status == CG_FAIL && res->ndiag > 0)
+            snprintf(cls, CG_CLASS_LEN, "matches %s", res->diag_matches[0]);
+        else if (res->status == CG_FAIL)
+            snprintf(cls, CG_CLASS_LEN, "unknown");
+    }
+    cg_observed_free(&obs);
+    cg_report_free(rep);
     cg_oracle_free(o);
     cg_case_free(cs);
 }

@@ -16,6 +16,14 @@
  * differences" when they disagree. */
 void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLASS_LEN]);
 
+/* The class of a program run under a built-in rule set, in-process: the
+ * ranks on threads (transport_threads.h), judged and diagnosed by the judge
+ * library with every emulation's run on threads too; "" when it passes,
+ * else "matches A" (the diagnosis's first explanation), "unknown" or
+ * "raises", as the report classes below. The program must be one the oracle
+ * accepts (cg_explore_oracle_class gave ""). */
+void cg_explore_rules_class(const char *text, const char *file, const char *rules, char cls[CG_CLASS_LEN]);
+
 /* Run the tool (this executable) on `paths` with `extra` options (NULL-
  * terminated), its JSON report into json, its output into log. The child's
  * exit status (0..3), or -1 when it could not be run. */

@@ -49,15 +49,15 @@ static int split(const char *text, prog *p)
     return 0;
 }
 
-/* The lines but `skip` (-1: none), `replace` at `at` (NULL: none), joined. */
-static char *join(const prog *p, int skip, int at, const char *replace)
+/* The lines but skip..skip+nskip-1, `replace` at `at` (NULL: none), joined. */
+static char *join(const prog *p, int skip, int nskip, int at, const char *replace)
 {
     size_t len = 1;
     for (int i = 0; i < p->n; i++)
         len += strlen(i == at && replace ? replace : p->line[i]) + 1;
     char *t = malloc(len), *w = t;
     for (int i = 0; t && i < p->n; i++)
-        if (i != skip)
+        if (i < skip || i >= skip + nskip)
             w += sprintf(w, "%s\n", i == at && replace ? replace : p->line[i]);
     if (t)
         *w = '\0';
@@ -117,9 +117,16 @@ char *cg_explore_shrink(const char *text, const char *cls, cg_shrink_judge judge
         return NULL;
     for (bool changed = true; changed;) {
         changed = false;
-        for (int i = p.n - 1; i >= 0; i--) /* the last statements first: fewer names depend on them */
-            if (i < p.n && !is_header(p.line[i]) && keep(&p, join(&p, i, -1, NULL), cls, judge, ctx, tries))
-                changed = true;
+        /* runs of 3, 2, then 1 statement lines (a send and its recv, an on-block
+         * go together), the last first: fewer names depend on them */
+        for (int size = 3; size >= 1; size--)
+            for (int i = p.n - size; i >= 0; i--) {
+                bool whole = i + size <= p.n;
+                for (int k = i; whole && k < i + size; k++)
+                    whole = !is_header(p.line[k]);
+                if (whole && keep(&p, join(&p, i, size, -1, NULL), cls, judge, ctx, tries))
+                    changed = true;
+            }
         for (int i = 0; i < p.n; i++) {
             int w;
             if (sscanf(p.line[i], "world %d", &w) != 1)
@@ -127,7 +134,7 @@ char *cg_explore_shrink(const char *text, const char *cls, cg_shrink_judge judge
             for (int lower = 1; lower < w; lower++) {
                 char line[32];
                 snprintf(line, sizeof line, "world %d", lower);
-                if (keep(&p, join(&p, -1, i, line), cls, judge, ctx, tries)) {
+                if (keep(&p, join(&p, -1, 0, i, line), cls, judge, ctx, tries)) {
                     changed = true;
                     break;
                 }
@@ -135,12 +142,12 @@ char *cg_explore_shrink(const char *text, const char *cls, cg_shrink_judge judge
         }
         for (int i = 0, k = 0; i < p.n; i++) {
             char *line = small_values(p.line[i], k);
-            if (line && keep(&p, join(&p, -1, i, line), cls, judge, ctx, tries))
+            if (line && keep(&p, join(&p, -1, 0, i, line), cls, judge, ctx, tries))
                 changed = true, k++;
             free(line);
         }
     }
-    char *out = join(&p, -1, -1, NULL);
+    char *out = join(&p, -1, 0, -1, NULL);
     *statements = out ? cg_explore_statements(out) : 0;
     prog_free(&p);
     return out;

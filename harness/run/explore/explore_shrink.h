@@ -5,8 +5,10 @@
  * A candidate is kept only when `judge` gives it the program's class again,
  * so a reduction that makes the program invalid (the generator's class) or
  * makes it pass ("") is dropped. Reductions, repeated until none applies:
- * delete one statement (backward calls included), lower the world, make the
- * params' values small integers. The result is 1-minimal in statements. */
+ * delete a run of 3, 2 or 1 statement lines (backward calls included; a
+ * send goes with its recv, an on-block's lines together), lower the world,
+ * make the params' values small whole numbers. No single statement can then
+ * be deleted. */
 #ifndef CG_EXPLORE_SHRINK_H
 #define CG_EXPLORE_SHRINK_H
 
