@@ -40,6 +40,8 @@ typedef struct explore {
     int nextra;
     bool mpi;                  /* the MPI reference run (--no-mpi: the oracle alone) */
     const char *rules;         /* --rules of a built-in rule set alone: judged in-process, on threads */
+    char timeout[32];          /* each run's job deadline (--timeout): a program that hangs a backend */
+    double shrink_time;        /* seconds per class the shrinking may take */
     cls classes[MAX_CLASSES];
     int nclasses;
     long done, rejected, tool_bugs, findings;
@@ -66,7 +68,9 @@ static int usage(const char *msg, const char *arg)
             "  --time-budget SEC stop drawing programs after SEC seconds\n"
             "  --max-world W     worlds 1..W (default 8, at most 8)\n"
             "  --halves          bf16 and f16 programs too\n"
-            "  --no-mpi          the oracle and finite differences only\n");
+            "  --no-mpi          the oracle and finite differences only\n"
+            "  --timeout SEC     each run's job deadline: a program that hangs the backend (default 20)\n"
+            "  --shrink-time SEC the most time shrinking one class may take (default 120)\n");
     return msg ? CG_EXIT_USAGE : CG_EXIT_OK;
 }
 
@@ -81,8 +85,8 @@ static long number(const char *s, long lo, long hi, bool *ok)
 
 static int parse(explore *e, int argc, char **argv)
 {
-    enum { O_SEED = 256, O_COUNT, O_BUDGET, O_MAXW, O_HALVES, O_NOMPI, O_OUT, O_RULES, O_TRANSPORT, O_BACKEND,
-           O_INJECT };
+    enum { O_SEED = 256, O_COUNT, O_BUDGET, O_MAXW, O_HALVES, O_NOMPI, O_OUT, O_TIMEOUT, O_SHRINK, O_RULES,
+           O_TRANSPORT, O_BACKEND, O_INJECT };
     static const struct option longs[] = {
         {"seed", required_argument, NULL, O_SEED},     {"count", required_argument, NULL, O_COUNT},
         {"time-budget", required_argument, NULL, O_BUDGET}, {"max-world", required_argument, NULL, O_MAXW},
@@ -90,6 +94,7 @@ static int parse(explore *e, int argc, char **argv)
         {"out", required_argument, NULL, O_OUT},       {"rules", required_argument, NULL, O_RULES},
         {"transport", required_argument, NULL, O_TRANSPORT}, {"backend", required_argument, NULL, O_BACKEND},
         {"inject", required_argument, NULL, O_INJECT}, {"help", no_argument, NULL, 'h'},
+        {"timeout", required_argument, NULL, O_TIMEOUT}, {"shrink-time", required_argument, NULL, O_SHRINK},
         {NULL, 0, NULL, 0}};
     static const char *const flags[] = {[O_RULES - O_RULES] = "--rules", [O_TRANSPORT - O_RULES] = "--transport",
                                         [O_BACKEND - O_RULES] = "--backend", [O_INJECT - O_RULES] = "--inject"};
@@ -106,6 +111,8 @@ static int parse(explore *e, int argc, char **argv)
         case O_HALVES: e->gen.halves = true; break;
         case O_NOMPI: e->mpi = false; break;
         case O_OUT: e->out = optarg; break;
+        case O_TIMEOUT: snprintf(e->timeout, sizeof e->timeout, "%ld", number(optarg, 1, 86400, &ok)); break;
+        case O_SHRINK: e->shrink_time = (double)number(optarg, 0, 86400, &ok); break;
         case O_RULES: case O_TRANSPORT: case O_BACKEND: case O_INJECT:
             if (e->nextra + 2 >= MAX_EXTRA)
                 return usage("too many options for the backend, at %s", optarg);
@@ -224,8 +231,8 @@ static int run(explore *e, bool reference)
     snprintf(dir, sizeof dir, "%s/programs", e->out);
     snprintf(json, sizeof json, "%s/%s.json", e->out, reference ? "reference" : "backend");
     snprintf(log, sizeof log, "%s/%s.log", e->out, reference ? "reference" : "backend");
-    const char *extra[MAX_EXTRA + 4] = {"--no-fd"};
-    int n = 1;
+    const char *extra[MAX_EXTRA + 4] = {"--no-fd", "--timeout", e->timeout};
+    int n = 3;
     for (int i = 0; !reference && i < e->nextra; i++)
         extra[n++] = e->extra[i];
     extra[n] = NULL;
@@ -260,6 +267,7 @@ static char *slurp(const char *path)
 typedef struct shrink_ctx {
     const explore *e;
     bool tool, reference;
+    double deadline;        /* past it every candidate is judged another class: shrinking stops */
     char cls[CG_CLASS_LEN]; /* the candidate's, from the report */
 } shrink_ctx;
 
@@ -273,6 +281,10 @@ static void judge_candidate(const char *text, char cls_out[CG_CLASS_LEN], void *
 {
     shrink_ctx *c = ctx;
     char path[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
+    if (cg_now() > c->deadline) {
+        snprintf(cls_out, CG_CLASS_LEN, "(out of shrinking time)");
+        return;
+    }
     snprintf(path, sizeof path, "%s/candidate.case", c->e->out);
     cg_explore_oracle_class(text, path, cls_out); /* an invalid candidate never reaches the tool */
     if (cls_out[0] || !c->tool)
@@ -283,8 +295,8 @@ static void judge_candidate(const char *text, char cls_out[CG_CLASS_LEN], void *
     }
     snprintf(json, sizeof json, "%s/candidate.json", c->e->out);
     snprintf(log, sizeof log, "%s/candidate.log", c->e->out);
-    const char *extra[MAX_EXTRA + 2] = {"--no-fd"};
-    int n = 1;
+    const char *extra[MAX_EXTRA + 4] = {"--no-fd", "--timeout", c->e->timeout};
+    int n = 3;
     for (int i = 0; !c->reference && i < c->e->nextra; i++)
         extra[n++] = c->e->extra[i];
     extra[n] = NULL;
@@ -310,7 +322,7 @@ static int shrink_all(explore *e)
         char *text = slurp(first);
         if (!text)
             return CG_EXIT_INFRA;
-        shrink_ctx ctx = {e, !oracle_class, strncmp(k->name, "tool:", 5) == 0, ""};
+        shrink_ctx ctx = {e, !oracle_class, strncmp(k->name, "tool:", 5) == 0, cg_now() + e->shrink_time, ""};
         int tries = 0;
         fprintf(stderr, "explore: shrinking %s (%s)\n", k->first, k->name);
         char *small = cg_explore_shrink(text, k->name, judge_candidate, &ctx, &k->statements, &tries);
@@ -403,6 +415,8 @@ int cg_explore_main(int argc, char **argv)
     e->gen.max_world = 8;
     e->out = "explore-out";
     e->mpi = true;
+    snprintf(e->timeout, sizeof e->timeout, "20");
+    e->shrink_time = 120;
     int rc = parse(e, argc, argv);
     if (rc) {
         free(e);
