@@ -39,7 +39,7 @@ PY
 # seed 1 also hangs over this plugin though it passes over mpi: class "raises", a
 # finding of explore kept for its own issue; --timeout and --shrink-time bound it.)
 expect_exit 1 -- "$BIN" explore --seed 1 --count 30 --max-world 2 --transport "$BUGGY" --timeout 5 \
-  --shrink-time 20 --out "$TMP/bug"
+  --shrink-time 5 --out "$TMP/bug"
 expect_grep "^  matches wrong_rank_order +[0-9]+ programs" "$TMP/out"
 expect_grep "0 disagreements of the tool" "$TMP/out"
 f=$(python3 -c "
