@@ -15,6 +15,7 @@
 #include "explore_gen.h"
 #include "explore_run.h"
 #include "explore_shrink.h"
+#include "oracle.h"
 #include "junit.h"
 #include "report_file.h"
 #include "rules.h"
@@ -309,6 +310,35 @@ static void judge_candidate(const char *text, char cls_out[CG_CLASS_LEN], void *
         snprintf(cls_out, CG_CLASS_LEN, "%s", c->cls);
 }
 
+/* The oracle's per-rank gradient of every param of text (of at most 16
+ * elements) as `expect` lines, into f: what the shrunk case documents as the
+ * truth (the tool checks them against its oracle when it runs the case). */
+static void expect_lines(FILE *f, const char *text, const char *file)
+{
+    cg_status st = CG_STATUS_OK;
+    cg_case *cs = cg_parse_case(file, text, strlen(text), &st);
+    cg_oracle *o = cs ? cg_oracle_run(cs, cs->worlds[0], false) : NULL;
+    for (int i = 0; o && !o->st.code && i < o->ntensors; i++) {
+        const cg_otensor *t = &o->tensors[i];
+        if (t->rank != 0 || !t->is_param || t->numel > 16 || !t->per_rank)
+            continue;
+        fprintf(f, "\nexpect grad(%s) per_rank", t->name);
+        for (int r = 0; r < o->world; r++)
+            for (int k = 0; k < o->ntensors; k++) {
+                const cg_otensor *u = &o->tensors[k];
+                if (u->rank != r || strcmp(u->name, t->name) != 0 || !u->per_rank)
+                    continue;
+                fprintf(f, " [");
+                for (int64_t e = 0; e < u->numel; e++)
+                    fprintf(f, "%s%.17g", e ? ", " : "", u->per_rank[e]);
+                fprintf(f, "]");
+            }
+    }
+    fprintf(f, "\n");
+    cg_oracle_free(o);
+    cg_case_free(cs);
+}
+
 /* Each class's first program, shrunk to DIR/shrunk-K.case. */
 static int shrink_all(explore *e)
 {
@@ -338,6 +368,8 @@ static int shrink_all(explore *e)
                                   "%d tries; reproduce: collgrad-check %s%s%s\n%s",
                                k->name, k->first, (unsigned long long)e->seed, k->statements, tries,
                                ctx.tool ? "" : "--oracle-only ", opts, k->shrunk, small) < 0;
+        if (f && !rc)
+            expect_lines(f, small, k->shrunk);
         if (f && fclose(f) != 0)
             rc = 1;
         free(small);
