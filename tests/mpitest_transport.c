@@ -180,15 +180,15 @@ static void test_reductions(cg_tp *tp)
 /* A reduce larger than any piece the transport may split it into (the mpi
  * transport reduces in pieces of 16 MiB to bound MPICH's temporaries), with
  * a remainder: every element summed once, at root W-1, in and out of place,
- * in f32 and in bf16 (reduced by the transport's own MPI op). In place at a
+ * in f32 (one piece and 5 elements) and f64 (two pieces and 5). In place at a
  * root other than 0 is where MPICH 4.0.2's MPI_Reduce with MPI_IN_PLACE
  * crashes from about 1000 elements on (pmodels/mpich#6540). */
 static void test_reduce_in_pieces(cg_tp *tp)
 {
-    const size_t n = 9 * 1000 * 1000 + 5; /* 36 MB of f32 */
-    const cg_dtype dts[] = {CG_F32, CG_BF16};
+    const size_t n = ((size_t)16 << 20) / 4 + 5; /* a piece of f32 and 5 more; two of f64 and 5 */
+    const cg_dtype dts[] = {CG_F32, CG_F64};
     int root = g_world - 1;
-    void *send = malloc(n * sizeof(float)), *recv = malloc(n * sizeof(float));
+    void *send = malloc(n * sizeof(double)), *recv = malloc(n * sizeof(double));
     CHECK(send && recv, "out of memory for %zu elements", n);
     for (int d = 0; send && recv && d < 2; d++)
         for (int in_place = 0; in_place < 2; in_place++) {
@@ -198,12 +198,12 @@ static void test_reduce_in_pieces(cg_tp *tp)
             fill(dt, recv, n, SENTINEL);
             void *out = in_place && g_rank == root ? send : recv;
             int rc = cg_tp_reduce(tp, SITE, send, out, n, dt, CGT_SUM, root);
-            CHECK(rc == 0, "reduce of %zu %s: %s", n, dt == CG_F32 ? "f32" : "bf16", tp->st.msg);
+            CHECK(rc == 0, "reduce of %zu %s: %s", n, dt == CG_F32 ? "f32" : "f64", tp->st.msg);
             size_t bad = n;
             for (size_t i = 0; rc == 0 && g_rank == root && i < n && bad == n; i++)
                 if (get(dt, out, i) != reduced(CGT_SUM, i))
                     bad = i;
-            CHECK(bad == n, "reduce of %zu %s%s: element %zu is %g, want %g", n, dt == CG_F32 ? "f32" : "bf16",
+            CHECK(bad == n, "reduce of %zu %s%s: element %zu is %g, want %g", n, dt == CG_F32 ? "f32" : "f64",
                   in_place ? " in place" : "", bad, bad < n ? get(dt, out, bad) : 0.0,
                   bad < n ? reduced(CGT_SUM, bad) : 0.0);
         }
