@@ -31,7 +31,7 @@ fi
 # (cuda_absent.c stands in for the device kernels the host-only oracle never calls).
 sources=(
   harness/lang/lexer.c harness/lang/parser.c harness/lang/parse_expr.c harness/lang/parse_expect.c
-  harness/lang/parse_call.c harness/lang/ir.c harness/lang/dtype.c harness/lang/coll_words.c
+  harness/lang/parse_call.c harness/lang/ir.c harness/lang/dtype.c harness/lang/coll_words.c harness/lang/op_table.c
   harness/lang/status.c
   harness/autograd/tensor.c harness/autograd/autograd.c harness/autograd/ops_elementwise.c
   harness/autograd/ops_matmul.c harness/autograd/ops_reduce.c harness/autograd/ops_shape.c harness/autograd/ops_loss.c

@@ -212,7 +212,13 @@ static int draw(explore *e)
         }
         record(e, name, cls_name);
         if (cls_name[0]) { /* the runs take only programs the oracle accepts */
-            rename(path, strcat(path, ".rejected"));
+            char rejected[PATH_MAX + 16];
+            snprintf(rejected, sizeof rejected, "%s.rejected", path);
+            if (rename(path, rejected) != 0) {
+                fprintf(stderr, "collgrad-check explore: cannot rename %s: %s\n", path, strerror(errno));
+                free(text);
+                return CG_EXIT_INFRA;
+            }
         } else if (e->rules) {
             cg_explore_rules_class(text, path, e->rules, cls_name);
             record(e, name, cls_name);
@@ -249,7 +255,8 @@ static int run(explore *e, bool reference)
     return 0;
 }
 
-/* The text of a file, malloc'd, or NULL. */
+/* The text of a file of at most 64 KiB (a program is a few hundred bytes),
+ * malloc'd, or NULL. */
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -344,12 +351,11 @@ static int shrink_all(explore *e)
 {
     for (int i = 0; i < e->nclasses; i++) {
         cls *k = &e->classes[i];
-        char first[PATH_MAX];
+        char first[PATH_MAX], file[PATH_MAX + 16];
         program_path(e, k->first, first, sizeof first);
         bool oracle_class = strncmp(k->name, "generator:", 10) == 0 || strstr(k->name, "finite differences");
-        if (oracle_class)
-            strcat(first, ".rejected");
-        char *text = slurp(first);
+        snprintf(file, sizeof file, "%s%s", first, oracle_class ? ".rejected" : ""); /* draw() renamed it */
+        char *text = slurp(file);
         if (!text)
             return CG_EXIT_INFRA;
         shrink_ctx ctx = {e, !oracle_class, strncmp(k->name, "tool:", 5) == 0, cg_now() + e->shrink_time, ""};
@@ -387,8 +393,9 @@ static int summarize(const explore *e)
 {
     double took = cg_now() - e->t0;
     printf("explore: seed %llu, %ld programs in %.1f s: %ld disagreements of the tool (oracle, finite "
-           "differences, MPI reference), %ld rejected programs (the generator's), %ld findings\n",
-           (unsigned long long)e->seed, e->done, took, e->tool_bugs, e->rejected, e->findings);
+           "differences%s), %ld rejected programs (the generator's), %ld findings\n",
+           (unsigned long long)e->seed, e->done, took, e->tool_bugs, e->mpi ? ", MPI reference" : "", e->rejected,
+           e->findings);
     cJSON *doc = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(doc, "classes");
     cJSON_AddStringToObject(doc, "schema", "collgrad-check/explore/1");
     cJSON_AddNumberToObject(doc, "seed", (double)e->seed);
