@@ -303,7 +303,9 @@ static bool collective(gen *g)
 
 char *cg_explore_program(uint64_t seed, long index, const cg_gen_opts *o, const char *name)
 {
-    gen g = {.s = seed * 0x2545f4914f6cdd1dULL + (uint64_t)index};
+    gen g = {.s = seed * 0x2545f4914f6cdd1dULL + (uint64_t)index, .cap = 1024};
+    if (!(g.text = malloc(g.cap)))
+        return NULL;
     next(&g);
     g.world = 1 + below(&g, o->max_world > 0 ? o->max_world : 1);
     static const char *const dtypes[] = {"f64", "f32", "bf16", "f16"};
