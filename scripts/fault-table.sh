@@ -43,7 +43,7 @@ cell() {
   "$BIN" --world 2 --timeout 3 --no-fd --inject "$spec" "${extra[@]}" "$C/${case_of[$fam]}.case" > "$log" 2>&1
   rc=$?
   how=$(grep -m1 -E "^ +(fail |diagnosis:|killed|the job ended)" "$log" | sed 's/^ *//' | cut -c1-110)
-  if [ "$rc" -eq 1 ] || { [ "$rc" -eq 3 ] && grep -qE "rank 1 (stopped|exited early)" "$log"; }; then
+  if [ "$rc" -eq 1 ] || { [ "$rc" -eq 3 ] && grep -qE "rank 1 (stopped|exited early|finished)" "$log"; }; then
     echo "caught($rc)" > "$out/verdict.$fault.$fam"
   else
     echo "MISSED($rc)" > "$out/verdict.$fault.$fam"

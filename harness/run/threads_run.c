@@ -121,3 +121,21 @@ int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rule
         cg_observed_free(obs);
     return rc;
 }
+
+int cg_threads_run_emulations(const cg_case *cs, const cg_oracle *plan, const char *first, cg_observed *obs,
+                              cg_rule_run *runs, int max)
+{
+    const cg_rules *const *all = cg_rules_all();
+    int n = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; all[i] && n < max; i++) {
+            bool is_first = first && strcmp(all[i]->name, first) == 0;
+            if (strcmp(all[i]->name, "reference") == 0 || is_first != (pass == 0))
+                continue;
+            memset(&obs[n], 0, sizeof obs[n]);
+            bool ok = cg_threads_run_rules(cs, plan, all[i], &obs[n], NULL) == 0;
+            runs[n] = (cg_rule_run){all[i]->name, ok ? &obs[n] : NULL};
+            n++;
+        }
+    return n;
+}

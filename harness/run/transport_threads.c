@@ -336,13 +336,18 @@ static int th_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int p
     struct timespec until = deadline();
     pthread_mutex_lock(&sh->mu);
     cg_threads_msg **at = NULL;
+    /* The message, or its sender's end: another rank's failure (an abort)
+     * does not end this wait, since the peer may still send (each rank then
+     * fails where its own program does, as its own process would). */
     for (;;) {
         for (at = &sh->box[peer][t->rank]; *at && (*at)->tag != tag; at = &(*at)->next)
             ;
-        if (*at || sh->aborted || sh->finished[peer])
+        if (*at || sh->finished[peer])
             break;
-        if (!wait_locked(sh, &until))
+        if (!wait_locked(sh, &until)) {
             abort_locked(sh, "a recv waited longer than the limit (CG_THREADS_WAIT_LIMIT)");
+            break;
+        }
     }
     cg_threads_msg *m = *at;
     int rc = 0;

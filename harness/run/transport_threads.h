@@ -12,15 +12,18 @@
  * transport's do. Sends are buffered (copied into the receiver's mailbox).
  *
  * Failure: a rank whose program fails aborts the shared state, so ranks
- * waiting for it return -1 ("rank R failed ...") instead of waiting forever;
- * a rank that finished its program likewise ends every wait for it. A wait
- * longer than CG_THREADS_WAIT_LIMIT seconds aborts too.
+ * waiting in a collective for it return -1 ("rank R failed ...") instead of
+ * waiting forever; a rank that finished its program likewise ends every wait
+ * for it. A recv waits for its sender only (its message, or its end): the
+ * sender may still send after another rank failed. A wait longer than
+ * CG_THREADS_WAIT_LIMIT seconds aborts too.
  *
  * Ownership: cg_threads_run_rules owns every thread and buffer it makes and
  * frees them before returning; obs receives malloc'd arrays (cg_observed_free). */
 #ifndef CG_TRANSPORT_THREADS_H
 #define CG_TRANSPORT_THREADS_H
 
+#include "diagnose.h"
 #include "observed.h"
 #include "oracle.h"
 #include "rules.h"
@@ -33,5 +36,16 @@
  * when threads or memory could not be had. */
 int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rules *rules,
                          cg_observed *obs, cg_status *st);
+
+/* The runs a diagnosis compares with (diagnose.h): every built-in emulation
+ * (each rule set but the reference) on threads, `first` (a rule set's name,
+ * or NULL) before the others, since where several give the same numbers the
+ * diagnosis names the first. A rank that fails under an emulation ends every
+ * wait for it (above), so an emulation that raises on one rank only is a
+ * run with that rank's error, never a hang. Fills runs[0..n) (obs NULL for a
+ * run that could not be made) from obs[0..max); returns n. The caller frees
+ * each obs[i] (cg_observed_free). */
+int cg_threads_run_emulations(const cg_case *cs, const cg_oracle *plan, const char *first, cg_observed *obs,
+                              cg_rule_run *runs, int max);
 
 #endif

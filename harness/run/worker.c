@@ -18,6 +18,7 @@
 #include "interp.h"
 #include "plan_share.h"
 #include "rank_run.h"
+#include "transport_threads.h"
 
 enum { RESULT_TAG = 32767 };
 
@@ -261,33 +262,21 @@ static int run_and_gather(const cg_case *cs, const cg_rules *rules, cg_tp *tp,
     return rc;
 }
 
-/* The emulations' runs a diagnosis compares with: every built-in rule set
- * but the reference, re-run over the trusted transport by every rank (the
- * re-runs stay on the host, whatever the run under test used: they are
- * references); rank 0 judges (judge.h). Gradient mismatches only. */
-static int diagnose_job(const cg_judge_job *j, cg_tp *trusted, cg_judge_need need, const char *label,
-                        cg_case_result *res)
+/* The emulations' runs a diagnosis compares with, on threads in rank 0's
+ * process (transport_threads.h: the re-runs are references, on the host
+ * whatever the run under test used, and an emulation that raises on one
+ * rank only ends there instead of leaving the others waiting in MPI); rank
+ * 0 judges (judge.h). */
+static void diagnose_job(const cg_judge_job *j, cg_judge_need need, const char *label, cg_case_result *res)
 {
-    const cg_rules *const *all = cg_rules_all();
     enum { MAX_RUNS = 16 };
     cg_observed runs_obs[MAX_RUNS];
-    cg_rule_run runs[MAX_RUNS];
-    int n = 0, rc = 0;
-    memset(runs_obs, 0, sizeof runs_obs);
-    for (int i = 0; need == CG_JUDGE_GRADIENTS_WRONG && all[i] && n < MAX_RUNS && rc == 0; i++) {
-        if (strcmp(all[i]->name, "reference") == 0)
-            continue;
-        cg_status st = CG_STATUS_OK;
-        int got = run_and_gather(j->cs, all[i], trusted, j->o, CG_DEVICE_CPU, &runs_obs[n], &st);
-        rc = got < 0 ? -1 : 0;
-        runs[n] = (cg_rule_run){all[i]->name, got == 0 ? &runs_obs[n] : NULL};
-        n++;
-    }
-    if (trusted->rank == 0 && rc == 0)
-        cg_judge_diagnose(j, need, runs, n, label, res);
+    cg_rule_run runs[MAX_RUNS] = {{0}};
+    int n = need == CG_JUDGE_GRADIENTS_WRONG ? cg_threads_run_emulations(j->cs, j->o, NULL, runs_obs, runs, MAX_RUNS)
+                                             : 0;
+    cg_judge_diagnose(j, need, runs, n, label, res);
     for (int i = 0; i < n; i++)
         cg_observed_free(&runs_obs[i]);
-    return rc;
 }
 
 /* A rank that ran out of memory (or was stopped) did not compute anything
@@ -310,7 +299,7 @@ static bool infra_error(const cg_case *cs, const cg_observed *obs, cg_case_resul
     return false;
 }
 
-int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *trusted, cg_device dev,
+int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_device dev,
                   bool fd, bool diagnose, cg_case_result *res, int *error_class)
 {
     cg_status st = CG_STATUS_OK;
@@ -359,11 +348,8 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *truste
         if (cls)
             *error_class = cls;
     }
-    int diag = (int)need;
-    if (rc >= 0 && MPI_Bcast(&diag, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
-        rc = -1;
-    if (rc >= 0 && diag)
-        rc = diagnose_job(&j, trusted, (cg_judge_need)diag, job->rules, res);
+    if (root && need)
+        diagnose_job(&j, need, job->rules, res);
     cg_observed_free(&obs);
     rc = rc < 0 ? -1 : 0;
     cg_oracle_free(o);

@@ -26,12 +26,12 @@
 #define CG_RESULT_PREFIX "collgrad-result "
 
 /* Run one job on this rank over tp (fd: check the oracle by finite
- * differences); a mismatch is diagnosed (unless !diagnose) with re-runs over
- * `trusted` (the built-in MPI transport; may be tp itself). On rank 0, res
+ * differences); a mismatch is diagnosed (unless !diagnose) by rank 0 with
+ * the emulations re-run on threads (transport_threads.h). On rank 0, res
  * receives the checks and *error_class is 2 (bad case) or 3
  * (infrastructure) for an erroring job. Returns 0, or -1 on a local failure
  * (out of memory, MPI). */
-int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_tp *trusted, cg_device dev,
+int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_device dev,
                   bool fd, bool diagnose, cg_case_result *res, int *error_class);
 
 /* Entry point inside MPI (either way in). Returns the process exit status. */

@@ -66,7 +66,7 @@ static int sum_injected(cg_tp *tp, long *total)
 }
 
 static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *jobs, int njobs,
-                    cg_tp *tp, cg_tp *trusted, bool data_fault, cg_process_fault *pfault,
+                    cg_tp *tp, bool data_fault, cg_process_fault *pfault,
                     cg_report *rep, FILE *results, int *worst)
 {
     for (int i = 0; i < njobs; i++) {
@@ -87,7 +87,7 @@ static int run_jobs(const cg_options *o, const cg_case_set *set, const cg_job *j
             alarm((unsigned)(o->timeout + 0.999));
         double t0 = cg_now();
         int eclass = 0;
-        if (cg_worker_job(cs, &jobs[i], tp, trusted, cg_device_of(o), !o->no_fd, !o->no_diagnosis, res,
+        if (cg_worker_job(cs, &jobs[i], tp, cg_device_of(o), !o->no_fd, !o->no_diagnosis, res,
                           &eclass) != 0)
             return -1;
         alarm(0);
@@ -248,23 +248,7 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
                                                    cg_device_name(cg_device_of(o)))) ||
                                     cg_report_load_errors(rep, set) != 0))
         rc = CG_EXIT_INFRA;
-    /* diagnosis re-runs use the built-in MPI transport, not the one under test */
-    cg_tp own_mpi, *trusted = &tp;
-    bool second = strcmp(o->transport, "mpi") != 0 || data_fault == 0;
-    if (rc == 0 && second) {
-        if (cg_tp_open(&own_mpi, "mpi", &st) != 0) {
-            fprintf(stderr, "collgrad-check: %s\n", st.msg);
-            rc = CG_EXIT_INFRA;
-            second = false;
-        } else {
-            trusted = &own_mpi; /* its calls show on the board too */
-            if (o->board_file && cg_board_watch(&own_mpi) != 0) {
-                fprintf(stderr, "collgrad-check: %s\n", own_mpi.st.msg);
-                rc = CG_EXIT_INFRA;
-            }
-        }
-    }
-    if (rc == 0 && run_jobs(o, set, jobs, njobs, &tp, trusted, data_fault == 0,
+    if (rc == 0 && run_jobs(o, set, jobs, njobs, &tp, data_fault == 0,
                             pfault.kind ? &pfault : NULL, rep, results, &worst) != 0) {
         fprintf(stderr, "collgrad-check: rank %d: out of memory or MPI failure\n", tp.rank);
         rc = CG_EXIT_INFRA;
@@ -277,8 +261,6 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
     free(jobs);
     if (results)
         fclose(results);
-    if (second)
-        cg_tp_close(&own_mpi);
     cg_fault_uninstall(&tp);
     cg_tp_close(&tp);
     cg_board_close(&board);

@@ -319,6 +319,14 @@ static void describe_remote(const cg_board *b, char *buf, size_t len, size_t *at
         }
 }
 
+static bool any_waiting(const cg_board *b)
+{
+    for (int r = 0; r < b->world; r++)
+        if (b->slots[r].state == CG_RANK_RUNNING && b->slots[r].in_call)
+            return true;
+    return false;
+}
+
 void cg_board_describe(const cg_board *b, char *buf, size_t len)
 {
     size_t at = 0;
@@ -335,6 +343,10 @@ void cg_board_describe(const cg_board *b, char *buf, size_t len)
         }
         switch (s->state) {
         case CG_RANK_IDLE: append(buf, len, &at, "%srank %d never started", sep, r); break;
+        case CG_RANK_DONE: /* its program ended (or failed) without the call the others wait in */
+            if (any_waiting(b))
+                append(buf, len, &at, "%srank %d finished its jobs", sep, r);
+            break;
         case CG_RANK_EXITED: append(buf, len, &at, "%srank %d exited early %s", sep, r, where); break;
         case CG_RANK_SIGNALED:
             append(buf, len, &at, "%srank %d died of signal %d (%s) %s", sep, r, s->signal_no,

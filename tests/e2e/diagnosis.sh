@@ -17,6 +17,12 @@ expect_grep "diagnosis: this case cannot tell apart torch-nn.* and own_loss" "$T
 # a rule set that raises is matched by the emulations raising the same error
 expect_exit 1 -- "$BIN" --rules c10d --world 2 "$C/allgather-zh"
 expect_grep "diagnosis: .*c10d" "$TMP/out"
+# an emulation that raises on one rank only (c10d: the gather's output is
+# detached on its root) does not hang the diagnosis: on 3a0d340 the re-run
+# over MPI waited in an all_reduce until the job's 20 s deadline (exit 3)
+expect_exit 1 -- "$BIN" --timeout 20 "$SRC/tests/data/explore_s1_p126.case"
+expect_grep "s1_p126 \(W=8\) .*Failed" "$TMP/out"
+expect_grep "diagnosis: " "$TMP/out"
 # hazards: the unused RPC result, and not the used one
 expect_exit 0 -- "$BIN" --oracle-only "$C/rpc-design"
 expect_grep "rpc_unused_result \(W=2\) .*Passed" "$TMP/out"

@@ -33,6 +33,23 @@ for c in r["cases"]:
     flowing += any(k["semantics"] == "per_rank" and any(v != 0 for v in k["expected"]) for k in c["checks"])
 assert {"value", "per_rank"} <= kinds, kinds   # values and gradients were compared, not just run
 assert flowing >= 50, flowing                   # and in most programs some gradient is not zero
+# a sum rounds at its terms' magnitude: each program's tolerance line allows the
+# dtype's rtol times its largest gradient (the oracle's, as the report lists them)
+import re
+default = {"f64": (1e-9, 1e-12), "f32": (1e-5, 1e-5)}
+lines = 0
+for c in r["cases"]:
+    text = open("%s/programs/%s.case" % (sys.argv[1], c["name"])).read()
+    rtol, atol = default[re.search(r"^dtype (\S+)$", text, re.M).group(1)]
+    scale = max([abs(v) for k in c["checks"] if k["semantics"] == "per_rank" for v in k["expected"]] + [0])
+    line = re.search(r"^tolerance rtol=(\S+) atol=(\S+)$", text, re.M)
+    if rtol * scale > atol:
+        assert line and float(line.group(1)) == rtol, (c["name"], line)
+        assert abs(float(line.group(2)) - rtol * scale) <= 1e-3 * rtol * scale, (c["name"], line.group(2), scale)
+        lines += 1
+    else:
+        assert not line, (c["name"], scale)
+assert lines >= 30, lines
 PY
 
 # the planted bug is found and shrunk to a case that reproduces as is. (Program 2 of

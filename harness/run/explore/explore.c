@@ -204,7 +204,12 @@ static int draw(explore *e)
         if (!text)
             return CG_EXIT_INFRA;
         program_path(e, name, path, sizeof path);
-        cg_explore_oracle_class(text, path, cls_name);
+        double scale = 0;
+        cg_explore_oracle_class(text, path, cls_name, &scale);
+        char *tolerant = cg_explore_with_tolerance(text, scale);
+        free(text);
+        if (!(text = tolerant))
+            return CG_EXIT_INFRA;
         if (write_text(path, text) != 0) {
             fprintf(stderr, "collgrad-check explore: cannot write %s\n", path);
             free(text);
@@ -294,7 +299,7 @@ static void judge_candidate(const char *text, char cls_out[CG_CLASS_LEN], void *
         return;
     }
     snprintf(path, sizeof path, "%s/candidate.case", c->e->out);
-    cg_explore_oracle_class(text, path, cls_out); /* an invalid candidate never reaches the tool */
+    cg_explore_oracle_class(text, path, cls_out, NULL); /* an invalid candidate never reaches the tool */
     if (cls_out[0] || !c->tool)
         return;
     if (c->e->rules && !c->reference) {

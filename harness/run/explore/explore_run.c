@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,22 @@
 #include "transport_threads.h"
 #include "report_json.h"
 
-void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLASS_LEN])
+/* The largest |per-rank gradient| of any tensor on any rank. */
+static double largest_gradient(const cg_oracle *o)
+{
+    double m = 0;
+    for (int i = 0; i < o->ntensors; i++)
+        for (int64_t k = 0; o->tensors[i].per_rank && k < o->tensors[i].numel; k++)
+            if (isfinite(o->tensors[i].per_rank[k]))
+                m = fmax(m, fabs(o->tensors[i].per_rank[k]));
+    return m;
+}
+
+void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLASS_LEN], double *grad_scale)
 {
     cls[0] = '\0';
+    if (grad_scale)
+        *grad_scale = 0;
     cg_status st = CG_STATUS_OK;
     cg_case *cs = cg_parse_case(file, text, strlen(text), &st);
     if (!cs) {
@@ -28,6 +42,8 @@ void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLA
     if (!o || o->st.code) {
         snprintf(cls, CG_CLASS_LEN, "generator: the oracle refuses it");
     } else {
+        if (grad_scale)
+            *grad_scale = largest_gradient(o);
         cg_report *rep = cg_report_new("oracle", "none", "reference", "cpu");
         cg_case_result *res = rep ? cg_report_add_case(rep, cs->name, cs->file, NULL, o->world) : NULL;
         cg_judge_job j = {cs, o, NULL, {NULL, false, cg_case_tol(cs, cg_tol_for(cs->dtype)), NULL}, false, false};
@@ -42,21 +58,30 @@ void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLA
     cg_case_free(cs);
 }
 
-/* The emulations' runs on threads, for a diagnosis (every built-in rule set
- * but the reference); *n of them, the caller frees each. */
-static void emulation_runs(const cg_case *cs, const cg_oracle *plan, cg_observed *obs, cg_rule_run *runs, int max,
-                           int *n)
+char *cg_explore_with_tolerance(const char *text, double grad_scale)
 {
-    const cg_rules *const *all = cg_rules_all();
-    *n = 0;
-    for (int i = 0; all[i] && *n < max; i++) {
-        if (strcmp(all[i]->name, "reference") == 0)
-            continue;
-        memset(&obs[*n], 0, sizeof obs[*n]);
-        bool ok = cg_threads_run_rules(cs, plan, all[i], &obs[*n], NULL) == 0;
-        runs[*n] = (cg_rule_run){all[i]->name, ok ? &obs[*n] : NULL};
-        ++*n;
+    const char *dtype = strstr(text, "\ndtype ");
+    const char *eol = dtype ? strchr(dtype + 1, '\n') : NULL;
+    cg_dtype dt = CG_F64;
+    if (dtype && strncmp(dtype + 7, "f32", 3) == 0)
+        dt = CG_F32;
+    else if (dtype && strncmp(dtype + 7, "bf16", 4) == 0)
+        dt = CG_BF16;
+    else if (dtype && strncmp(dtype + 7, "f16", 3) == 0)
+        dt = CG_F16;
+    cg_tol tol = cg_tol_for(dt);
+    if (!eol || !(tol.rtol * grad_scale > tol.atol))
+        return strdup(text);
+    char line[96];
+    int n = snprintf(line, sizeof line, "tolerance rtol=%.3g atol=%.4g\n", tol.rtol, tol.rtol * grad_scale);
+    size_t head = (size_t)(eol + 1 - text), len = strlen(text);
+    char *out = malloc(len + (size_t)n + 1);
+    if (out) {
+        memcpy(out, text, head);
+        memcpy(out + head, line, (size_t)n);
+        memcpy(out + head + (size_t)n, text + head, len - head + 1);
     }
+    return out;
 }
 
 void cg_explore_rules_class(const char *text, const char *file, const char *rules, char cls[CG_CLASS_LEN])
@@ -82,9 +107,8 @@ void cg_explore_rules_class(const char *text, const char *file, const char *rule
         if (need) {
             cg_observed runs_obs[MAX_RUNS];
             cg_rule_run runs[MAX_RUNS];
-            int n = 0;
-            if (need == CG_JUDGE_GRADIENTS_WRONG)
-                emulation_runs(cs, o, runs_obs, runs, MAX_RUNS, &n);
+            int n = need == CG_JUDGE_GRADIENTS_WRONG
+                        ? cg_threads_run_emulations(cs, o, NULL, runs_obs, runs, MAX_RUNS) : 0;
             cg_judge_diagnose(&j, need, runs, n, rules, res);
             for (int i = 0; i < n; i++)
                 cg_observed_free(&runs_obs[i]);

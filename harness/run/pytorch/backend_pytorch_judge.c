@@ -106,23 +106,13 @@ static void diagnose(const cg_pt_context *ctx, const cg_judge_job *j, const cg_p
                      cg_case_result *res)
 {
     enum { MAX_RUNS = 16 };
-    const cg_rules *const *all = cg_rules_all();
     cg_observed runs_obs[MAX_RUNS];
     cg_rule_run runs[MAX_RUNS];
-    int n = 0, raised_rank = -1;
-    memset(runs_obs, 0, sizeof runs_obs);
+    int raised_rank = -1;
     const char *raised = first_error(j->obs, &raised_rank);
     /* the API's own emulation first: where several give the same numbers,
      * the diagnosis names and explains the first */
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; !values_wrong && all[i] && n < MAX_RUNS; i++) {
-            bool own = strcmp(all[i]->name, ctx->emulation) == 0;
-            if (strcmp(all[i]->name, "reference") == 0 || own != (pass == 0))
-                continue;
-            bool ok = cg_threads_run_rules(j->cs, job->plan, all[i], &runs_obs[n], NULL) == 0;
-            runs[n] = (cg_rule_run){all[i]->name, ok ? &runs_obs[n] : NULL};
-            n++;
-        }
+    int n = values_wrong ? 0 : cg_threads_run_emulations(j->cs, job->plan, ctx->emulation, runs_obs, runs, MAX_RUNS);
     if (raised) {
         diagnose_raise(ctx, &job->ranks[raised_rank], runs, n, res);
     } else {
