@@ -27,12 +27,28 @@ typedef struct var {
     bool replicated;   /* the same values on every rank */
     bool root_only;    /* a reduce's or gather's output: meaningful on its root only, so
                         * only a backward on that root reads it */
+    bool ragged;       /* its shape differs between ranks (a reduce_scatter with uneven
+                        * send_splits): read by the losses only */
+    bool partly_equal; /* some ranks (a group's members) may hold equal values: no MAX/MIN
+                        * over it, whose tie would have no one gradient */
     double mag;        /* |value| stays below this */
 } var;
+
+/* A process group the program made: `g0 = group([1, 3])` (members: a
+ * subset, non-members get their input back), or a mesh's `tp` / `dp`
+ * (every rank a member of one group of `size`). */
+typedef struct pgroup {
+    const char *name;
+    int size;
+    bool mesh;
+    int members[8]; /* a subset group's, ascending */
+} pgroup;
 
 typedef struct gen {
     uint64_t s; /* splitmix64 state */
     int world;
+    pgroup grp[3];
+    int ngrp;
     char *text;
     size_t len, cap;
     bool oom;
@@ -109,7 +125,7 @@ static void shape_text(const var *t, char *out, size_t n)
 static var *pick(gen *g)
 {
     int n = g->nv, k = chance(g, 60) && n > 2 ? n - 1 - below(g, 2) : below(g, n);
-    while (g->v[k].root_only)
+    while (g->v[k].root_only || g->v[k].ragged)
         k = k > 0 ? k - 1 : n - 1;
     return &g->v[k];
 }
@@ -120,7 +136,7 @@ static var *pick_like(gen *g, const var *a)
     int start = below(g, g->nv);
     for (int k = 0; k < g->nv; k++) {
         var *b = &g->v[(start + k) % g->nv];
-        if (same_shape(a, b) && !b->root_only)
+        if (same_shape(a, b) && !b->root_only && !b->ragged)
             return b;
     }
     return NULL;
@@ -138,6 +154,30 @@ static void param(gen *g)
     char shape[48];
     shape_text(x, shape, sizeof shape);
     emit(g, "%s = param(randn(%s))\n", x->name, shape);
+}
+
+/* Maybe a process group or a mesh, made before anything else (every rank
+ * makes every group): a subset of 2..W-1 ranks at W >= 3, or at W = 4, 6, 8
+ * a [2, W/2] mesh (tp: a row of W/2 ranks, dp: a column of 2). */
+static void groups(gen *g)
+{
+    if (g->world >= 4 && g->world % 2 == 0 && chance(g, 25)) {
+        g->grp[g->ngrp++] = (pgroup){"tp", g->world / 2, true, {0}};
+        g->grp[g->ngrp++] = (pgroup){"dp", 2, true, {0}};
+        emit(g, "tp, dp = mesh([2, %d])\n", g->world / 2);
+    }
+    if (g->world >= 3 && chance(g, 30)) {
+        pgroup *p = &g->grp[g->ngrp++];
+        *p = (pgroup){"g0", 0, false, {0}};
+        int size = 2 + below(g, g->world - 2); /* 2..W-1 */
+        for (int r = 0; r < g->world; r++) /* size of the W ranks, in order (selection sampling) */
+            if (below(g, g->world - r) < size - p->size)
+                p->members[p->size++] = r;
+        emit(g, "g0 = group([");
+        for (int k = 0; k < p->size; k++)
+            emit(g, "%s%d", k ? ", " : "", p->members[k]);
+        emit(g, "])\n");
+    }
 }
 
 /* A unary op of the table, smooth, same shape: its domain by construction. */
@@ -211,6 +251,7 @@ static bool binary(gen *g)
         form = 0;
     var *y = fresh(g, a);
     y->replicated = a->replicated && b->replicated;
+    y->partly_equal = a->partly_equal || b->partly_equal;
     y->mag = mag[form];
     switch (form) {
     case 0: emit(g, "%s = %s + %s\n", y->name, a->name, b->name); break;
@@ -230,6 +271,64 @@ static bool binary(gen *g)
     return true;
 }
 
+/* A collective on one of the program's groups: all_reduce (any op) or
+ * broadcast from a member on any group, since a non-member's output is its
+ * input and the shape stays one for all ranks; all_gather and
+ * reduce_scatter on a mesh's groups only (every rank a member of a group of
+ * one size). The output is equal within each group, never across the world
+ * unless the group is the world. */
+static bool group_collective(gen *g, var *a, cg_coll_kind k)
+{
+    static const char *const ops[] = {"sum", "avg", "prod", "max", "min"};
+    const pgroup *p = &g->grp[below(g, g->ngrp)];
+    if (!p->mesh && k != CG_C_ALL_REDUCE && k != CG_C_BROADCAST)
+        k = CG_C_ALL_REDUCE;
+    if (k != CG_C_ALL_REDUCE && k != CG_C_BROADCAST && k != CG_C_ALL_GATHER && k != CG_C_REDUCE_SCATTER)
+        k = CG_C_ALL_REDUCE;
+    if ((k == CG_C_REDUCE_SCATTER && a->rows % p->size != 0) ||
+        (k == CG_C_ALL_GATHER && numel(a) * p->size > MAX_ELEMS))
+        return false;
+    int op = below(g, 5);
+    if ((op == 3 || op == 4) && (a->replicated || a->partly_equal))
+        op = 0;
+    if (op == 2 && pow(a->mag, p->size) > MAX_MAG)
+        op = 0;
+    var *y = fresh(g, a);
+    const char *name = cg_coll_name(k);
+    y->replicated = g->world == 1;
+    y->partly_equal = true;
+    double reduced = op == 2 ? pow(a->mag, p->size) : op == 0 ? a->mag * p->size : a->mag;
+    switch (k) {
+    case CG_C_BROADCAST: {
+        /* the root is a global rank of the group: a mesh's groups differ per rank, so
+         * their root is a rank expression (the row's first, the column's first) */
+        if (p->mesh && strcmp(p->name, "tp") == 0)
+            emit(g, "%s = %s(%s, rank - rank %% %d, group=%s)\n", y->name, name, a->name, p->size, p->name);
+        else if (p->mesh)
+            emit(g, "%s = %s(%s, rank %% %d, group=%s)\n", y->name, name, a->name, g->world / 2, p->name);
+        else
+            emit(g, "%s = %s(%s, %d, group=%s)\n", y->name, name, a->name, p->members[below(g, p->size)],
+                 p->name);
+        break;
+    }
+    case CG_C_ALL_GATHER:
+        emit(g, "%s = %s(%s, group=%s)\n", y->name, name, a->name, p->name);
+        y->rows = a->rows * p->size;
+        break;
+    case CG_C_REDUCE_SCATTER:
+        emit(g, "%s = %s(%s, %s, group=%s)\n", y->name, name, a->name, ops[op], p->name);
+        y->rows = a->rows / p->size;
+        y->mag = reduced;
+        break;
+    default:
+        emit(g, "%s = %s(%s, %s, group=%s)\n", y->name, name, a->name, ops[op], p->name);
+        y->mag = fmax(a->mag, reduced); /* a non-member keeps its input */
+        break;
+    }
+    g->ncoll++;
+    return true;
+}
+
 /* A collective of the table on a tensor that fits it. */
 static bool collective(gen *g)
 {
@@ -239,13 +338,15 @@ static bool collective(gen *g)
     static const char *const ops[] = {"sum", "avg", "prod", "max", "min"};
     var *a = pick(g);
     cg_coll_kind k = kinds[below(g, (int)(sizeof kinds / sizeof kinds[0]))];
+    if (g->ngrp > 0 && chance(g, 40))
+        return group_collective(g, a, k);
     if (k == CG_C_SEND && g->world == 1) /* a ring needs a peer */
         return false;
     bool splits = k == CG_C_REDUCE_SCATTER || k == CG_C_ALL_TO_ALL || k == CG_C_SCATTER;
     if ((splits && a->rows % g->world != 0) || (k == CG_C_ALL_GATHER && numel(a) * g->world > MAX_ELEMS))
         return false;
     int op = below(g, 5);
-    if ((op == 3 || op == 4) && a->replicated) /* MAX/MIN of equal values: a tie on every element */
+    if ((op == 3 || op == 4) && (a->replicated || a->partly_equal)) /* MAX/MIN of equal values: a tie */
         op = 0;
     if (op == 2 && pow(a->mag, g->world) > MAX_MAG)
         op = 0;
@@ -258,7 +359,19 @@ static bool collective(gen *g)
         y->mag = op == 2 ? pow(a->mag, g->world) : op == 0 ? a->mag * g->world : a->mag;
         break;
     case CG_C_REDUCE_SCATTER:
-        emit(g, "%s = %s(%s, %s)\n", y->name, name, a->name, ops[op]);
+        if (g->world > 1 && op != 2 && chance(g, 25)) { /* uneven: rank r gets splits[r] rows */
+            int64_t left = a->rows;
+            emit(g, "%s = %s(%s, %s, send_splits=[", y->name, name, a->name, ops[op]);
+            for (int r = 0; r < g->world; r++) {
+                int64_t rows = r == g->world - 1 ? left : below(g, (int)left + 1);
+                emit(g, "%s%lld", r ? ", " : "", (long long)rows);
+                left -= rows;
+            }
+            emit(g, "])\n");
+            y->ragged = true;
+        } else {
+            emit(g, "%s = %s(%s, %s)\n", y->name, name, a->name, ops[op]);
+        }
         y->rows = a->rows / g->world;
         y->replicated = g->world == 1;
         y->mag = op == 2 ? pow(a->mag, g->world) : op == 0 ? a->mag * g->world : a->mag;
@@ -313,6 +426,7 @@ char *cg_explore_program(uint64_t seed, long index, const cg_gen_opts *o, const 
     emit(&g, "case %s\nsource collgrad-check explore --seed %llu, program %ld\nworld %d\ndtype %s\n\n", name,
          (unsigned long long)seed, index, g.world, dtype);
     int inputs = 1 + below(&g, 4), colls = 1 + below(&g, 6), locals = below(&g, 5);
+    groups(&g);
     for (int i = 0; i < inputs; i++)
         param(&g);
     /* the collectives and local ops interleaved; a draw that does not fit is drawn again */
@@ -332,6 +446,12 @@ char *cg_explore_program(uint64_t seed, long index, const cg_gen_opts *o, const 
     int nback = 1 + below(&g, 3);
     for (int b = 0; b < nback; b++) {
         const var *t = b == 0 && !g.v[g.nv - 1].root_only ? &g.v[g.nv - 1] : pick(&g);
+        for (int k = 0; k < g.nv && b > 0; k++) /* a ragged tensor is read by a loss, once */
+            if (g.v[k].ragged) {
+                t = &g.v[k];
+                g.v[k].ragged = false, g.v[k].root_only = true;
+                break;
+            }
         emit(&g, "backward(sum(%s * %s) * (rank + 1))\n", t->name, t->name);
     }
     if (g.oom) {

@@ -5,9 +5,14 @@
  * world, so every split collective divides them), local ops drawn from the
  * op table (harness/lang/op_table.h: only smooth ops, their domains
  * respected by construction: log(v * v + 1)), 1-6 collectives drawn from the
- * collective table, and 1-3 backward calls of per-rank losses. Values are
- * drawn per rank (randn keyed by rank), and MAX/MIN reduce only values that
- * differ between ranks, so no tie occurs; nothing divides by zero.
+ * collective table, and 1-3 backward calls of per-rank losses. Some programs
+ * make a process group (a subset of the ranks: all_reduce and broadcast on
+ * it) or a [2, W/2] mesh (all_reduce, broadcast, all_gather, reduce_scatter
+ * on its rows and columns), and some reduce_scatters split unevenly
+ * (send_splits: the output's shape differs between ranks, so only a loss
+ * reads it). Values are drawn per rank (randn keyed by rank), and MAX/MIN
+ * reduce only values that differ between ranks (never a group's equal
+ * results), so no tie occurs; nothing divides by zero.
  *
  * The generator writes text, which the tool's own parser reads: a program it
  * rejects, or that the oracle cannot run, is a bug of the generator and is
