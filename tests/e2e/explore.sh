@@ -65,6 +65,8 @@ d = json.load(open('$TMP/bug/explore.json'))
 print(next(c['case'] for c in d['classes'] if c['class'] == 'matches wrong_rank_order'))")
 n=$(grep -cvE '^(#|case |source |world |dtype |tolerance |$)' "$f")
 [ "$n" -le 6 ] && ok || bad "$f has $n statements (at most 6)"
+grep -q "^# observed under --transport .*libbuggy_transport.so (fail):" "$f" && grep -q "^#   grad(x0) rank 0: \[" "$f" \
+  && ok || bad "$f has no observed numbers"
 expect_exit 1 -- "$BIN" --transport "$BUGGY" "$f"
 expect_grep "diagnosis: the transport's reduce_scatter delivers results in the wrong rank order" "$TMP/out"
 expect_exit 0 -- "$BIN" "$f"

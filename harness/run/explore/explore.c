@@ -351,6 +351,34 @@ static void expect_lines(FILE *f, const char *text, const char *file)
     cg_case_free(cs);
 }
 
+/* The numbers the shrunk case gives where the class came from (the backend
+ * under test, or the MPI reference for a class of the tool), appended to it
+ * as comments: what a reader compares with the expect lines. 0, or 1 when
+ * the file cannot be written (a run that fails leaves no comment). */
+static int observed_comment(const explore *e, const shrink_ctx *ctx, const char *shrunk, const char *opts)
+{
+    char json[PATH_MAX], log[PATH_MAX];
+    snprintf(json, sizeof json, "%s/candidate.json", e->out);
+    snprintf(log, sizeof log, "%s/candidate.log", e->out);
+    const char *extra[MAX_EXTRA + 4] = {"--no-fd", "--timeout", e->timeout};
+    int n = 3;
+    for (int i = 0; !ctx->reference && i < e->nextra; i++)
+        extra[n++] = e->extra[i];
+    extra[n] = NULL;
+    const char *paths[1] = {shrunk};
+    if (cg_explore_run_tool(extra, json, log, paths, 1) < 0)
+        return 0;
+    char under[1024];
+    int len = snprintf(under, sizeof under, "%s", opts[0] ? opts : "the reference rules over MPI");
+    while (len > 0 && under[len - 1] == ' ')
+        under[--len] = '\0';
+    FILE *f = fopen(shrunk, "a");
+    if (!f)
+        return 1;
+    (void)cg_explore_observed_comment(json, under, f); /* an unreadable report adds nothing */
+    return fclose(f) != 0;
+}
+
 /* Each class's first program, shrunk to DIR/shrunk-K.case. */
 static int shrink_all(explore *e)
 {
@@ -384,6 +412,8 @@ static int shrink_all(explore *e)
         if (f && fclose(f) != 0)
             rc = 1;
         free(small);
+        if (!rc && ctx.tool)
+            rc = observed_comment(e, &ctx, k->shrunk, opts);
         if (rc) {
             fprintf(stderr, "collgrad-check explore: cannot write %s\n", k->shrunk);
             return CG_EXIT_INFRA;

@@ -210,3 +210,55 @@ int cg_explore_report_classes(const char *json, bool reference,
     cJSON_Delete(root);
     return 0;
 }
+
+/* "[1, 2, 3]" of a JSON array of numbers, at most 16 of them, into out. */
+static void numbers_text(const cJSON *a, char *out, size_t len)
+{
+    size_t at = (size_t)snprintf(out, len, "[");
+    int i = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, a)
+    {
+        if (at >= len)
+            break;
+        if (i++ == 16) {
+            at += (size_t)snprintf(out + at, len - at, ", ...");
+            break;
+        }
+        at += (size_t)snprintf(out + at, len - at, "%s%.10g", i > 1 ? ", " : "", cJSON_IsNumber(v) ? v->valuedouble : NAN);
+    }
+    if (at < len)
+        snprintf(out + at, len - at, "]");
+}
+
+int cg_explore_observed_comment(const char *json, const char *under, FILE *f)
+{
+    cg_status st = CG_STATUS_OK;
+    cJSON *root = cg_report_json_load(json, &st);
+    if (!root)
+        return -1;
+    const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "cases"), 0), *k;
+    fprintf(f, "\n# observed under %s (%s):\n", under, c ? cg_json_str(c, "status") : "no result");
+    cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(c, "checks"))
+    {
+        const char *sem = cg_json_str(k, "semantics"), *tensor = cg_json_str(k, "tensor");
+        const char *against = cg_json_str(k, "against"), *note = cg_json_str(k, "note");
+        int rank = (int)cg_json_num(k, "rank", -1);
+        char values[1024];
+        if (sem && strcmp(sem, "per_rank") == 0 && against && strcmp(against, "oracle") == 0 && tensor &&
+            tensor[0] == 'x') { /* the generator's params are x0, x1, ... */
+            numbers_text(cJSON_GetObjectItemCaseSensitive(k, "observed"), values, sizeof values);
+            fprintf(f, "#   grad(%s) rank %d: %s\n", tensor, rank, values);
+        } else if (sem && strcmp(sem, "error") == 0 && note) {
+            if (rank >= 0)
+                fprintf(f, "#   error rank %d: %s\n", rank, note);
+            else
+                fprintf(f, "#   error: %s\n", note);
+        }
+    }
+    const char *message = c ? cg_json_str(c, "message") : NULL;
+    if (message)
+        fprintf(f, "#   %s\n", message);
+    cJSON_Delete(root);
+    return 0;
+}

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define CG_CLASS_LEN 200
 
@@ -50,5 +51,11 @@ int cg_explore_run_tool(const char *const *extra, const char *json, const char *
  * "unknown", or "raises" for an error. 0, or -1 when unreadable. */
 int cg_explore_report_classes(const char *json, bool reference,
                               void (*each)(const char *name, const char *cls, void *ctx), void *ctx);
+
+/* The first case of the report at `json` as comment lines into f: "#
+ * observed under UNDER (STATUS):", then each param's (x0, x1, ...) observed
+ * gradient per rank (16 numbers at most), each error, the case's message.
+ * 0, or -1 when unreadable. */
+int cg_explore_observed_comment(const char *json, const char *under, FILE *f);
 
 #endif
