@@ -84,6 +84,28 @@ char *cg_explore_with_tolerance(const char *text, double grad_scale)
     return out;
 }
 
+/* A failing program's class: "hangs" or "raises" for a run that did not end
+ * (an error: the deadline, a timeout of the framework's), else the first
+ * explanation its diagnosis names ("matches A"), else the error a rank
+ * raised without any emulation raising it ("raises: RuntimeError at
+ * forward: ...", its location dropped, since it moves as the program
+ * shrinks), else "unknown". */
+static void failure_class(bool error, const char *match, const char *message, const char *rank_error,
+                          char cls[CG_CLASS_LEN])
+{
+    if (error) {
+        bool hang = message && (strncmp(message, "hang", 4) == 0 || strstr(message, "deadline"));
+        snprintf(cls, CG_CLASS_LEN, "%s", hang ? "hangs" : "raises");
+    } else if (match) {
+        snprintf(cls, CG_CLASS_LEN, "matches %s", match);
+    } else if (rank_error) {
+        const char *after = strstr(rank_error, ": "); /* past "file:line:col" */
+        snprintf(cls, CG_CLASS_LEN, "raises: %.100s", after ? after + 2 : rank_error);
+    } else {
+        snprintf(cls, CG_CLASS_LEN, "unknown");
+    }
+}
+
 void cg_explore_rules_class(const char *text, const char *file, const char *rules, char cls[CG_CLASS_LEN])
 {
     enum { MAX_RUNS = 16 };
@@ -114,12 +136,13 @@ void cg_explore_rules_class(const char *text, const char *file, const char *rule
                 cg_observed_free(&runs_obs[i]);
         }
         cg_case_finish(res);
-        if (res->status == CG_ERROR)
-            snprintf(cls, CG_CLASS_LEN, "raises");
-        else if (res->status == CG_FAIL && res->ndiag > 0)
-            snprintf(cls, CG_CLASS_LEN, "matches %s", res->diag_matches[0]);
-        else if (res->status == CG_FAIL)
-            snprintf(cls, CG_CLASS_LEN, "unknown");
+        const char *rank_error = NULL;
+        for (int i = 0; i < res->nchecks && !rank_error; i++)
+            if (res->checks[i].rank >= 0 && strcmp(res->checks[i].semantics, "error") == 0)
+                rank_error = res->checks[i].note;
+        if (res->status == CG_ERROR || res->status == CG_FAIL)
+            failure_class(res->status == CG_ERROR, res->ndiag > 0 ? res->diag_matches[0] : NULL, res->message,
+                          rank_error, cls);
     }
     cg_observed_free(&obs);
     cg_report_free(rep);
@@ -177,20 +200,20 @@ static void case_class(const cJSON *c, bool reference, char cls[CG_CLASS_LEN])
         snprintf(cls, CG_CLASS_LEN, "tool: oracle vs MPI reference (%s)", status);
         return;
     }
-    if (strcmp(status, "error") == 0) {
-        snprintf(cls, CG_CLASS_LEN, "raises");
-        return;
-    }
     /* the first explanation the diagnosis names: several often match one
      * program (torch-nn@1.13 and @2.4 agree on most), and which others do
      * changes as the program shrinks; the first stays */
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "diagnosis"), "matches");
-    const cJSON *first = cJSON_GetArrayItem(m, 0);
-    size_t len = 0;
-    if (cJSON_IsString(first))
-        len = (size_t)snprintf(cls, CG_CLASS_LEN, "matches %s", first->valuestring);
-    if (len == 0)
-        snprintf(cls, CG_CLASS_LEN, "unknown");
+    const cJSON *first = cJSON_GetArrayItem(m, 0), *k;
+    const char *rank_error = NULL;
+    cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(c, "checks"))
+    {
+        const char *sem = cg_json_str(k, "semantics");
+        if (!rank_error && sem && strcmp(sem, "error") == 0 && cg_json_num(k, "rank", -1) >= 0)
+            rank_error = cg_json_str(k, "note");
+    }
+    failure_class(strcmp(status, "error") == 0, cJSON_IsString(first) ? first->valuestring : NULL,
+                  cg_json_str(c, "message"), rank_error, cls);
 }
 
 int cg_explore_report_classes(const char *json, bool reference,
