@@ -76,7 +76,11 @@ import json; print(len(json.load(open('$TMP/bug/explore.json'))['classes']))")" 
 
 # every --inject data-fault kind is found within 10 programs: findings, none the tool's own
 # (wrong_root hangs the ranks of some programs: --timeout bounds each)
-for kind in wrong_sum drop_rank swap_slices bit_flip scale_world wrong_root wrong_dtype_size; do
+kinds="wrong_sum drop_rank swap_slices bit_flip scale_world wrong_root wrong_dtype_size"
+# under the sanitizers (CI's time) two of them: the fault wrapper is one for every kind,
+# and the plain build runs all seven
+[ -n "${ASAN_OPTIONS:-}" ] && kinds="bit_flip wrong_root"
+for kind in $kinds; do
   expect_exit 1 -- "$BIN" explore --seed 1 --count 10 --max-world 3 --inject "$kind:0" --timeout 3 \
     --shrink-time 2 --out "$TMP/inject-$kind"
   python3 -c '
