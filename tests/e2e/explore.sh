@@ -35,21 +35,25 @@ for c in r["cases"]:
 assert {"value", "per_rank"} <= kinds, kinds   # values and gradients were compared, not just run
 assert flowing >= 90, flowing                   # and in most programs some gradient is not zero
 # a sum rounds at its terms' magnitude: each program's tolerance line allows the
-# dtype's rtol times its largest gradient (the oracle's, as the report lists them)
+# dtype's rtol times its largest gradient or, where more, 16 unit roundoffs times its
+# largest value times W(W+1) (the oracle's numbers, as the report lists them)
 import re
-default = {"f64": (1e-9, 1e-12), "f32": (1e-5, 1e-5)}
+default = {"f64": (1e-9, 1e-12, 2.0**-53), "f32": (1e-5, 1e-5, 2.0**-24)}
 lines = 0
 for c in r["cases"]:
     text = open("%s/programs/%s.case" % (sys.argv[1], c["name"])).read()
-    rtol, atol = default[re.search(r"^dtype (\S+)$", text, re.M).group(1)]
-    scale = max([abs(v) for k in c["checks"] if k["semantics"] == "per_rank" for v in k["expected"]] + [0])
+    rtol, atol, u = default[re.search(r"^dtype (\S+)$", text, re.M).group(1)]
+    def largest(sem):
+        return max([abs(v) for k in c["checks"] if k["semantics"] == sem for v in k["expected"]] + [0])
+    w = c["world"]
+    need = max(rtol * largest("per_rank"), 16 * u * largest("value") * w * (w + 1))
     line = re.search(r"^tolerance rtol=(\S+) atol=(\S+)$", text, re.M)
-    if rtol * scale > atol:
+    if need > atol:
         assert line and float(line.group(1)) == rtol, (c["name"], line)
-        assert abs(float(line.group(2)) - rtol * scale) <= 1e-3 * rtol * scale, (c["name"], line.group(2), scale)
+        assert abs(float(line.group(2)) - need) <= 1e-3 * need, (c["name"], line.group(2), need)
         lines += 1
     else:
-        assert not line, (c["name"], scale)
+        assert not line, (c["name"], need)
 assert lines >= 30, lines
 PY
 

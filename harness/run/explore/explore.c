@@ -204,9 +204,9 @@ static int draw(explore *e)
         if (!text)
             return CG_EXIT_INFRA;
         program_path(e, name, path, sizeof path);
-        double scale = 0;
-        cg_explore_oracle_class(text, path, cls_name, &scale);
-        char *tolerant = cg_explore_with_tolerance(text, scale);
+        double atol = 0;
+        cg_explore_oracle_class(text, path, cls_name, &atol);
+        char *tolerant = cg_explore_with_tolerance(text, atol);
         free(text);
         if (!(text = tolerant))
             return CG_EXIT_INFRA;

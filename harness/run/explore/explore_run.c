@@ -16,22 +16,32 @@
 #include "transport_threads.h"
 #include "report_json.h"
 
-/* The largest |per-rank gradient| of any tensor on any rank. */
-static double largest_gradient(const cg_oracle *o)
+/* The atol a program needs (explore_run.h): the dtype's rtol times its
+ * largest |per-rank gradient|, or, where more, 16 unit roundoffs of the
+ * dtype times its largest |value| times W(W+1), the sum over ranks of the
+ * losses' 2 (rank + 1) weights (explore's losses are sum(t * t) *
+ * (rank + 1)): gradients that cancel to 0 from nonzero terms
+ * (`all_reduce(v - mean(v))`) round at their terms' magnitude. */
+static double program_atol(const cg_oracle *o, cg_dtype dt)
 {
-    double m = 0;
+    double g = 0, v = 0;
     for (int i = 0; i < o->ntensors; i++)
-        for (int64_t k = 0; o->tensors[i].per_rank && k < o->tensors[i].numel; k++)
-            if (isfinite(o->tensors[i].per_rank[k]))
-                m = fmax(m, fabs(o->tensors[i].per_rank[k]));
-    return m;
+        for (int64_t k = 0; k < o->tensors[i].numel; k++) {
+            const cg_otensor *t = &o->tensors[i];
+            if (t->per_rank && isfinite(t->per_rank[k]))
+                g = fmax(g, fabs(t->per_rank[k]));
+            if (t->value && isfinite(t->value[k]))
+                v = fmax(v, fabs(t->value[k]));
+        }
+    double u = dt == CG_F32 ? 0x1p-24 : dt == CG_BF16 ? 0x1p-8 : dt == CG_F16 ? 0x1p-11 : 0x1p-53;
+    return fmax(cg_tol_for(dt).rtol * g, 16 * u * v * o->world * (o->world + 1));
 }
 
-void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLASS_LEN], double *grad_scale)
+void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLASS_LEN], double *atol)
 {
     cls[0] = '\0';
-    if (grad_scale)
-        *grad_scale = 0;
+    if (atol)
+        *atol = 0;
     cg_status st = CG_STATUS_OK;
     cg_case *cs = cg_parse_case(file, text, strlen(text), &st);
     if (!cs) {
@@ -42,8 +52,8 @@ void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLA
     if (!o || o->st.code) {
         snprintf(cls, CG_CLASS_LEN, "generator: the oracle refuses it");
     } else {
-        if (grad_scale)
-            *grad_scale = largest_gradient(o);
+        if (atol)
+            *atol = program_atol(o, cs->dtype);
         cg_report *rep = cg_report_new("oracle", "none", "reference", "cpu");
         cg_case_result *res = rep ? cg_report_add_case(rep, cs->name, cs->file, NULL, o->world) : NULL;
         cg_judge_job j = {cs, o, NULL, {NULL, false, cg_case_tol(cs, cg_tol_for(cs->dtype)), NULL}, false, false};
@@ -58,7 +68,7 @@ void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLA
     cg_case_free(cs);
 }
 
-char *cg_explore_with_tolerance(const char *text, double grad_scale)
+char *cg_explore_with_tolerance(const char *text, double atol)
 {
     const char *dtype = strstr(text, "\ndtype ");
     const char *eol = dtype ? strchr(dtype + 1, '\n') : NULL;
@@ -70,10 +80,10 @@ char *cg_explore_with_tolerance(const char *text, double grad_scale)
     else if (dtype && strncmp(dtype + 7, "f16", 3) == 0)
         dt = CG_F16;
     cg_tol tol = cg_tol_for(dt);
-    if (!eol || !(tol.rtol * grad_scale > tol.atol))
+    if (!eol || !(atol > tol.atol))
         return strdup(text);
     char line[96];
-    int n = snprintf(line, sizeof line, "tolerance rtol=%.3g atol=%.4g\n", tol.rtol, tol.rtol * grad_scale);
+    int n = snprintf(line, sizeof line, "tolerance rtol=%.3g atol=%.4g\n", tol.rtol, atol);
     size_t head = (size_t)(eol + 1 - text), len = strlen(text);
     char *out = malloc(len + (size_t)n + 1);
     if (out) {

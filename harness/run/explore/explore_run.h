@@ -14,21 +14,22 @@
 /* The class of a program the oracle judges alone: "" when the oracle and
  * finite differences agree, "generator: ..." when the program is invalid
  * (the parser or the oracle refuses it), "tool: oracle vs finite
- * differences" when they disagree. grad_scale (may be NULL) receives the
- * largest |gradient| of any tensor on any rank (0 when the oracle did not
- * run), the scale cg_explore_with_tolerance needs. */
-void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLASS_LEN], double *grad_scale);
+ * differences" when they disagree. atol (may be NULL) receives the atol
+ * its checks need (0 when the oracle did not run): the dtype's rtol times
+ * the largest |gradient| of any tensor on any rank, or, where more, 16 unit
+ * roundoffs of the dtype times the largest |value| times W(W+1) (gradients
+ * that cancel to 0 round at their terms' magnitude, not their own). */
+void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLASS_LEN], double *atol);
 
 /* The program with a `tolerance` line after its dtype line when its dtype's
- * default atol is too tight for gradients of grad_scale: a sum in f32 (or a
- * half) rounds at the magnitude of its terms, not of its result, so a
+ * default atol is below `atol` (cg_explore_oracle_class's): a sum in f32 (or
+ * a half) rounds at the magnitude of its terms, not of its result, so a
  * gradient element that cancels to 0.19 from terms of 700 is off by 1e-4
  * in an honest f32 run, past the elementwise 1e-5. The line keeps the
- * dtype's rtol and sets atol = rtol * grad_scale: elementwise, the error
- * allowed is at most the dtype's relative error on the program's largest
- * gradient, far below what a wrong rule (a factor, a lost term) gives. A
- * malloc'd copy of text when nothing is needed; NULL when out of memory. */
-char *cg_explore_with_tolerance(const char *text, double grad_scale);
+ * dtype's rtol: the error allowed stays far below what a wrong rule (a
+ * factor, a lost term) gives. A malloc'd copy of text when nothing is
+ * needed; NULL when out of memory. */
+char *cg_explore_with_tolerance(const char *text, double atol);
 
 /* The class of a program run under a built-in rule set, in-process: the
  * ranks on threads (transport_threads.h), judged and diagnosed by the judge
