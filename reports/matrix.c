@@ -117,31 +117,6 @@ static int find_row(cg_matrix *m, const char *name, const char *file, int world)
     return m->nrows++;
 }
 
-/* "[1, 2, 3, ...]": at most 6 numbers of a check's values array. */
-static void numbers(const cJSON *arr, char *buf, size_t len)
-{
-    size_t at = (size_t)snprintf(buf, len, "[");
-    int i = 0;
-    const cJSON *v;
-    cJSON_ArrayForEach(v, arr)
-    {
-        if (at >= len)
-            break;
-        if (i == 6) {
-            at += (size_t)snprintf(buf + at, len - at, ", ...");
-            break;
-        }
-        if (cJSON_IsNumber(v))
-            at += (size_t)snprintf(buf + at, len - at, "%s%.6g", i ? ", " : "", v->valuedouble);
-        else
-            at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
-                                   cJSON_IsString(v) ? v->valuestring : "?");
-        i++;
-    }
-    if (at < len)
-        snprintf(buf + at, len - at, "]");
-}
-
 /* WRONG: the largest error and the first failing checks' numbers. */
 static int wrong_cell(cg_cell *cell, const cJSON *checks)
 {
@@ -160,8 +135,8 @@ static int wrong_cell(cg_cell *cell, const cJSON *checks)
             cell->max_err = err;
         if (shown++ >= 4 || at >= sizeof detail)
             continue;
-        numbers(cJSON_GetObjectItemCaseSensitive(k, "expected"), e, sizeof e);
-        numbers(cJSON_GetObjectItemCaseSensitive(k, "observed"), o, sizeof o);
+        cg_json_numbers_text(cJSON_GetObjectItemCaseSensitive(k, "expected"), 6, 6, e, sizeof e);
+        cg_json_numbers_text(cJSON_GetObjectItemCaseSensitive(k, "observed"), 6, 6, o, sizeof o);
         const char *note = cg_json_str(k, "note");
         at += (size_t)snprintf(detail + at, sizeof detail - at,
                                "%s%s(%s) rank %d: expected %s observed %s%s%s", at ? "; " : "",

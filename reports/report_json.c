@@ -212,3 +212,27 @@ int cg_report_write_json(const cg_report *r, const char *path, cg_status *st)
     free(line);
     return rc;
 }
+
+void cg_json_numbers_text(const cJSON *arr, int max, int digits, char *buf, size_t len)
+{
+    size_t at = (size_t)snprintf(buf, len, "[");
+    int i = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, arr)
+    {
+        if (at >= len)
+            break;
+        if (i == max) {
+            at += (size_t)snprintf(buf + at, len - at, ", ...");
+            break;
+        }
+        if (cJSON_IsNumber(v))
+            at += (size_t)snprintf(buf + at, len - at, "%s%.*g", i ? ", " : "", digits, v->valuedouble);
+        else
+            at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "",
+                                   cJSON_IsString(v) ? v->valuestring : "?");
+        i++;
+    }
+    if (at < len)
+        snprintf(buf + at, len - at, "]");
+}

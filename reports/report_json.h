@@ -31,5 +31,9 @@ struct cJSON *cg_report_json_load(const char *path, cg_status *st);
  * string), the number (dflt when absent or not a number). */
 const char *cg_json_str(const struct cJSON *o, const char *key);
 double cg_json_num(const struct cJSON *o, const char *key, double dflt);
+/* "[1, 2, 3, ...]" of a report's values array into buf (cut to len): at
+ * most `max` entries, numbers with `digits` significant digits, a string
+ * entry ("nan", "inf") as it is. */
+void cg_json_numbers_text(const struct cJSON *arr, int max, int digits, char *buf, size_t len);
 
 #endif

@@ -244,26 +244,6 @@ int cg_explore_report_classes(const char *json, bool reference,
     return 0;
 }
 
-/* "[1, 2, 3]" of a JSON array of numbers, at most 16 of them, into out. */
-static void numbers_text(const cJSON *a, char *out, size_t len)
-{
-    size_t at = (size_t)snprintf(out, len, "[");
-    int i = 0;
-    const cJSON *v;
-    cJSON_ArrayForEach(v, a)
-    {
-        if (at >= len)
-            break;
-        if (i++ == 16) {
-            at += (size_t)snprintf(out + at, len - at, ", ...");
-            break;
-        }
-        at += (size_t)snprintf(out + at, len - at, "%s%.10g", i > 1 ? ", " : "", cJSON_IsNumber(v) ? v->valuedouble : NAN);
-    }
-    if (at < len)
-        snprintf(out + at, len - at, "]");
-}
-
 int cg_explore_observed_comment(const char *json, const char *under, FILE *f)
 {
     cg_status st = CG_STATUS_OK;
@@ -280,7 +260,7 @@ int cg_explore_observed_comment(const char *json, const char *under, FILE *f)
         char values[1024];
         if (sem && strcmp(sem, "per_rank") == 0 && against && strcmp(against, "oracle") == 0 && tensor &&
             tensor[0] == 'x') { /* the generator's params are x0, x1, ... */
-            numbers_text(cJSON_GetObjectItemCaseSensitive(k, "observed"), values, sizeof values);
+            cg_json_numbers_text(cJSON_GetObjectItemCaseSensitive(k, "observed"), 16, 10, values, sizeof values);
             fprintf(f, "#   grad(%s) rank %d: %s\n", tensor, rank, values);
         } else if (sem && strcmp(sem, "error") == 0 && note) {
             if (rank >= 0)
