@@ -363,6 +363,34 @@ static void test_ring(cg_tp *tp, cg_dtype dt, const char *name)
     }
 }
 
+/* Every rank sends 1 MiB to the next before it receives from the previous:
+ * sends are buffered (collgrad_transport.h), so this ends; an MPI_Send, which
+ * above the eager limit waits for its receiver, waited here forever. The
+ * sent buffer is overwritten at once: the transport must have copied it. A
+ * second pass sends to itself (its own receive comes only after). */
+static void test_large_ring(cg_tp *tp)
+{
+    enum { N = (1 << 20) / sizeof(double) };
+    double *out = malloc(N * sizeof *out), *in = malloc(N * sizeof *in);
+    CHECK(out && in, "out of memory for the 1 MiB ring");
+    for (int pass = 0; out && in && pass < 2; pass++) {
+        int next = pass ? g_rank : (g_rank + 1) % g_world;
+        int prev = pass ? g_rank : (g_rank + g_world - 1) % g_world;
+        for (size_t i = 0; i < N; i++)
+            out[i] = g_rank * 1e6 + (double)i;
+        CHECK(cg_tp_send(tp, SITE, out, N, CG_F64, next, 3) == 0, "1 MiB send: %s", tp->st.msg);
+        memset(out, 0xff, N * sizeof *out);
+        CHECK(cg_tp_recv(tp, SITE, in, N, CG_F64, prev, 3) == 0, "1 MiB recv: %s", tp->st.msg);
+        size_t bad = 0;
+        for (size_t i = 0; i < N; i++)
+            bad += in[i] != prev * 1e6 + (double)i;
+        CHECK(bad == 0, "1 MiB ring pass %d: %zu of %d elements wrong", pass, bad, (int)N);
+    }
+    CHECK(cg_tp_settle(tp) == 0, "settle after the ring: %s", tp->st.msg);
+    free(out);
+    free(in);
+}
+
 static void test_p2p_errors(cg_tp *tp)
 {
     float buf[9] = {0};
@@ -590,6 +618,7 @@ int main(int argc, char **argv)
         test_split(&tp);
         if (g_world > 1) {
             test_ring(&tp, CG_BF16, "bf16");
+            test_large_ring(&tp);
             test_p2p_errors(&tp);
         }
         test_local_errors(&tp);

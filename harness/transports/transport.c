@@ -141,9 +141,16 @@ int cg_tp_open(cg_tp *tp, const char *name, cg_status *st)
         tp->inst = ops->create(&why);
         if (tp->inst) {
             tp->ops = ops;
+            if (strcmp(name, "mpi") == 0)
+                tp->flush_sends = cg_mpi_flush_sends;
 #ifdef HAVE_CUDA
-            tp->holds_sends = strcmp(name, "nccl") == 0 ? tp->inst : NULL; /* no module load for mpi */
+            else if (strcmp(name, "nccl") == 0) /* no module load for mpi */
+                tp->flush_sends = cgn_flush_sends;
 #endif
+            if (tp->flush_sends) {
+                tp->holder = tp->inst;
+                tp->holder_ops = ops;
+            }
             tp->rank = ops->rank(tp->inst);
             tp->world = ops->world(tp->inst);
             return 0;
@@ -157,12 +164,10 @@ int cg_tp_open(cg_tp *tp, const char *name, cg_status *st)
 
 int cg_tp_settle(cg_tp *tp)
 {
-#ifdef HAVE_CUDA
-    if (tp->holds_sends && cgn_flush_sends(tp->holds_sends) != 0) {
-        cg_error(&tp->st, "%s", tp->ops->last_error(tp->inst));
+    if (tp->flush_sends && tp->flush_sends(tp->holder) != 0) {
+        cg_error(&tp->st, "%s", tp->holder_ops->last_error(tp->holder));
         return -1;
     }
-#endif
     return 0;
 }
 

@@ -77,8 +77,13 @@ struct cg_tp {
     int ncoll;                      /* collectives issued in this job (reset per job) */
     cg_tp_watcher watchers[CG_TP_MAX_WATCHERS]; /* cg_tp_watch; a private replay has none */
     int nwatchers;
-    cg_transport *holds_sends;      /* the built-in nccl instance: its sends wait for the
-                                       next call or for cg_tp_settle (transport_nccl_p2p.c) */
+    /* The built-in mpi and nccl instances hold sends back (transport_mpi.c,
+     * transport_nccl_p2p.c) until cg_tp_settle: the instance cg_tp_open made
+     * (inst may since be a wrapper: --inject), its table and its flush.
+     * NULL for plugins and for group handles (whose destroy completes them). */
+    cg_transport *holder;
+    const cg_transport_ops *holder_ops;
+    int (*flush_sends)(cg_transport *t);
     cg_status st;                   /* the last call's error: st.msg names the entry and seq */
 };
 
@@ -86,9 +91,10 @@ struct cg_tp {
  * 0, or -1 with st. MPI must be initialized. */
 int cg_tp_open(cg_tp *tp, const char *name, cg_status *st);
 /* Completes what the transport may still hold back (the built-in nccl's
- * sends, which otherwise go out with its next call): the worker calls it at
- * the end of every program, before results leave over MPI. 0, or -1 with
- * tp->st.msg. A no-op for every other transport. */
+ * sends, which otherwise go out with its next call; the built-in mpi's, in
+ * flight from a copy): the worker calls it at the end of every program,
+ * before results leave over MPI. 0, or -1 with tp->st.msg. A no-op for a
+ * plugin (a plugin wrapping a built-in completes them at destroy). */
 int cg_tp_settle(cg_tp *tp);
 void cg_tp_close(cg_tp *tp);
 /* A handle on a process group of tp's ranks (collgrad_transport.h's split):
@@ -110,6 +116,9 @@ int cg_nccl_available(cg_status *st);
 /* Issues the nccl sends held back since its last call (one NCCL group) and
  * waits for them; 0, or -1 with the instance's error. */
 int cgn_flush_sends(cg_transport *t);
+/* Waits for the built-in mpi transport's sends still in flight and frees
+ * their copies; 0, or -1 with the instance's error. */
+int cg_mpi_flush_sends(cg_transport *t);
 #define CG_NCCL_NOT_BUILT "nccl: this collgrad-check was built without CUDA/NCCL"
 /* Why "nccl" has no table here: a build without CUDA, or the GPU module that
  * cannot be loaded (gpu_module.h). */

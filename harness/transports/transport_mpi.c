@@ -5,6 +5,15 @@
  * MPI_ERRORS_RETURN on that duplicate so a failing call comes back as an
  * error message instead of aborting every rank.
  *
+ * A send is buffered, as the case language defines it (the oracle and the
+ * threads and nccl transports agree): it goes out with MPI_Isend from a
+ * private copy and returns at once. A blocking MPI_Send would return only
+ * once the receiver came for any message above MPICH's eager limit, so a
+ * ring where every rank sends before it receives (explore's program
+ * s1_p8470: 10 KB per rank at W=6) waited forever. The copies are freed as
+ * their sends complete: tested at each later send, waited for at
+ * cg_mpi_flush_sends (cg_tp_settle, the end of each program) and destroy.
+ *
  * MPI has no 16-bit float types, so bf16 and f16 travel as opaque 2-byte
  * elements and are reduced by user-defined ops that widen to float, combine,
  * and round back. MPI counts and displacements are int: larger requests are
@@ -22,6 +31,12 @@ enum { REDUCE_PIECE_BYTES = 16 << 20 }; /* mpi_reduce's pieces */
 
 enum { HALF_SUM, HALF_PROD, HALF_MAX, HALF_MIN, HALF_NOPS };
 
+/* One send in flight: MPI reads `copy` (owned, malloc'd) until req completes. */
+struct held_send {
+    MPI_Request req;
+    void *copy;
+};
+
 struct cg_transport {
     MPI_Comm comm;
     int rank, world;
@@ -30,6 +45,8 @@ struct cg_transport {
     MPI_Op f16_op[HALF_NOPS];
     int *counts, *displs;           /* world ints each: MPI's int count arrays */
     int *counts2, *displs2;         /* the receive side of all_to_all */
+    struct held_send *held;         /* sends MPI may not have completed (owned) */
+    int nheld, held_cap;
     cg_status st;                   /* the last failure: what last_error says */
 };
 
@@ -341,13 +358,69 @@ static int check_p2p(cg_transport *t, size_t count, cgt_dtype dt, int peer, int 
     return 0;
 }
 
+/* Frees the copies of completed sends and keeps the rest in order. 0, or -1
+ * with the first failed send's MPI error. */
+static int reap_sends(cg_transport *t)
+{
+    int kept = 0, rc = 0;
+    for (int i = 0; i < t->nheld; i++) {
+        int done = 0, trc = MPI_Test(&t->held[i].req, &done, MPI_STATUS_IGNORE);
+        if (trc != MPI_SUCCESS && rc == 0) {
+            char text[MPI_MAX_ERROR_STRING];
+            rc = cg_error(&t->st, "a held send (MPI_Test) failed: %s", mpi_error_text(trc, text));
+        }
+        if (done || trc != MPI_SUCCESS)
+            free(t->held[i].copy);
+        else
+            t->held[kept++] = t->held[i];
+    }
+    t->nheld = kept;
+    return rc;
+}
+
+int cg_mpi_flush_sends(cg_transport *t)
+{
+    int rc = 0;
+    for (int i = 0; i < t->nheld; i++) {
+        int wrc = MPI_Wait(&t->held[i].req, MPI_STATUS_IGNORE);
+        if (wrc != MPI_SUCCESS && rc == 0) {
+            char text[MPI_MAX_ERROR_STRING];
+            rc = cg_error(&t->st, "a held send (MPI_Wait) failed: %s", mpi_error_text(wrc, text));
+        }
+        free(t->held[i].copy);
+    }
+    t->nheld = 0;
+    return rc;
+}
+
 static int mpi_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag)
 {
     MPI_Datatype type = MPI_DATATYPE_NULL;
-    int n = 0;
-    if (check_p2p(t, count, dt, peer, tag, &type, &n))
+    int n = 0, esz = 0;
+    if (check_p2p(t, count, dt, peer, tag, &type, &n) || reap_sends(t))
         return -1;
-    MPI_TRY(t, MPI_Send, (buf, n, type, peer, tag, t->comm));
+    MPI_TRY(t, MPI_Type_size, (type, &esz));
+    if (t->nheld == t->held_cap) {
+        int cap = t->held_cap ? 2 * t->held_cap : 8;
+        struct held_send *h = realloc(t->held, (size_t)cap * sizeof *h);
+        if (!h)
+            return cg_error(&t->st, "send: out of memory for %d held sends", cap);
+        t->held = h;
+        t->held_cap = cap;
+    }
+    size_t bytes = (size_t)n * (size_t)esz;
+    void *copy = malloc(bytes ? bytes : 1);
+    if (!copy)
+        return cg_error(&t->st, "send: out of memory for a %zu-byte copy", bytes);
+    if (bytes)
+        memcpy(copy, buf, bytes);
+    int rc = MPI_Isend(copy, n, type, peer, tag, t->comm, &t->held[t->nheld].req);
+    if (rc != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING];
+        free(copy);
+        return cg_error(&t->st, "MPI_Isend failed: %s", mpi_error_text(rc, text));
+    }
+    t->held[t->nheld++].copy = copy;
     return 0;
 }
 
@@ -387,6 +460,7 @@ static void mpi_destroy(cg_transport *t)
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) { /* after MPI_Finalize no MPI call is allowed, frees included */
+        cg_mpi_flush_sends(t); /* the copies live until MPI is done with them */
         for (int k = 0; k < HALF_NOPS; k++) {
             if (t->bf16_op[k] != MPI_OP_NULL)
                 MPI_Op_free(&t->bf16_op[k]);
@@ -398,6 +472,9 @@ static void mpi_destroy(cg_transport *t)
         if (t->comm != MPI_COMM_NULL)
             MPI_Comm_free(&t->comm);
     }
+    for (int i = 0; i < t->nheld; i++) /* only after MPI_Finalize, which completed them */
+        free(t->held[i].copy);
+    free(t->held);
     free(t->counts);
     free(t);
 }
