@@ -56,6 +56,22 @@ for c in r["cases"]:
         assert not line, (c["name"], need)
 assert lines >= 30, lines
 PY
+# what the programs draw: collectives on groups and meshes of every rooted and split kind, uneven
+# splits (reduce_scatter, all_to_all), rings of every shift
+python3 - "$TMP/ref/programs" > "$TMP/py.out" 2>&1 <<'PY' && ok || bad "generator coverage: $(cat "$TMP/py.out")"
+import os, re, sys
+text = "".join(open(os.path.join(sys.argv[1], f)).read() for f in os.listdir(sys.argv[1]))
+want = {
+    "group gather/reduce/scatter/all_to_all": r"= (gather|reduce|scatter|all_to_all)\(.*group=",
+    "a mesh root expression": r"rank - rank % 2, group=tp\)|rank % 2, group=dp\)",
+    "a rooted result read on its roots": r"^on \d+(, \d+)* \{",
+    "uneven reduce_scatter": r"reduce_scatter\(.*send_splits=\[",
+    "uneven all_to_all": r"all_to_all\(.*send_splits=\[\[.*recv_splits=\[\[",
+    "a ring of shift > 1": r"send\(\w+, \(rank \+ [2-9]\) % world\)",
+}
+missing = [k for k, rx in want.items() if not re.search(rx, text, re.M)]
+assert not missing, missing
+PY
 
 # the planted bug is found and shrunk to a case that reproduces as is. (Its other face,
 # all_gather's backward through the buggy reduce_scatter, is class "unknown": the
@@ -77,6 +93,19 @@ expect_grep "diagnosis: the transport's reduce_scatter delivers results in the w
 expect_exit 0 -- "$BIN" "$f"
 [ "$(ls "$TMP"/bug/shrunk-*.case | wc -l)" -eq "$(python3 -c "
 import json; print(len(json.load(open('$TMP/bug/explore.json'))['classes']))")" ] && ok || bad "a shrunk case per class"
+
+# a rule set's raises classes name the error, not which rank passed it on or where
+# (c10d: the gather's output is detached, so a backward through it raises)
+expect_exit 1 -- "$BIN" explore --seed 3 --count 60 --no-mpi --rules c10d --shrink-time 2 --out "$TMP/c10d"
+python3 - "$TMP/c10d/explore.json" > "$TMP/py.out" 2>&1 <<'PY' && ok || bad "c10d classes: $(cat "$TMP/py.out")"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+names = [c["class"] for c in d["classes"]]
+assert d["tool_disagreements"] == 0 and names, d
+raises = [n for n in names if n.startswith("raises: ")]
+assert all(not re.search(r"rank \d+ failed|:\d+:\d+: ", n) for n in raises), raises
+assert len(raises) == len(set(raises)), raises
+PY
 
 # every --inject data-fault kind is found within 10 programs: findings, none the tool's own
 # (wrong_root hangs the ranks of some programs: --timeout bounds each)

@@ -28,7 +28,9 @@ typedef struct var {
     bool root_only;    /* a reduce's or gather's output: meaningful on its root only, so
                         * only a backward on that root reads it */
     bool ragged;       /* its shape differs between ranks (a reduce_scatter with uneven
-                        * send_splits): read by the losses only */
+                        * send_splits, an uneven all_to_all, a scatter on a subset group):
+                        * read by the losses and by all_gather only */
+    int64_t all_rows;  /* a ragged var's rows over all ranks (what all_gather makes); 0: none */
     bool partly_equal; /* some ranks (a group's members) may hold equal values: no MAX/MIN
                         * over it, whose tie would have no one gradient */
     double mag;        /* |value| stays below this */
@@ -271,22 +273,54 @@ static bool binary(gen *g)
     return true;
 }
 
-/* A collective on one of the program's groups: all_reduce (any op) or
- * broadcast from a member on any group, since a non-member's output is its
- * input and the shape stays one for all ranks; all_gather and
- * reduce_scatter on a mesh's groups only (every rank a member of a group of
- * one size). The output is equal within each group, never across the world
- * unless the group is the world. */
+/* The root of a rooted collective on group p, as call text: a member of a
+ * subset group; on a mesh every group has its own root, so a rank
+ * expression (a row's first rank, a column's first). roots[] gets the
+ * global ranks that are some group's root; returns how many. */
+static int group_root(gen *g, const pgroup *p, char *text, size_t n, int roots[8])
+{
+    int half = g->world / 2, nroots = 0;
+    if (p->mesh && strcmp(p->name, "tp") == 0) {
+        snprintf(text, n, "rank - rank %% %d", half);
+        roots[nroots++] = 0;
+        roots[nroots++] = half;
+    } else if (p->mesh) {
+        snprintf(text, n, "rank %% %d", half);
+        for (int r = 0; r < half; r++)
+            roots[nroots++] = r;
+    } else {
+        roots[nroots++] = p->members[below(g, p->size)];
+        snprintf(text, n, "%d", roots[0]);
+    }
+    return nroots;
+}
+
+/* `on R1, R2 { backward(sum(y * y)) }`: the roots alone read a rooted result. */
+static void backward_on(gen *g, const var *y, const int *roots, int nroots)
+{
+    emit(g, "on ");
+    for (int k = 0; k < nroots; k++)
+        emit(g, "%s%d", k ? ", " : "", roots[k]);
+    emit(g, " {\n  backward(sum(%s * %s))\n}\n", y->name, y->name);
+}
+
+/* A collective on one of the program's groups: every kind but send (which
+ * takes no group). A non-member's output is its input, so where a member's
+ * shape differs (all_gather, reduce_scatter, scatter on a subset group) the
+ * result is ragged: all_gather and reduce_scatter go to a mesh's groups
+ * (every rank a member of a group of one size) instead, scatter's result is
+ * read by a loss only. gather and reduce: their roots alone read them. The
+ * output is equal within each group at most, never across the world unless
+ * the group is the world. */
 static bool group_collective(gen *g, var *a, cg_coll_kind k)
 {
     static const char *const ops[] = {"sum", "avg", "prod", "max", "min"};
     const pgroup *p = &g->grp[below(g, g->ngrp)];
-    if (!p->mesh && k != CG_C_ALL_REDUCE && k != CG_C_BROADCAST)
+    if (k == CG_C_SEND || (!p->mesh && (k == CG_C_ALL_GATHER || k == CG_C_REDUCE_SCATTER)))
         k = CG_C_ALL_REDUCE;
-    if (k != CG_C_ALL_REDUCE && k != CG_C_BROADCAST && k != CG_C_ALL_GATHER && k != CG_C_REDUCE_SCATTER)
-        k = CG_C_ALL_REDUCE;
-    if ((k == CG_C_REDUCE_SCATTER && a->rows % p->size != 0) ||
-        (k == CG_C_ALL_GATHER && numel(a) * p->size > MAX_ELEMS))
+    bool splits = k == CG_C_REDUCE_SCATTER || k == CG_C_SCATTER || k == CG_C_ALL_TO_ALL;
+    if ((splits && a->rows % p->size != 0) ||
+        ((k == CG_C_ALL_GATHER || k == CG_C_GATHER) && numel(a) * p->size > MAX_ELEMS))
         return false;
     int op = below(g, 5);
     if ((op == 3 || op == 4) && (a->replicated || a->partly_equal))
@@ -298,19 +332,13 @@ static bool group_collective(gen *g, var *a, cg_coll_kind k)
     y->replicated = g->world == 1;
     y->partly_equal = true;
     double reduced = op == 2 ? pow(a->mag, p->size) : op == 0 ? a->mag * p->size : a->mag;
+    char root[48];
+    int roots[8], nroots = 0;
     switch (k) {
-    case CG_C_BROADCAST: {
-        /* the root is a global rank of the group: a mesh's groups differ per rank, so
-         * their root is a rank expression (the row's first, the column's first) */
-        if (p->mesh && strcmp(p->name, "tp") == 0)
-            emit(g, "%s = %s(%s, rank - rank %% %d, group=%s)\n", y->name, name, a->name, p->size, p->name);
-        else if (p->mesh)
-            emit(g, "%s = %s(%s, rank %% %d, group=%s)\n", y->name, name, a->name, g->world / 2, p->name);
-        else
-            emit(g, "%s = %s(%s, %d, group=%s)\n", y->name, name, a->name, p->members[below(g, p->size)],
-                 p->name);
+    case CG_C_BROADCAST:
+        group_root(g, p, root, sizeof root, roots);
+        emit(g, "%s = %s(%s, %s, group=%s)\n", y->name, name, a->name, root, p->name);
         break;
-    }
     case CG_C_ALL_GATHER:
         emit(g, "%s = %s(%s, group=%s)\n", y->name, name, a->name, p->name);
         y->rows = a->rows * p->size;
@@ -320,6 +348,26 @@ static bool group_collective(gen *g, var *a, cg_coll_kind k)
         y->rows = a->rows / p->size;
         y->mag = reduced;
         break;
+    case CG_C_ALL_TO_ALL: /* the shape stays: member or not */
+        emit(g, "%s = %s(%s, group=%s)\n", y->name, name, a->name, p->name);
+        break;
+    case CG_C_SCATTER:
+        group_root(g, p, root, sizeof root, roots);
+        emit(g, "%s = %s(%s, %s, group=%s)\n", y->name, name, a->name, root, p->name);
+        y->rows = a->rows / p->size;
+        y->ragged = !p->mesh; /* a non-member keeps its a->rows */
+        y->all_rows = 0;      /* no all_gather of it: its rows over the ranks vary by membership */
+        break;
+    case CG_C_REDUCE:
+    case CG_C_GATHER:
+        nroots = group_root(g, p, root, sizeof root, roots);
+        if (k == CG_C_REDUCE)
+            emit(g, "%s = %s(%s, %s, %s, group=%s)\n", y->name, name, a->name, root, ops[op], p->name);
+        else
+            emit(g, "%s = %s(%s, %s, group=%s)\n", y->name, name, a->name, root, p->name);
+        backward_on(g, y, roots, nroots);
+        y->root_only = true;
+        break;
     default:
         emit(g, "%s = %s(%s, %s, group=%s)\n", y->name, name, a->name, ops[op], p->name);
         y->mag = fmax(a->mag, reduced); /* a non-member keeps its input */
@@ -327,6 +375,32 @@ static bool group_collective(gen *g, var *a, cg_coll_kind k)
     }
     g->ncoll++;
     return true;
+}
+
+/* Rows per rank of an uneven all_to_all: m[j][r] rows go from rank j to
+ * rank r, each row of m summing to `rows` (every rank's input has them), as
+ * a rank-indexed list: send_splits [[m[0][*]], ...][rank], recv_splits the
+ * columns. */
+static void uneven_all_to_all(gen *g, const var *a, const var *y)
+{
+    int64_t m[8][8];
+    for (int j = 0; j < g->world; j++) {
+        int64_t left = a->rows;
+        for (int r = 0; r < g->world; r++) {
+            m[j][r] = r == g->world - 1 ? left : below(g, (int)left + 1);
+            left -= m[j][r];
+        }
+    }
+    emit(g, "%s = all_to_all(%s, send_splits=[", y->name, a->name);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int r = 0; r < g->world; r++) {
+            emit(g, "%s[", r ? ", " : "");
+            for (int j = 0; j < g->world; j++)
+                emit(g, "%s%lld", j ? ", " : "", (long long)(pass ? m[j][r] : m[r][j]));
+            emit(g, "]");
+        }
+        emit(g, pass ? "][rank])\n" : "][rank], recv_splits=[");
+    }
 }
 
 /* A collective of the table on a tensor that fits it. */
@@ -340,6 +414,16 @@ static bool collective(gen *g)
     cg_coll_kind k = kinds[below(g, (int)(sizeof kinds / sizeof kinds[0]))];
     if (g->ngrp > 0 && chance(g, 40))
         return group_collective(g, a, k);
+    if (k == CG_C_ALL_GATHER) /* a ragged tensor's rows, gathered whole: every rank's alike */
+        for (int i = 0; i < g->nv; i++)
+            if (g->v[i].ragged && g->v[i].all_rows > 0 && chance(g, 50)) {
+                var *y = fresh(g, &g->v[i]);
+                emit(g, "%s = all_gather(%s)\n", y->name, g->v[i].name);
+                y->rows = g->v[i].all_rows;
+                y->ragged = false, y->all_rows = 0, y->replicated = true;
+                g->ncoll++;
+                return true;
+            }
     if (k == CG_C_SEND && g->world == 1) /* a ring needs a peer */
         return false;
     bool splits = k == CG_C_REDUCE_SCATTER || k == CG_C_ALL_TO_ALL || k == CG_C_SCATTER;
@@ -369,6 +453,7 @@ static bool collective(gen *g)
             }
             emit(g, "])\n");
             y->ragged = true;
+            y->all_rows = a->rows;
         } else {
             emit(g, "%s = %s(%s, %s)\n", y->name, name, a->name, ops[op]);
         }
@@ -401,12 +486,21 @@ static bool collective(gen *g)
         y->rows = a->rows / g->world;
         y->replicated = g->world == 1;
         break;
-    case CG_C_SEND: /* a ring: each rank sends to the next and receives from the previous */
-        emit(g, "send(%s, (rank + 1) %% world)\n%s = recv((rank + world - 1) %% world)\n", a->name, y->name);
+    case CG_C_SEND: { /* a ring: each rank sends `shift` ranks on and receives from as many back */
+        int shift = 1 + below(g, g->world - 1);
+        emit(g, "send(%s, (rank + %d) %% world)\n%s = recv((rank + world - %d) %% world)\n", a->name, shift,
+             y->name, shift);
         y->replicated = false;
         break;
+    }
     default: /* all_to_all: rank r gets every rank's block r */
-        emit(g, "%s = %s(%s)\n", y->name, name, a->name);
+        if (g->world > 1 && chance(g, 25)) { /* uneven: rank r's output rows differ */
+            uneven_all_to_all(g, a, y);
+            y->ragged = true;
+            y->all_rows = a->rows * g->world;
+        } else {
+            emit(g, "%s = %s(%s)\n", y->name, name, a->name);
+        }
         y->replicated = g->world == 1;
         break;
     }

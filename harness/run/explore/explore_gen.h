@@ -6,11 +6,14 @@
  * op table (harness/lang/op_table.h: only smooth ops, their domains
  * respected by construction: log(v * v + 1)), 1-6 collectives drawn from the
  * collective table, and 1-3 backward calls of per-rank losses. Some programs
- * make a process group (a subset of the ranks: all_reduce and broadcast on
- * it) or a [2, W/2] mesh (all_reduce, broadcast, all_gather, reduce_scatter
- * on its rows and columns), and some reduce_scatters split unevenly
- * (send_splits: the output's shape differs between ranks, so only a loss
- * reads it). Values are drawn per rank (randn keyed by rank), and MAX/MIN
+ * make a process group (a subset of the ranks) or a [2, W/2] mesh, and call
+ * collectives of every kind but send/recv (which take no group) on them:
+ * rooted ones from a member, or on a mesh from each row's or column's first
+ * rank (a rank expression), gather's and reduce's results read by a backward
+ * on their roots alone; all_gather and reduce_scatter on a mesh only. Some
+ * reduce_scatters and all_to_alls split unevenly (send_splits, recv_splits:
+ * the output's shape differs between ranks, so only a loss or an all_gather
+ * reads it), and send/recv rings shift by 1..W-1 ranks. Values are drawn per rank (randn keyed by rank), and MAX/MIN
  * reduce only values that differ between ranks (never a group's equal
  * results), so no tie occurs; nothing divides by zero.
  *

@@ -94,6 +94,41 @@ char *cg_explore_with_tolerance(const char *text, double atol)
     return out;
 }
 
+/* Where "file:line:col: " ends in e, or NULL. */
+static const char *past_location(const char *e)
+{
+    for (const char *c = strchr(e, ':'); c; c = strchr(c + 1, ':')) {
+        size_t line = strspn(c + 1, "0123456789"), col = line ? strspn(c + 2 + line, "0123456789") : 0;
+        if (line && c[1 + line] == ':' && col && strncmp(c + 2 + line + col, ": ", 2) == 0)
+            return c + 2 + line + col + 2;
+    }
+    return NULL;
+}
+
+/* Past "ENTRY #N: rank R failed: " at the start of e: another rank's error
+ * passed on (which rank's comes first varies from run to run), or NULL. */
+static const char *past_passed_on(const char *e)
+{
+    const char *r = strstr(e, ": rank "), *f = r ? strstr(r, " failed: ") : NULL;
+    return f && strspn(r + 7, "0123456789") == (size_t)(f - r - 7) ? f + 9 : NULL;
+}
+
+/* An error as its class names it: past the rank it was passed on from and
+ * past its location (which moves as the program shrinks). */
+static const char *error_core(const char *e)
+{
+    const char *own = past_passed_on(e), *after = past_location(own ? own : e);
+    return after ? after : own ? own : e;
+}
+
+/* Which rank error names the class: a rank's own before one passed on.
+ * *chosen is the choice so far (NULL: none yet). */
+static void choose_rank_error(const char **chosen, const char *e)
+{
+    if (e && (!*chosen || (past_passed_on(*chosen) && !past_passed_on(e))))
+        *chosen = e;
+}
+
 /* A failing program's class: "hangs" or "raises" for a run that did not end
  * (an error: the deadline, a timeout of the framework's), else the first
  * explanation its diagnosis names ("matches A"), else the error a rank
@@ -109,8 +144,7 @@ static void failure_class(bool error, const char *match, const char *message, co
     } else if (match) {
         snprintf(cls, CG_CLASS_LEN, "matches %s", match);
     } else if (rank_error) {
-        const char *after = strstr(rank_error, ": "); /* past "file:line:col" */
-        snprintf(cls, CG_CLASS_LEN, "raises: %.100s", after ? after + 2 : rank_error);
+        snprintf(cls, CG_CLASS_LEN, "raises: %.100s", error_core(rank_error));
     } else {
         snprintf(cls, CG_CLASS_LEN, "unknown");
     }
@@ -147,9 +181,9 @@ void cg_explore_rules_class(const char *text, const char *file, const char *rule
         }
         cg_case_finish(res);
         const char *rank_error = NULL;
-        for (int i = 0; i < res->nchecks && !rank_error; i++)
+        for (int i = 0; i < res->nchecks; i++)
             if (res->checks[i].rank >= 0 && strcmp(res->checks[i].semantics, "error") == 0)
-                rank_error = res->checks[i].note;
+                choose_rank_error(&rank_error, res->checks[i].note);
         if (res->status == CG_ERROR || res->status == CG_FAIL)
             failure_class(res->status == CG_ERROR, res->ndiag > 0 ? res->diag_matches[0] : NULL, res->message,
                           rank_error, cls);
@@ -219,8 +253,8 @@ static void case_class(const cJSON *c, bool reference, char cls[CG_CLASS_LEN])
     cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(c, "checks"))
     {
         const char *sem = cg_json_str(k, "semantics");
-        if (!rank_error && sem && strcmp(sem, "error") == 0 && cg_json_num(k, "rank", -1) >= 0)
-            rank_error = cg_json_str(k, "note");
+        if (sem && strcmp(sem, "error") == 0 && cg_json_num(k, "rank", -1) >= 0)
+            choose_rank_error(&rank_error, cg_json_str(k, "note"));
     }
     failure_class(strcmp(status, "error") == 0, cJSON_IsString(first) ? first->valuestring : NULL,
                   cg_json_str(c, "message"), rank_error, cls);
