@@ -1,6 +1,8 @@
 /* explore_shrink.c — one-at-a-time reductions kept while the class holds
- * (explore_shrink.h). A program is a list of lines; the header (case,
- * source, world, dtype), comments and blank lines are never deleted. */
+ * (explore_shrink.h): statements deleted, the world lowered, a group's
+ * calls moved to the whole world, shapes halved, values made small whole
+ * numbers. A program is a list of lines; the header (case, source, world,
+ * dtype), comments and blank lines are never deleted. */
 #include "explore_shrink.h"
 
 #include <stdio.h>
@@ -108,6 +110,58 @@ static char *small_values(const char *line, int k)
     return out;
 }
 
+/* A param line with dimension d of its shape halved (rounded down, at
+ * least 1), or NULL when it has no such dimension or it is 1 already. The
+ * shape is what follows "randn(" or small_values' "full(K + rank, ". */
+static char *halved_dim(const char *line, int d)
+{
+    const char *at = strstr(line, "param(randn(");
+    const char *dims = at ? at + strlen("param(randn(") : NULL;
+    if (!dims && (at = strstr(line, "param(full(")) && (dims = strstr(at, " + rank, ")))
+        dims += strlen(" + rank, ");
+    for (int k = 0; dims && k < d; k++)
+        if ((dims = strchr(dims, ',')))
+            dims += 2;
+    char *end = NULL;
+    long v = dims ? strtol(dims, &end, 10) : 0;
+    if (!dims || end == dims || v < 2)
+        return NULL;
+    char *out = malloc(strlen(line) + 1);
+    if (out)
+        sprintf(out, "%.*s%ld%s", (int)(dims - line), line, v / 2, end);
+    return out;
+}
+
+/* text with every ", group=NAME" gone: the calls on the whole world. */
+static char *without_group(const char *text, const char *name)
+{
+    char key[48];
+    snprintf(key, sizeof key, ", group=%s)", name);
+    char *out = malloc(strlen(text) + 1), *w = out;
+    for (const char *s = text; out && *s;) {
+        const char *hit = strstr(s, key);
+        size_t len = hit ? (size_t)(hit - s) : strlen(s);
+        memcpy(w, s, len), w += len;
+        s += len;
+        if (hit)
+            *w++ = ')', s += strlen(key);
+    }
+    if (out)
+        *w = '\0';
+    return out;
+}
+
+/* The process groups line i names ("g0 = group(...)", "tp, dp = mesh(...)"), into
+ * names[2]; how many. */
+static int group_names(const char *l, char names[2][16])
+{
+    if (sscanf(l, "%15[a-z0-9_] = group(", names[0]) == 1 && strstr(l, " = group("))
+        return 1;
+    if (sscanf(l, "%15[a-z0-9_], %15[a-z0-9_] = mesh(", names[0], names[1]) == 2 && strstr(l, " = mesh("))
+        return 2;
+    return 0;
+}
+
 char *cg_explore_shrink(const char *text, const char *cls, cg_shrink_judge judge, void *ctx, int *statements,
                         int *tries)
 {
@@ -140,6 +194,28 @@ char *cg_explore_shrink(const char *text, const char *cls, cg_shrink_judge judge
                 }
             }
         }
+        /* a group's calls on the world instead (its line goes with the statements later) */
+        for (int i = 0; i < p.n; i++) {
+            char names[2][16];
+            for (int k = group_names(p.line[i], names) - 1; k >= 0; k--) {
+                char *now = join(&p, -1, 0, -1, NULL);
+                char *cand = now ? without_group(now, names[k]) : NULL;
+                bool differs = cand && strcmp(cand, now) != 0;
+                free(now);
+                if (!differs)
+                    free(cand);
+                else if (keep(&p, cand, cls, judge, ctx, tries))
+                    changed = true;
+            }
+        }
+        for (int i = 0; i < p.n; i++)
+            for (int d = 0; d < 2; d++) {
+                char *line;
+                while ((line = halved_dim(p.line[i], d)) &&
+                       keep(&p, join(&p, -1, 0, i, line), cls, judge, ctx, tries))
+                    changed = true, free(line);
+                free(line);
+            }
         for (int i = 0, k = 0; i < p.n; i++) {
             char *line = small_values(p.line[i], k);
             if (line && keep(&p, join(&p, -1, 0, i, line), cls, judge, ctx, tries))

@@ -1,14 +1,15 @@
 /* explore_shrink.h — reducing a program that disagrees to a small one that
  * disagrees the same way (DESIGN section 15: delta debugging over
- * statements, world, values).
+ * statements, world, groups, shapes, values).
  *
  * A candidate is kept only when `judge` gives it the program's class again,
  * so a reduction that makes the program invalid (the generator's class) or
  * makes it pass ("") is dropped. Reductions, repeated until none applies:
  * delete a run of 3, 2 or 1 statement lines (backward calls included; a
  * send goes with its recv, an on-block's lines together), lower the world,
- * make the params' values small whole numbers. No single statement can then
- * be deleted. */
+ * move a process group's calls to the whole world (drop their group=),
+ * halve a param's dimensions, make the params' values small whole numbers.
+ * No single statement can then be deleted. */
 #ifndef CG_EXPLORE_SHRINK_H
 #define CG_EXPLORE_SHRINK_H
 
