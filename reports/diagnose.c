@@ -160,6 +160,55 @@ static void diagnose_values(const cg_diag_inputs *in, cg_case_result *res)
     }
 }
 
+/* Is rank r's observed gradient of param `name` the truth's on rank k
+ * (per-rank semantics)? */
+static bool grad_is_ranks(const cg_diag_inputs *in, const char *name, int r, int k)
+{
+    const cg_otensor *t = cg_oracle_find(in->truth, name, r), *want = cg_oracle_find(in->truth, name, k);
+    const cg_obs_tensor *have = obs_find(in->obs, r, name);
+    const double *g = want ? cg_oracle_values(want, CG_SEM_PER_RANK, false) : NULL;
+    return t && have && g && want->numel == t->numel && have->numel == t->numel &&
+           close_all(have->grad, g, t->numel, in->tol, 1.0);
+}
+
+/* Right forward values, and each param's gradients a permutation of the
+ * truth's over the ranks (every rank holds one rank's, its own where that
+ * is right), not all in place: a collective of the backward delivers its
+ * results to the wrong ranks, the gradient face of wrong_rank_order. */
+static bool diagnose_permuted_grads(const cg_diag_inputs *in, cg_case_result *res)
+{
+    int world = in->truth->world, moved = -1, moved_from = -1;
+    const char *moved_name = NULL;
+    if (world < 2 || world > CG_MAX_WORLD)
+        return false;
+    for (int i = 0; i < in->truth->ntensors; i++) {
+        const cg_otensor *t = &in->truth->tensors[i];
+        if (!t->is_param || t->rank != 0) /* each param once, by its rank-0 copy */
+            continue;
+        bool taken[CG_MAX_WORLD] = {false};
+        for (int r = 0; r < world; r++) {
+            int from = grad_is_ranks(in, t->name, r, r) ? r : -1;
+            for (int k = 0; k < world && from < 0; k++)
+                if (k != r && !taken[k] && grad_is_ranks(in, t->name, r, k))
+                    from = k;
+            if (from < 0 || taken[from])
+                return false;
+            taken[from] = true;
+            if (from != r && !moved_name)
+                moved = r, moved_from = from, moved_name = t->name;
+        }
+    }
+    if (!moved_name)
+        return false;
+    char text[512];
+    const char *name = "wrong_rank_order";
+    snprintf(text, sizeof text, "gradients arrive in the wrong rank order: rank %d holds rank %d's gradient "
+             "of %s (the forward values are right: a collective of the backward pass delivers its results "
+             "to the wrong ranks)", moved, moved_from, moved_name);
+    cg_case_set_diagnosis(res, &name, 1, text, NULL);
+    return true;
+}
+
 /* The collectives a program calls, as distinct (kind, op) pairs (op SUM
  * for the kinds that take none), in program order. */
 typedef struct call_kind {
@@ -305,5 +354,7 @@ void cg_diagnose(const cg_diag_inputs *in, cg_case_result *res)
         names[n++] = "scaled_by_world";
     if (w > 1 && matches(in, NULL, in->truth, CG_SEM_PER_RANK, 1.0 / w))
         names[n++] = "divided_by_world";
+    if (n == 0 && !values_wrong && diagnose_permuted_grads(in, res))
+        return;
     describe(in->cs, names, n, NULL, res);
 }

@@ -73,9 +73,9 @@ missing = [k for k, rx in want.items() if not re.search(rx, text, re.M)]
 assert not missing, missing
 PY
 
-# the planted bug is found and shrunk to a case that reproduces as is. (Its other face,
-# all_gather's backward through the buggy reduce_scatter, is class "unknown": the
-# diagnosis names the wrong rank order in forward values only.)
+# the planted bug is found and shrunk to a case that reproduces as is. (Its other face, all_gather's
+# gradients through the buggy reduce_scatter, is named too where each param's gradients are only
+# permuted over the ranks; where a local term adds to the permuted part, class "unknown".)
 expect_exit 1 -- "$BIN" explore --seed 1 --count 30 --max-world 2 --transport "$BUGGY" --timeout 5 \
   --shrink-time 5 --out "$TMP/bug"
 expect_grep "^  matches wrong_rank_order +[0-9]+ programs" "$TMP/out"

@@ -26,6 +26,23 @@ expect_grep "\"transport\":[[:space:]]*\".*libbuggy_transport.so\"" "$TMP/rs.jso
 expect_grep "diagnosis: the transport's reduce_scatter delivers results in the wrong rank order: rank 0 holds rank 1's value of y" "$TMP/out"
 expect_grep '"matches":[[:space:]]*\[[[:space:]]*"wrong_rank_order"' "$TMP/rs.json"
 
+# its gradient face: all_gather's backward is a reduce_scatter, so the forward values are right
+# and the gradients land on the wrong ranks. x_r = r + 1 (2 elements), loss_r = (r + 1) sum(y * y):
+# dx_k = 2 x_k (1 + 2 + 3) = 12 (k + 1), so [12, 24, 36] by rank; rank r gets rank 2 - r's
+cat > "$TMP/gather_face.case" <<'CASE'
+case gather_face
+world 3
+x = param(full(rank + 1, 2))
+y = all_gather(x)
+backward(sum(y * y) * (rank + 1))
+CASE
+expect_exit 1 -- "$BIN" --transport "$BUGGY" --json "$TMP/face.json" "$TMP/gather_face.case"
+expect_grep "fail per_rank\(x\) rank 0 rules=reference: expected \[12, 12\] observed \[36, 36\]" "$TMP/out"
+expect_grep "diagnosis: gradients arrive in the wrong rank order: rank 0 holds rank 2's gradient of x \(the forward values are right" "$TMP/out"
+expect_grep '"matches":[[:space:]]*\[[[:space:]]*"wrong_rank_order"' "$TMP/face.json"
+# the same numbers, right, over the built-in transport
+expect_exit 0 -- "$BIN" "$TMP/gather_face.case"
+
 # confined to reduce_scatter: all_reduce through the same plugin passes
 expect_exit 0 -- "$BIN" --transport "$BUGGY" "$COLL/all_reduce_sum.case"
 expect_grep "100% cases passed" "$TMP/out"
