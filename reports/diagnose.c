@@ -30,6 +30,9 @@ static const mistake mistakes[] = {
      "horovod/horovod#2654"},
     {"divided_by_world", "the gradient is W times too small (averaged where it should be summed)",
      "pytorch/pytorch#58005"},
+    {"wrong_rank_order", "the transport delivers a collective's blocks to the wrong ranks (its reduce_scatter's "
+                         "or all_gather's, reversed or rotated): the gradients of a re-run over such a "
+                         "transport are these", NULL},
 };
 
 static const mistake *mistake_named(const char *name)
@@ -331,14 +334,14 @@ void cg_diagnose(const cg_diag_inputs *in, cg_case_result *res)
     if (raised) { /* the same error from the same program: the same mistake */
         for (int i = 0; i < in->nruns && n < 48; i++) {
             const char *e = in->runs[i].obs ? first_error(in->runs[i].obs) : NULL;
-            if (e && strcmp(e, raised) == 0)
+            if (e && strcmp(e, raised) == 0 && !mistake_named(in->runs[i].rules)) /* rule sets raise */
                 names[n++] = in->runs[i].rules;
         }
         describe(in->cs, names, n, raised, res);
         return;
     }
     for (int i = 0; i < in->nruns && n < 48; i++)
-        if (in->runs[i].obs && !first_error(in->runs[i].obs) &&
+        if (in->runs[i].obs && !first_error(in->runs[i].obs) && !mistake_named(in->runs[i].rules) &&
             matches(in, in->runs[i].obs, NULL, CG_SEM_PER_RANK, 1.0))
             names[n++] = in->runs[i].rules;
     if (in->truth->replicated_defined && matches(in, NULL, in->truth, CG_SEM_REPLICATED, 1.0))
@@ -354,7 +357,15 @@ void cg_diagnose(const cg_diag_inputs *in, cg_case_result *res)
         names[n++] = "scaled_by_world";
     if (w > 1 && matches(in, NULL, in->truth, CG_SEM_PER_RANK, 1.0 / w))
         names[n++] = "divided_by_world";
+    /* a transport's mistakes last, where nothing above explains the gradients: the
+     * truth's gradients permuted over the ranks (any permutation, named in the
+     * sentence), else a re-run over a misordering transport (runs named after the
+     * mistake, from cg_threads_run_emulations) */
     if (n == 0 && !values_wrong && diagnose_permuted_grads(in, res))
         return;
+    for (int i = 0; i < in->nruns && n == 0; i++)
+        if (in->runs[i].obs && !first_error(in->runs[i].obs) && mistake_named(in->runs[i].rules) &&
+            matches(in, in->runs[i].obs, NULL, CG_SEM_PER_RANK, 1.0))
+            names[n++] = in->runs[i].rules;
     describe(in->cs, names, n, NULL, res);
 }

@@ -80,8 +80,8 @@ static void *rank_main(void *arg)
     return NULL;
 }
 
-int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rules *rules,
-                         cg_observed *obs, cg_status *st)
+static int run_threads(const cg_case *cs, const cg_oracle *plan, const cg_rules *rules, cg_misorder m,
+                       cg_observed *obs, cg_status *st)
 {
     int world = plan->world;
     memset(obs, 0, sizeof *obs);
@@ -95,6 +95,7 @@ int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rule
         cg_error_infra(st, "out of memory for %d threads", world);
         return -1;
     }
+    sh.misorder = m;
     int started = 0, rc = 0;
     for (int r = 0; r < world; r++) {
         runs[r] =
@@ -122,6 +123,18 @@ int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rule
     return rc;
 }
 
+int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rules *rules,
+                         cg_observed *obs, cg_status *st)
+{
+    return run_threads(cs, plan, rules, (cg_misorder){CG_MISORDER_NONE, 0}, obs, st);
+}
+
+int cg_threads_run_misordered(const cg_case *cs, const cg_oracle *plan, cg_misorder m, cg_observed *obs,
+                              cg_status *st)
+{
+    return run_threads(cs, plan, cg_rules_find("reference"), m, obs, st);
+}
+
 int cg_threads_run_emulations(const cg_case *cs, const cg_oracle *plan, const char *first, cg_observed *obs,
                               cg_rule_run *runs, int max)
 {
@@ -137,5 +150,15 @@ int cg_threads_run_emulations(const cg_case *cs, const cg_oracle *plan, const ch
             runs[n] = (cg_rule_run){all[i]->name, ok ? &obs[n] : NULL};
             n++;
         }
+    /* a transport that misorders: the gradient face of wrong_rank_order where a
+     * local term adds to the misordered part (no permutation of the truth shows it) */
+    static const cg_misorder hypotheses[] = {{CG_MISORDER_REDUCE_SCATTER, -1}, {CG_MISORDER_REDUCE_SCATTER, 1},
+                                             {CG_MISORDER_ALL_GATHER, -1}, {CG_MISORDER_ALL_GATHER, 1}};
+    for (size_t h = 0; plan->world > 1 && h < sizeof hypotheses / sizeof hypotheses[0] && n < max; h++) {
+        memset(&obs[n], 0, sizeof obs[n]);
+        bool ok = cg_threads_run_misordered(cs, plan, hypotheses[h], &obs[n], NULL) == 0;
+        runs[n] = (cg_rule_run){"wrong_rank_order", ok ? &obs[n] : NULL};
+        n++;
+    }
     return n;
 }

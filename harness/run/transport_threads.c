@@ -201,6 +201,18 @@ static size_t offset_of(const size_t *counts, int r)
     return off;
 }
 
+/* The rank whose block of kind k rank r receives: itself, unless the state
+ * holds a misorder hypothesis for k (transport_threads.h) and the blocks'
+ * sizes agree. */
+static int block_from(const cg_threads *sh, cg_misorder_kind k, const size_t *counts, int r)
+{
+    const cg_misorder *m = &sh->misorder;
+    if (m->kind != k)
+        return r;
+    int from = m->shift < 0 ? sh->world - 1 - r : (r + m->shift) % sh->world;
+    return counts[from] == counts[r] ? from : r;
+}
+
 /* ---- the table ------------------------------------------------------------------ */
 
 static int th_all_reduce(cg_transport *t, const void *send, void *recv, size_t count, cgt_dtype dt,
@@ -224,7 +236,8 @@ static int th_all_gather(cg_transport *t, const void *send, void *recv, const si
     if (publish(t, send, NULL, NULL) < 0)
         return free(x.tmp), -1;
     for (int r = 0; r < t->sh->world; r++)
-        memcpy((char *)x.tmp + offset_of(counts, r) * esz, t->sh->slots[r].send, counts[r] * esz);
+        memcpy((char *)x.tmp + offset_of(counts, r) * esz,
+               t->sh->slots[block_from(t->sh, CG_MISORDER_ALL_GATHER, counts, r)].send, counts[r] * esz);
     return finish(t, &x, recv);
 }
 
@@ -236,7 +249,8 @@ static int th_reduce_scatter(cg_transport *t, const void *send, void *recv, cons
         return -1;
     if (publish(t, send, NULL, NULL) < 0)
         return free(x.tmp), -1;
-    reduce_into(t->sh, x.tmp, offset_of(counts, t->rank), counts[t->rank], dt, op);
+    int from = block_from(t->sh, CG_MISORDER_REDUCE_SCATTER, counts, t->rank);
+    reduce_into(t->sh, x.tmp, offset_of(counts, from), counts[t->rank], dt, op);
     return finish(t, &x, recv);
 }
 
@@ -399,6 +413,7 @@ static cg_transport *th_split(cg_transport *t, int color, int key, const char **
         if (kids)
             sh->children = kids;
         if (kids && cg_threads_init(g, n) == 0) {
+            g->misorder = sh->misorder;
             sh->children[sh->nchildren++] = g;
             sh->made[t->rank] = g;
         } else {

@@ -30,6 +30,17 @@
 
 #define CG_THREADS_WAIT_LIMIT 60
 
+/* A transport that delivers a collective's results in the wrong rank order,
+ * a hypothesis the diagnosis tests by re-running the case (the reference
+ * rules) over it: rank r's reduce_scatter block, or all_gather's block r,
+ * is rank from(r)'s instead, from(r) = W-1-r (shift < 0) or r + shift mod W.
+ * Only between blocks of equal size. */
+typedef enum { CG_MISORDER_NONE, CG_MISORDER_REDUCE_SCATTER, CG_MISORDER_ALL_GATHER } cg_misorder_kind;
+typedef struct cg_misorder {
+    cg_misorder_kind kind;
+    int shift;
+} cg_misorder;
+
 /* Run cs at plan->world under `rules`, one thread per rank, the tensors in
  * the case dtype (as a worker's). Fills obs with every rank's final bindings
  * (values and gradients) and its error, if any. Returns 0, or -1 with st
@@ -37,10 +48,16 @@
 int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rules *rules,
                          cg_observed *obs, cg_status *st);
 
+/* cg_threads_run_rules over a transport that misorders as m says. */
+int cg_threads_run_misordered(const cg_case *cs, const cg_oracle *plan, cg_misorder m, cg_observed *obs,
+                              cg_status *st);
+
 /* The runs a diagnosis compares with (diagnose.h): every built-in emulation
  * (each rule set but the reference) on threads, `first` (a rule set's name,
  * or NULL) before the others, since where several give the same numbers the
- * diagnosis names the first. A rank that fails under an emulation ends every
+ * diagnosis names the first; then the reference over a transport that
+ * delivers reduce_scatter's or all_gather's blocks reversed or rotated by
+ * one (runs named "wrong_rank_order", diagnose.c's mistake). A rank that fails under an emulation ends every
  * wait for it (above), so an emulation that raises on one rank only is a
  * run with that rank's error, never a hang. Fills runs[0..n) (obs NULL for a
  * run that could not be made) from obs[0..max); returns n. The caller frees

@@ -44,6 +44,7 @@ typedef struct cg_threads {
     struct cg_threads *made[CG_MAX_WORLD];
     struct cg_threads **children;
     int nchildren;
+    cg_misorder misorder; /* a hypothesis of the diagnosis: wrong rank order (groups inherit it) */
 } cg_threads;
 
 /* One rank's instance of the transport. */

@@ -42,6 +42,21 @@ expect_grep "diagnosis: gradients arrive in the wrong rank order: rank 0 holds r
 expect_grep '"matches":[[:space:]]*\[[[:space:]]*"wrong_rank_order"' "$TMP/face.json"
 # the same numbers, right, over the built-in transport
 expect_exit 0 -- "$BIN" "$TMP/gather_face.case"
+# with a local term besides (explore's shrunk s1_p2): no permutation of the truth [8, 20] is the
+# observed [14, 14] (gathered part [6, 12] swapped, plus 2 x_r (r + 1) = [2, 8]), but a re-run over
+# a transport whose reduce_scatter reverses the blocks gives it
+cat > "$TMP/mixed_face.case" <<'CASE'
+case mixed_face
+world 2
+x = param(full(rank + 1, 1))
+y = all_gather(x)
+backward(sum(y * y) * (rank + 1))
+backward(sum(x * x) * (rank + 1))
+CASE
+expect_exit 1 -- "$BIN" --transport "$BUGGY" --json "$TMP/mixed.json" "$TMP/mixed_face.case"
+expect_grep "fail per_rank\(x\) rank 0 rules=reference: expected \[8\] observed \[14\]" "$TMP/out"
+expect_grep "fail per_rank\(x\) rank 1 rules=reference: expected \[20\] observed \[14\]" "$TMP/out"
+expect_grep "diagnosis: matches wrong_rank_order: the transport delivers a collective's blocks to the wrong ranks" "$TMP/out"
 
 # confined to reduce_scatter: all_reduce through the same plugin passes
 expect_exit 0 -- "$BIN" --transport "$BUGGY" "$COLL/all_reduce_sum.case"
