@@ -95,6 +95,24 @@ expect_exit 0 -- "$BIN" "$f"
 [ "$(ls "$TMP"/bug/shrunk-*.case | wc -l)" -eq "$(python3 -c "
 import json; print(len(json.load(open('$TMP/bug/explore.json'))['classes']))")" ] && ok || bad "a shrunk case per class"
 
+# a class that names a built-in rule set shrinks against that rule set on threads (milliseconds a
+# candidate, where real PyTorch takes seconds), and the result stands once the backend itself gives
+# it the class: the plugin own_slice_rules (all_gather's backward keeps the own slice) gives
+# gatherlayer's numbers; the shrunk case fails as is under the plugin and passes under the reference
+OWN="${CG_EXAMPLES_DIR:-$(dirname "$BIN")/examples}/libown_slice_rules.so"
+expect_exit 1 -- "$BIN" explore --seed 1 --count 30 --max-world 3 --rules "$OWN" --shrink-time 30 --out "$TMP/own"
+expect_grep "^explore: shrunk under the rule set gatherlayer in [0-9]+ tries: the same class under the backend" "$TMP/out"
+expect_grep "^  matches gatherlayer +[0-9]+ programs" "$TMP/out"
+f=$(python3 -c "
+import json
+d = json.load(open('$TMP/own/explore.json'))
+print(next(c['case'] for c in d['classes'] if c['class'] == 'matches gatherlayer'))")
+n=$(grep -cvE '^(#|case |source |world |dtype |tolerance |expect |$)' "$f")
+[ "$n" -le 4 ] && ok || bad "$f has $n statements (at most 4)"
+expect_exit 1 -- "$BIN" --rules "$OWN" "$f"
+expect_grep "diagnosis: (matches rule set gatherlayer|this case cannot tell apart gatherlayer)" "$TMP/out"
+expect_exit 0 -- "$BIN" "$f"
+
 # a rule set's raises classes name the error, not which rank passed it on or where
 # (c10d: the gather's output is detached, so a backward through it raises)
 expect_exit 1 -- "$BIN" explore --seed 3 --count 60 --no-mpi --rules c10d --shrink-time 2 --out "$TMP/c10d"
