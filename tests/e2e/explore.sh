@@ -11,6 +11,19 @@
 . "$(dirname "$0")/common.bash"
 BUGGY="${CG_EXAMPLES_DIR:-$(dirname "$BIN")/examples}/libbuggy_transport.so"
 
+# class_case DIR CLASS: the shrunk case file of CLASS in DIR/explore.json
+class_case() {
+  python3 -c 'import json, sys
+d = json.load(open(sys.argv[1] + "/explore.json"))
+print(next(c["case"] for c in d["classes"] if c["class"] == sys.argv[2]))' "$1" "$2"
+}
+# at_most_statements N FILE: its statements (not header, comment, expect or blank lines)
+at_most_statements() {
+  local n
+  n=$(grep -cvE '^(#|case |source |world |dtype |tolerance |expect |$)' "$2")
+  [ "$n" -le "$1" ] && ok || bad "$2 has $n statements (at most $1)"
+}
+
 # the same seed, the same programs (and another seed, others)
 expect_exit 0 -- "$BIN" explore --seed 7 --count 30 --no-mpi --out "$TMP/a"
 expect_exit 0 -- "$BIN" explore --seed 7 --count 30 --no-mpi --out "$TMP/b"
@@ -35,7 +48,7 @@ for c in r["cases"]:
 assert {"value", "per_rank"} <= kinds, kinds   # values and gradients were compared, not just run
 assert flowing >= 90, flowing                   # and in most programs some gradient is not zero
 # a sum rounds at its terms' magnitude: each program's tolerance line allows the
-# dtype's rtol times its largest gradient or, where more, 16 unit roundoffs times its
+# larger of the dtype's rtol and 16 unit roundoffs times its largest gradient or, where more, 16 unit roundoffs times its
 # largest value times W(W+1) (the oracle's numbers, as the report lists them)
 import re
 default = {"f64": (1e-9, 1e-12, 2.0**-53), "f32": (1e-5, 1e-5, 2.0**-24)}
@@ -46,7 +59,7 @@ for c in r["cases"]:
     def largest(sem):
         return max([abs(v) for k in c["checks"] if k["semantics"] == sem for v in k["expected"]] + [0])
     w = c["world"]
-    need = max(rtol * largest("per_rank"), 16 * u * largest("value") * w * (w + 1))
+    need = max(max(rtol, 16 * u) * largest("per_rank"), 16 * u * largest("value") * w * (w + 1))
     line = re.search(r"^tolerance rtol=(\S+) atol=(\S+)$", text, re.M)
     if need > atol:
         assert line and float(line.group(1)) == rtol, (c["name"], line)
@@ -81,12 +94,8 @@ expect_exit 1 -- "$BIN" explore --seed 1 --count 30 --max-world 2 --transport "$
 expect_grep "^  matches wrong_rank_order +[0-9]+ programs" "$TMP/out"
 grep -q "^  unknown " "$TMP/out" && bad "a buggy-transport program left unknown" || ok
 expect_grep "0 disagreements of the tool" "$TMP/out"
-f=$(python3 -c "
-import json, sys
-d = json.load(open('$TMP/bug/explore.json'))
-print(next(c['case'] for c in d['classes'] if c['class'] == 'matches wrong_rank_order'))")
-n=$(grep -cvE '^(#|case |source |world |dtype |tolerance |$)' "$f")
-[ "$n" -le 6 ] && ok || bad "$f has $n statements (at most 6)"
+f=$(class_case "$TMP/bug" "matches wrong_rank_order")
+at_most_statements 6 "$f"
 grep -q "^# observed under --transport .*libbuggy_transport.so (fail):" "$f" && grep -q "^#   grad(x0) rank 0: \[" "$f" \
   && ok || bad "$f has no observed numbers"
 expect_exit 1 -- "$BIN" --transport "$BUGGY" "$f"
@@ -103,12 +112,8 @@ OWN="${CG_EXAMPLES_DIR:-$(dirname "$BIN")/examples}/libown_slice_rules.so"
 expect_exit 1 -- "$BIN" explore --seed 1 --count 30 --max-world 3 --rules "$OWN" --shrink-time 30 --out "$TMP/own"
 expect_grep "^explore: shrunk under the rule set gatherlayer in [0-9]+ tries: the same class under the backend" "$TMP/out"
 expect_grep "^  matches gatherlayer +[0-9]+ programs" "$TMP/out"
-f=$(python3 -c "
-import json
-d = json.load(open('$TMP/own/explore.json'))
-print(next(c['case'] for c in d['classes'] if c['class'] == 'matches gatherlayer'))")
-n=$(grep -cvE '^(#|case |source |world |dtype |tolerance |expect |$)' "$f")
-[ "$n" -le 4 ] && ok || bad "$f has $n statements (at most 4)"
+f=$(class_case "$TMP/own" "matches gatherlayer")
+at_most_statements 4 "$f"
 expect_exit 1 -- "$BIN" --rules "$OWN" "$f"
 expect_grep "diagnosis: (matches rule set gatherlayer|this case cannot tell apart gatherlayer)" "$TMP/out"
 expect_exit 0 -- "$BIN" "$f"

@@ -19,6 +19,10 @@
 #include "op_table.h"
 
 enum { MAX_VARS = 24, MAX_MAG = 1000000, MAX_ELEMS = 4096 };
+/* f16's largest finite value is 65504: its programs keep every value below
+ * F16_MAX_MAG, so that the gradients (a loss weighs its tensor by up to
+ * 2 W(W+1)/2 = 72 at W = 8) stay finite too */
+enum { F16_MAX_MAG = 50 };
 
 typedef struct var {
     char name[8];
@@ -54,6 +58,9 @@ typedef struct gen {
     char *text;
     size_t len, cap;
     bool oom;
+    bool half;      /* bf16 or f16: no MAX/MIN (values that differ round to a tie) */
+    bool f16;       /* every value bounded by max_mag, sums and exp included */
+    double max_mag; /* |value| bound of the draws: MAX_MAG, F16_MAX_MAG for f16 */
     var v[MAX_VARS];
     int nv, ncoll;
 } gen;
@@ -190,7 +197,7 @@ static bool unary(gen *g)
     for (int id = 0; id < CG_FN_COUNT; id++) {
         const cg_op_info *op = cg_op_info_of((cg_fn_id)id);
         if (op->cls == CG_OPC_UNARY && op->shape == CG_OSH_SAME && op->diff == CG_DIFF_SMOOTH &&
-            (id != CG_FN_EXP || a->mag <= 8))
+            (id != CG_FN_EXP || (a->mag <= 8 && (!g->f16 || exp(a->mag) <= g->max_mag))))
             ids[n++] = id;
     }
     if (n == 0)
@@ -223,7 +230,7 @@ static bool axis_op(gen *g)
     const cg_op_info *op = cg_op_info_of((cg_fn_id)ids[below(g, n)]);
     int axis = below(g, 2);
     double summed = a->mag * (double)(axis == 0 ? a->rows : a->cols) + 3;
-    if (reduce && summed > MAX_MAG)
+    if (reduce && summed > g->max_mag)
         return false;
     var *y = fresh(g, a);
     if (!reduce) {
@@ -239,7 +246,7 @@ static bool axis_op(gen *g)
 }
 
 /* a OP b elementwise on two tensors of one shape, a matmul, or a per-rank
- * scale; a draw whose result could grow past MAX_MAG becomes a sum. */
+ * scale; a draw whose result could grow past the bound becomes a sum. */
 static bool binary(gen *g)
 {
     var *a = pick(g), *b = pick_like(g, a);
@@ -249,8 +256,10 @@ static bool binary(gen *g)
     double mag[6] = {a->mag + b->mag, a->mag + b->mag, a->mag * b->mag, a->mag,
                      b->mag <= 3 ? pow(a->mag * a->mag + 1, b->mag) : INFINITY,
                      a->ndim == 2 ? a->mag * b->mag * (double)a->cols : a->mag * g->world};
-    if (!(mag[form] <= MAX_MAG) || (form == 5 && a->ndim == 2 && a->rows * a->rows > MAX_ELEMS))
+    if (!(mag[form] <= g->max_mag) || (form == 5 && a->ndim == 2 && a->rows * a->rows > MAX_ELEMS))
         form = 0;
+    if (g->f16 && mag[form] > g->max_mag)
+        return false;
     var *y = fresh(g, a);
     y->replicated = a->replicated && b->replicated;
     y->partly_equal = a->partly_equal || b->partly_equal;
@@ -271,6 +280,16 @@ static bool binary(gen *g)
         }
     }
     return true;
+}
+
+/* The largest |value| of kind k's result with op over `size` ranks: a
+ * reduction's (SUM adds, PROD multiplies), else its input's. */
+static double reduced_mag(const var *a, cg_coll_kind k, int op, int size)
+{
+    bool reduces = k == CG_C_ALL_REDUCE || k == CG_C_REDUCE_SCATTER || k == CG_C_REDUCE;
+    if (!reduces)
+        return a->mag;
+    return op == 2 ? pow(a->mag, size) : op == 0 ? a->mag * size : a->mag;
 }
 
 /* The root of a rooted collective on group p, as call text: a member of a
@@ -323,10 +342,12 @@ static bool group_collective(gen *g, var *a, cg_coll_kind k)
         ((k == CG_C_ALL_GATHER || k == CG_C_GATHER) && numel(a) * p->size > MAX_ELEMS))
         return false;
     int op = below(g, 5);
-    if ((op == 3 || op == 4) && (a->replicated || a->partly_equal))
+    if ((op == 3 || op == 4) && (a->replicated || a->partly_equal || g->half))
         op = 0;
-    if (op == 2 && pow(a->mag, p->size) > MAX_MAG)
+    if (op == 2 && pow(a->mag, p->size) > g->max_mag)
         op = 0;
+    if (g->f16 && reduced_mag(a, k, op, p->size) > g->max_mag)
+        return false;
     var *y = fresh(g, a);
     const char *name = cg_coll_name(k);
     y->replicated = g->world == 1;
@@ -430,10 +451,12 @@ static bool collective(gen *g)
     if ((splits && a->rows % g->world != 0) || (k == CG_C_ALL_GATHER && numel(a) * g->world > MAX_ELEMS))
         return false;
     int op = below(g, 5);
-    if ((op == 3 || op == 4) && (a->replicated || a->partly_equal)) /* MAX/MIN of equal values: a tie */
+    if ((op == 3 || op == 4) && (a->replicated || a->partly_equal || g->half)) /* MAX/MIN of equal values: a tie */
         op = 0;
-    if (op == 2 && pow(a->mag, g->world) > MAX_MAG)
+    if (op == 2 && pow(a->mag, g->world) > g->max_mag)
         op = 0;
+    if (g->f16 && reduced_mag(a, k, op, g->world) > g->max_mag)
+        return false;
     var *y = fresh(g, a);
     const char *name = cg_coll_name(k);
     switch (k) {
@@ -516,7 +539,11 @@ char *cg_explore_program(uint64_t seed, long index, const cg_gen_opts *o, const 
     next(&g);
     g.world = 1 + below(&g, o->max_world > 0 ? o->max_world : 1);
     static const char *const dtypes[] = {"f64", "f32", "bf16", "f16"};
-    const char *dtype = dtypes[below(&g, o->halves ? 4 : 2)];
+    int dt = below(&g, o->halves ? 4 : 2);
+    const char *dtype = dtypes[dt];
+    g.half = dt >= 2;
+    g.f16 = dt == 3;
+    g.max_mag = g.f16 ? F16_MAX_MAG : MAX_MAG;
     emit(&g, "case %s\nsource collgrad-check explore --seed %llu, program %ld\nworld %d\ndtype %s\n\n", name,
          (unsigned long long)seed, index, g.world, dtype);
     int inputs = 1 + below(&g, 4), colls = 1 + below(&g, 6), locals = below(&g, 5);

@@ -13,7 +13,10 @@
  * on their roots alone; all_gather and reduce_scatter on a mesh only. Some
  * reduce_scatters and all_to_alls split unevenly (send_splits, recv_splits:
  * the output's shape differs between ranks, so only a loss or an all_gather
- * reads it), and send/recv rings shift by 1..W-1 ranks. Values are drawn per rank (randn keyed by rank), and MAX/MIN
+ * reads it), and send/recv rings shift by 1..W-1 ranks. bf16 and f16
+ * programs (--halves) reduce with no MAX/MIN (values that differ may round
+ * to a tie), and f16's keep every value below 50, sums and exp included, so
+ * that values and gradients stay under its largest finite 65504. Values are drawn per rank (randn keyed by rank), and MAX/MIN
  * reduce only values that differ between ranks (never a group's equal
  * results), so no tie occurs; nothing divides by zero.
  *
