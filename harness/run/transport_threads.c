@@ -94,8 +94,10 @@ static struct timespec deadline(void)
 }
 
 /* Every rank meets here. -1 with t->st once aborted, or when a rank that
- * will never come (it finished its program) is missing. */
-static int barrier(cg_transport *t)
+ * will never come (it finished its program) is missing. A publishing
+ * barrier that completes makes every rank a reader of the others' buffers
+ * (leave). */
+static int meet(cg_transport *t, bool publishing)
 {
     cg_threads *sh = t->sh;
     struct timespec until = deadline();
@@ -104,6 +106,8 @@ static int barrier(cg_transport *t)
     if (!sh->aborted && ++sh->arrived == sh->world) {
         sh->arrived = 0;
         sh->generation++;
+        if (publishing)
+            sh->readers = sh->world;
         pthread_cond_broadcast(&sh->cv);
     }
     while (!sh->aborted && sh->generation == gen && sh->nfinished == 0)
@@ -120,6 +124,33 @@ static int barrier(cg_transport *t)
     }
     pthread_mutex_unlock(&sh->mu);
     return ok ? 0 : -1;
+}
+
+static int barrier(cg_transport *t) { return meet(t, false); }
+
+/* The end of a collective: this rank has read what it needed of the others'
+ * published buffers, then meets them. An abort ends that meeting early, but
+ * a rank still leaves only once every rank has read (a rank that returns
+ * may free its buffers: the program fails and its graph goes), so a slow
+ * reader never reads freed memory. */
+static int leave(cg_transport *t)
+{
+    cg_threads *sh = t->sh;
+    pthread_mutex_lock(&sh->mu);
+    if (sh->readers > 0)
+        sh->readers--;
+    pthread_cond_broadcast(&sh->cv);
+    pthread_mutex_unlock(&sh->mu);
+    int rc = barrier(t);
+    struct timespec until = deadline();
+    pthread_mutex_lock(&sh->mu);
+    while (sh->readers > 0)
+        if (!wait_locked(sh, &until)) {
+            abort_locked(sh, "the ranks waited for each other longer than the limit (CG_THREADS_WAIT_LIMIT)");
+            break;
+        }
+    pthread_mutex_unlock(&sh->mu);
+    return rc;
 }
 
 /* ---- element access ------------------------------------------------------------ */
@@ -174,12 +205,12 @@ static int publish(cg_transport *t, const void *send, const size_t *counts, cons
     s->send = send;
     s->counts = counts;
     s->counts2 = counts2;
-    return barrier(t);
+    return meet(t, true);
 }
 
 static int finish(cg_transport *t, exchange *x, void *recv)
 {
-    int rc = barrier(t);
+    int rc = leave(t);
     if (rc == 0 && x->bytes)
         memcpy(recv, x->tmp, x->bytes);
     free(x->tmp);
@@ -282,7 +313,7 @@ static int th_gather(cg_transport *t, const void *send, void *recv, const size_t
                      int root)
 {
     return t->rank == root ? th_all_gather(t, send, recv, counts, dt)
-                           : (publish(t, send, NULL, NULL) < 0 ? -1 : barrier(t));
+                           : (publish(t, send, NULL, NULL) < 0 ? -1 : leave(t));
 }
 
 static int th_scatter(cg_transport *t, const void *send, void *recv, const size_t *counts, cgt_dtype dt,

@@ -31,6 +31,7 @@ typedef struct cg_threads {
     pthread_cond_t cv;        /* any change: an arrival, a message, an abort, a finish */
     int arrived;
     unsigned long generation; /* barriers completed */
+    int readers;              /* ranks still reading the buffers of the collective under way (leave) */
     bool aborted;
     char why[384];            /* the first abort's reason */
     bool finished[CG_MAX_WORLD];
