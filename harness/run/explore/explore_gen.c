@@ -292,6 +292,21 @@ static double reduced_mag(const var *a, cg_coll_kind k, int op, int size)
     return op == 2 ? pow(a->mag, size) : op == 0 ? a->mag * size : a->mag;
 }
 
+/* A reduction op for kind k on a over `size` ranks (0 sum, 1 avg, 2 prod,
+ * 3 max, 4 min), drawn whether k reduces or not (the draws stay the same):
+ * MAX/MIN become SUM where values may be equal (replicated, a group's, or
+ * rounded to a half type: a tie), PROD becomes SUM where it would pass the
+ * bound; -1 where even the op's result passes f16's bound (draw again). */
+static int draw_op(gen *g, const var *a, cg_coll_kind k, int size)
+{
+    int op = below(g, 5);
+    if ((op == 3 || op == 4) && (a->replicated || a->partly_equal || g->half))
+        op = 0;
+    if (op == 2 && pow(a->mag, size) > g->max_mag)
+        op = 0;
+    return g->f16 && reduced_mag(a, k, op, size) > g->max_mag ? -1 : op;
+}
+
 /* The root of a rooted collective on group p, as call text: a member of a
  * subset group; on a mesh every group has its own root, so a rank
  * expression (a row's first rank, a column's first). roots[] gets the
@@ -341,12 +356,8 @@ static bool group_collective(gen *g, var *a, cg_coll_kind k)
     if ((splits && a->rows % p->size != 0) ||
         ((k == CG_C_ALL_GATHER || k == CG_C_GATHER) && numel(a) * p->size > MAX_ELEMS))
         return false;
-    int op = below(g, 5);
-    if ((op == 3 || op == 4) && (a->replicated || a->partly_equal || g->half))
-        op = 0;
-    if (op == 2 && pow(a->mag, p->size) > g->max_mag)
-        op = 0;
-    if (g->f16 && reduced_mag(a, k, op, p->size) > g->max_mag)
+    int op = draw_op(g, a, k, p->size);
+    if (op < 0)
         return false;
     var *y = fresh(g, a);
     const char *name = cg_coll_name(k);
@@ -450,12 +461,8 @@ static bool collective(gen *g)
     bool splits = k == CG_C_REDUCE_SCATTER || k == CG_C_ALL_TO_ALL || k == CG_C_SCATTER;
     if ((splits && a->rows % g->world != 0) || (k == CG_C_ALL_GATHER && numel(a) * g->world > MAX_ELEMS))
         return false;
-    int op = below(g, 5);
-    if ((op == 3 || op == 4) && (a->replicated || a->partly_equal || g->half)) /* MAX/MIN of equal values: a tie */
-        op = 0;
-    if (op == 2 && pow(a->mag, g->world) > g->max_mag)
-        op = 0;
-    if (g->f16 && reduced_mag(a, k, op, g->world) > g->max_mag)
+    int op = draw_op(g, a, k, g->world);
+    if (op < 0)
         return false;
     var *y = fresh(g, a);
     const char *name = cg_coll_name(k);
