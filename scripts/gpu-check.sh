@@ -145,13 +145,25 @@ lane_p2p() {
   done
   # the experiment: each held send in a group of its own (transport_nccl_p2p.c); the
   # ring waits under it in the emulation (a send completes only once received)
-  for probe in "pingpong.case 2" "two_sends.case 2" "../../../cases/collectives/send_recv_ring.case 2" \
+  for probe in "pingpong.case 2" "two_sends.case 2" "../../../cases/rpc-design/rpc_add.case 2" \
+               "../../../cases/collectives/send_recv_ring.case 2" \
                "../../../cases/collectives/send_recv_ring.case 3"; do
     set -- $probe
     local name="each-$(basename "$1" .case)-w$2"
     COLLGRAD_NCCL_P2P_GROUPS=each run "p2p-$name" 30 "$BIN" --transport nccl --world "$2" --timeout 10 \
       "$d/$1"; rc=$?
     say "$f" "p2p probe $name (COLLGRAD_NCCL_P2P_GROUPS=each): $(cases_line "p2p-$name" $rc) [probe exit $rc]"
+  done
+  # NCCL (2.22 and later) connects point to point lazily, at a pair's first exchange inside
+  # ncclGroupEnd, which needs the peer there too (NVIDIA/nccl#783); NCCL_RUNTIME_CONNECT=0
+  # connects every channel at init instead: if the probes pass under it, the wait is the
+  # lazy connect of rank 0's group {send, send, recv} against rank 1's {recv}
+  for probe in "pingpong.case 2" "../../../cases/rpc-design/rpc_add.case 2"; do
+    set -- $probe
+    local name="initconnect-$(basename "$1" .case)-w$2"
+    NCCL_RUNTIME_CONNECT=0 run "p2p-$name" 30 "$BIN" --transport nccl --world "$2" --timeout 10 \
+      "$d/$1"; rc=$?
+    say "$f" "p2p probe $name (NCCL_RUNTIME_CONNECT=0): $(cases_line "p2p-$name" $rc) [probe exit $rc]"
   done
   NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P,NET,PROXY run p2p-pingpong-w2-nccl-debug 30 \
     "$BIN" --transport nccl --world 2 --timeout 10 "$d/pingpong.case"; rc=$?
