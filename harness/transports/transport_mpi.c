@@ -5,14 +5,8 @@
  * MPI_ERRORS_RETURN on that duplicate so a failing call comes back as an
  * error message instead of aborting every rank.
  *
- * A send is buffered, as the case language defines it (the oracle and the
- * threads and nccl transports agree): it goes out with MPI_Isend from a
- * private copy and returns at once. A blocking MPI_Send would return only
- * once the receiver came for any message above MPICH's eager limit, so a
- * ring where every rank sends before it receives (explore's program
- * s1_p8470: 10 KB per rank at W=6) waited forever. The copies are freed as
- * their sends complete: tested at each later send, waited for at
- * cg_mpi_flush_sends (cg_tp_settle, the end of each program) and destroy.
+ * Its send and recv (buffered: each send's copy is held until MPI has sent
+ * it) are in transport_mpi_p2p.c.
  *
  * MPI has no 16-bit float types, so bf16 and f16 travel as opaque 2-byte
  * elements and are reduced by user-defined ops that widen to float, combine,
@@ -25,52 +19,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport.h"
+#include "transport_mpi.h"
 
 enum { REDUCE_PIECE_BYTES = 16 << 20 }; /* mpi_reduce's pieces */
 
-enum { HALF_SUM, HALF_PROD, HALF_MAX, HALF_MIN, HALF_NOPS };
-
-/* One send in flight: MPI reads `copy` (owned, malloc'd) until req completes. */
-struct held_send {
-    MPI_Request req;
-    void *copy;
-};
-
-struct cg_transport {
-    MPI_Comm comm;
-    int rank, world;
-    MPI_Datatype half;              /* 2 opaque bytes: bf16 and f16 */
-    MPI_Op bf16_op[HALF_NOPS];
-    MPI_Op f16_op[HALF_NOPS];
-    int *counts, *displs;           /* world ints each: MPI's int count arrays */
-    int *counts2, *displs2;         /* the receive side of all_to_all */
-    struct held_send *held;         /* sends MPI may not have completed (owned) */
-    int nheld, held_cap;
-    cg_status st;                   /* the last failure: what last_error says */
-};
-
 /* ---- errors --------------------------------------------------------------- */
 
-/* MPI's text for error code rc, in text (MPI_MAX_ERROR_STRING bytes). */
-static const char *mpi_error_text(int rc, char *text)
+const char *cgm_error_text(int rc, char *text)
 {
     int len = 0;
     if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
         snprintf(text, MPI_MAX_ERROR_STRING, "MPI error code %d", rc);
     return text;
 }
-
-/* Call fn(args...) and, on failure, record "fn failed: <MPI's text>" and
- * return -1 from the calling function (the shape of NCCL's checks.h). */
-#define MPI_TRY(t, fn, args)                                                                       \
-    do {                                                                                           \
-        int rc_ = fn args;                                                                         \
-        if (rc_ != MPI_SUCCESS) {                                                                  \
-            char text_[MPI_MAX_ERROR_STRING];                                                      \
-            return cg_error(&(t)->st, "%s failed: %s", #fn, mpi_error_text(rc_, text_));           \
-        }                                                                                          \
-    } while (0)
 
 /* ---- bf16/f16 reductions -------------------------------------------------- */
 
@@ -104,7 +65,7 @@ static MPI_User_function *const f16_fns[HALF_NOPS] = {f16_sum, f16_prod, f16_max
 
 /* ---- dtypes, ops, counts -------------------------------------------------- */
 
-static int mpi_type(cg_transport *t, cgt_dtype dt, MPI_Datatype *out)
+int cgm_type(cg_transport *t, cgt_dtype dt, MPI_Datatype *out)
 {
     switch (dt) {
     case CGT_F32: *out = MPI_FLOAT; return 0;
@@ -133,7 +94,7 @@ static int mpi_op(cg_transport *t, cgt_dtype dt, cgt_redop op, MPI_Op *out)
 
 static int type_and_op(cg_transport *t, cgt_dtype dt, cgt_redop op, MPI_Datatype *type, MPI_Op *mop)
 {
-    return mpi_type(t, dt, type) || mpi_op(t, dt, op, mop) ? -1 : 0;
+    return cgm_type(t, dt, type) || mpi_op(t, dt, op, mop) ? -1 : 0;
 }
 
 static void divide_by_world(void *buf, size_t n, cgt_dtype dt, int world)
@@ -151,7 +112,7 @@ static void divide_by_world(void *buf, size_t n, cgt_dtype dt, int world)
     }
 }
 
-static int int_count(cg_transport *t, size_t n, int *out)
+int cgm_int_count(cg_transport *t, size_t n, int *out)
 {
     if (n > INT_MAX)
         return cg_error(&t->st, "count %zu exceeds INT_MAX (%d): MPI counts are int", n, INT_MAX);
@@ -190,7 +151,7 @@ static int uniform_count(const cg_transport *t, const int *ic)
     return ic[0];
 }
 
-static int check_rank(cg_transport *t, const char *what, int r)
+int cgm_check_rank(cg_transport *t, const char *what, int r)
 {
     if (r < 0 || r >= t->world)
         return cg_error(&t->st, "%s %d out of range (world %d)", what, r, t->world);
@@ -205,7 +166,7 @@ static int mpi_all_reduce(cg_transport *t, const void *send, void *recv, size_t 
     MPI_Datatype type = MPI_DATATYPE_NULL;
     MPI_Op mop = MPI_OP_NULL;
     int n = 0;
-    if (type_and_op(t, dt, op, &type, &mop) || int_count(t, count, &n))
+    if (type_and_op(t, dt, op, &type, &mop) || cgm_int_count(t, count, &n))
         return -1;
     const void *src = send == recv ? MPI_IN_PLACE : send;
     MPI_TRY(t, MPI_Allreduce, (src, recv, n, type, mop, t->comm));
@@ -218,7 +179,7 @@ static int mpi_all_gather(cg_transport *t, const void *send, void *recv, const s
                           cgt_dtype dt)
 {
     MPI_Datatype type = MPI_DATATYPE_NULL;
-    if (mpi_type(t, dt, &type) || int_counts(t, counts, t->counts, t->displs))
+    if (cgm_type(t, dt, &type) || int_counts(t, counts, t->counts, t->displs))
         return -1;
     int n = uniform_count(t, t->counts);
     if (n >= 0)
@@ -250,7 +211,7 @@ static int mpi_broadcast(cg_transport *t, void *buf, size_t count, cgt_dtype dt,
 {
     MPI_Datatype type = MPI_DATATYPE_NULL;
     int n = 0;
-    if (mpi_type(t, dt, &type) || int_count(t, count, &n) || check_rank(t, "root", root))
+    if (cgm_type(t, dt, &type) || cgm_int_count(t, count, &n) || cgm_check_rank(t, "root", root))
         return -1;
     MPI_TRY(t, MPI_Bcast, (buf, n, type, root, t->comm));
     return 0;
@@ -262,8 +223,8 @@ static int mpi_reduce(cg_transport *t, const void *send, void *recv, size_t coun
     MPI_Datatype type = MPI_DATATYPE_NULL;
     MPI_Op mop = MPI_OP_NULL;
     int n = 0;
-    if (type_and_op(t, dt, op, &type, &mop) || int_count(t, count, &n) ||
-        check_rank(t, "root", root))
+    if (type_and_op(t, dt, op, &type, &mop) || cgm_int_count(t, count, &n) ||
+        cgm_check_rank(t, "root", root))
         return -1;
     bool at_root = t->rank == root, in_place = at_root && send == recv;
     int esz = 0;
@@ -291,7 +252,7 @@ static int mpi_reduce(cg_transport *t, const void *send, void *recv, size_t coun
         if (rc != MPI_SUCCESS) {
             char text[MPI_MAX_ERROR_STRING];
             free(staged);
-            return cg_error(&t->st, "MPI_Reduce failed: %s", mpi_error_text(rc, text));
+            return cg_error(&t->st, "MPI_Reduce failed: %s", cgm_error_text(rc, text));
         }
         off += len;
     } while (off < n);
@@ -305,8 +266,8 @@ static int mpi_gather(cg_transport *t, const void *send, void *recv, const size_
                       cgt_dtype dt, int root)
 {
     MPI_Datatype type = MPI_DATATYPE_NULL;
-    if (mpi_type(t, dt, &type) || int_counts(t, counts, t->counts, t->displs) ||
-        check_rank(t, "root", root))
+    if (cgm_type(t, dt, &type) || int_counts(t, counts, t->counts, t->displs) ||
+        cgm_check_rank(t, "root", root))
         return -1;
     int n = uniform_count(t, t->counts);
     if (n >= 0)
@@ -321,8 +282,8 @@ static int mpi_scatter(cg_transport *t, const void *send, void *recv, const size
                        cgt_dtype dt, int root)
 {
     MPI_Datatype type = MPI_DATATYPE_NULL;
-    if (mpi_type(t, dt, &type) || int_counts(t, counts, t->counts, t->displs) ||
-        check_rank(t, "root", root))
+    if (cgm_type(t, dt, &type) || int_counts(t, counts, t->counts, t->displs) ||
+        cgm_check_rank(t, "root", root))
         return -1;
     int n = uniform_count(t, t->counts);
     if (n >= 0)
@@ -337,7 +298,7 @@ static int mpi_all_to_all(cg_transport *t, const void *send, const size_t *sendc
                           const size_t *recvcounts, cgt_dtype dt)
 {
     MPI_Datatype type = MPI_DATATYPE_NULL;
-    if (mpi_type(t, dt, &type) || int_counts(t, sendcounts, t->counts, t->displs) ||
+    if (cgm_type(t, dt, &type) || int_counts(t, sendcounts, t->counts, t->displs) ||
         int_counts(t, recvcounts, t->counts2, t->displs2))
         return -1;
     /* always the v-variant: a rank sees only its own row and column of the
@@ -345,103 +306,6 @@ static int mpi_all_to_all(cg_transport *t, const void *send, const size_t *sendc
      * then call different collectives: a hang) */
     MPI_TRY(t, MPI_Alltoallv, (send, t->counts, t->displs, type, recv, t->counts2, t->displs2, type,
                                t->comm));
-    return 0;
-}
-
-static int check_p2p(cg_transport *t, size_t count, cgt_dtype dt, int peer, int tag,
-                     MPI_Datatype *type, int *n)
-{
-    if (mpi_type(t, dt, type) || int_count(t, count, n) || check_rank(t, "peer", peer))
-        return -1;
-    if (tag < 0 || tag >= 32768)
-        return cg_error(&t->st, "tag %d outside 0..32767", tag);
-    return 0;
-}
-
-/* Frees the copies of completed sends and keeps the rest in order. 0, or -1
- * with the first failed send's MPI error. */
-static int reap_sends(cg_transport *t)
-{
-    int kept = 0, rc = 0;
-    for (int i = 0; i < t->nheld; i++) {
-        int done = 0, trc = MPI_Test(&t->held[i].req, &done, MPI_STATUS_IGNORE);
-        if (trc != MPI_SUCCESS && rc == 0) {
-            char text[MPI_MAX_ERROR_STRING];
-            rc = cg_error(&t->st, "a held send (MPI_Test) failed: %s", mpi_error_text(trc, text));
-        }
-        if (done || trc != MPI_SUCCESS)
-            free(t->held[i].copy);
-        else
-            t->held[kept++] = t->held[i];
-    }
-    t->nheld = kept;
-    return rc;
-}
-
-int cg_mpi_flush_sends(cg_transport *t)
-{
-    int rc = 0;
-    for (int i = 0; i < t->nheld; i++) {
-        int wrc = MPI_Wait(&t->held[i].req, MPI_STATUS_IGNORE);
-        if (wrc != MPI_SUCCESS && rc == 0) {
-            char text[MPI_MAX_ERROR_STRING];
-            rc = cg_error(&t->st, "a held send (MPI_Wait) failed: %s", mpi_error_text(wrc, text));
-        }
-        free(t->held[i].copy);
-    }
-    t->nheld = 0;
-    return rc;
-}
-
-static int mpi_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag)
-{
-    MPI_Datatype type = MPI_DATATYPE_NULL;
-    int n = 0, esz = 0;
-    if (check_p2p(t, count, dt, peer, tag, &type, &n) || reap_sends(t))
-        return -1;
-    MPI_TRY(t, MPI_Type_size, (type, &esz));
-    if (t->nheld == t->held_cap) {
-        int cap = t->held_cap ? 2 * t->held_cap : 8;
-        struct held_send *h = realloc(t->held, (size_t)cap * sizeof *h);
-        if (!h)
-            return cg_error(&t->st, "send: out of memory for %d held sends", cap);
-        t->held = h;
-        t->held_cap = cap;
-    }
-    size_t bytes = (size_t)n * (size_t)esz;
-    void *copy = malloc(bytes ? bytes : 1);
-    if (!copy)
-        return cg_error(&t->st, "send: out of memory for a %zu-byte copy", bytes);
-    if (bytes)
-        memcpy(copy, buf, bytes);
-    int rc = MPI_Isend(copy, n, type, peer, tag, t->comm, &t->held[t->nheld].req);
-    if (rc != MPI_SUCCESS) {
-        char text[MPI_MAX_ERROR_STRING];
-        free(copy);
-        return cg_error(&t->st, "MPI_Isend failed: %s", mpi_error_text(rc, text));
-    }
-    t->held[t->nheld++].copy = copy;
-    return 0;
-}
-
-/* A longer message than expected fails inside MPI_Recv (truncation); a
- * shorter one is accepted by MPI, so the count is compared here. */
-static int mpi_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag)
-{
-    MPI_Datatype type = MPI_DATATYPE_NULL;
-    MPI_Status st;
-    int n = 0, got = 0;
-    if (check_p2p(t, count, dt, peer, tag, &type, &n))
-        return -1;
-    MPI_TRY(t, MPI_Recv, (buf, n, type, peer, tag, t->comm, &st));
-    MPI_TRY(t, MPI_Get_count, (&st, type, &got));
-    if (got == MPI_UNDEFINED)
-        return cg_error(&t->st,
-                        "recv from rank %d tag %d: expected %d elements, got a partial element",
-                        peer, tag, n);
-    if (got != n)
-        return cg_error(&t->st, "recv from rank %d tag %d: expected %d elements, got %d", peer, tag,
-                        n, got);
     return 0;
 }
 
@@ -472,9 +336,7 @@ static void mpi_destroy(cg_transport *t)
         if (t->comm != MPI_COMM_NULL)
             MPI_Comm_free(&t->comm);
     }
-    for (int i = 0; i < t->nheld; i++) /* only after MPI_Finalize, which completed them */
-        free(t->held[i].copy);
-    free(t->held);
+    cgm_free_held(t); /* after MPI_Finalize, which completed them; else flushed above */
     free(t->counts);
     free(t);
 }
@@ -588,8 +450,8 @@ static cg_transport_ops mpi_ops = {
     .gather = mpi_gather,
     .scatter = mpi_scatter,
     .all_to_all = mpi_all_to_all,
-    .send = mpi_send,
-    .recv = mpi_recv,
+    .send = cgm_send,
+    .recv = cgm_recv,
     .barrier = mpi_barrier,
     .split = mpi_split,
 };
