@@ -77,7 +77,7 @@ struct cg_tp {
     int ncoll;                      /* collectives issued in this job (reset per job) */
     cg_tp_watcher watchers[CG_TP_MAX_WATCHERS]; /* cg_tp_watch; a private replay has none */
     int nwatchers;
-    /* The built-in mpi and nccl instances hold sends back (transport_mpi.c,
+    /* The built-in mpi and nccl instances hold sends back (transport_mpi_p2p.c,
      * transport_nccl_p2p.c) until cg_tp_settle: the instance cg_tp_open made
      * (inst may since be a wrapper: --inject), its table and its flush.
      * NULL for plugins and for group handles (whose destroy completes them). */

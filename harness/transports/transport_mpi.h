@@ -1,5 +1,6 @@
 /* transport_mpi.h — private to the built-in "mpi" transport: its instance and
- * the helpers transport_mpi.c gives its send and recv (transport_mpi_p2p.c). */
+ * the helpers transport_mpi.c gives its instances (transport_mpi_setup.c) and
+ * its send and recv (transport_mpi_p2p.c). */
 #ifndef CG_TRANSPORT_MPI_H
 #define CG_TRANSPORT_MPI_H
 
@@ -45,6 +46,16 @@ int cgm_type(cg_transport *t, cgt_dtype dt, MPI_Datatype *out);
 int cgm_int_count(cg_transport *t, size_t n, int *out);
 /* r names a rank of t ("peer 5 out of range (world 4)" otherwise). */
 int cgm_check_rank(cg_transport *t, const char *what, int r);
+
+/* ---- instances (transport_mpi_setup.c): NULL and *err (static text) on failure ---- */
+
+/* On a duplicate of MPI_COMM_WORLD; MPI must be initialized. */
+cg_transport *cgm_create(const char **err);
+/* A process group's instance on MPI_Comm_split of t's communicator (its
+ * traffic as private as t's); NULL with *err NULL where this rank is not a
+ * member (color < 0). */
+cg_transport *cgm_split(cg_transport *t, int color, int key, const char **err);
+void cgm_destroy(cg_transport *t);
 
 /* ---- send and recv (transport_mpi_p2p.c) --------------------------------------- */
 
