@@ -54,6 +54,13 @@ if [ -n "$bundle" ]; then
   prefix="$(mktemp -d)"
   tar -xzf "$bundle" -C "$prefix" || { echo "gpu-check: cannot unpack $bundle" >&2; exit 3; }
   P="$prefix/collgrad"
+  # a bundle made for a rehearsal (scripts/gpu-bundle.sh build-emu) runs the CUDA emulation: on
+  # a machine with a GPU it would spend the device's minutes measuring nothing of the GPU
+  if grep -q "emulation ON" "$P/MANIFEST" 2>/dev/null && nvidia-smi -L > /dev/null 2>&1; then
+    echo "gpu-check: $bundle was built against the CUDA emulation ($(sed -n 's/^build: //p' "$P/MANIFEST"));" \
+         "this machine has a GPU: make the real bundle with scripts/gpu-bundle.sh" >&2
+    exit 3
+  fi
   BIN="$P/bin/collgrad-check" TESTS="$P/bin"
   export CG_MPIEXEC="$P/bin/mpiexec" PATH="$P/bin:$PATH"
   export COLLGRAD_GPU_MODULE="$P/lib/collgrad-check/libcollgrad-gpu.so"
