@@ -175,11 +175,9 @@ static int draw(explore *e)
         if (!text)
             return CG_EXIT_INFRA;
         cgx_program_path(e, name, path, sizeof path);
-        double atol = 0;
-        cg_explore_oracle_class(text, path, cls_name, &atol);
-        char *tolerant = cg_explore_with_tolerance(text, atol);
+        char *judged = cg_explore_judged(text, path, cls_name);
         free(text);
-        if (!(text = tolerant))
+        if (!(text = judged))
             return CG_EXIT_INFRA;
         if (cgx_write_text(path, text) != 0) {
             fprintf(stderr, "collgrad-check explore: cannot write %s\n", path);

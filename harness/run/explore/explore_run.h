@@ -31,6 +31,14 @@ void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLA
  * needed; NULL when out of memory. */
 char *cg_explore_with_tolerance(const char *text, double atol);
 
+/* A drawn program made ready for the runs: judged by the oracle into cls
+ * (cg_explore_oracle_class); an f16 program whose largest |gradient| would
+ * come near f16's range has its losses scaled by a power of two (and is
+ * judged again); then the tolerance its checks need
+ * (cg_explore_with_tolerance). The final text, malloc'd, or NULL when out of
+ * memory. */
+char *cg_explore_judged(const char *text, const char *file, char cls[CG_CLASS_LEN]);
+
 /* The class of a program run under a built-in rule set, in-process: the
  * ranks on threads (transport_threads.h), judged and diagnosed by the judge
  * library with every emulation's run on threads too; "" when it passes,
