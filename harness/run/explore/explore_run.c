@@ -43,10 +43,76 @@ static double program_atol(const cg_oracle *o, cg_dtype dt, double *grad)
     return fmax(fmax(cg_tol_for(dt).rtol, 16 * u) * g, 16 * u * v * o->world * (o->world + 1));
 }
 
+/* Whether the oracle's values of tensor `name` tie across ranks for max
+ * (or min) at some element: the best and another rank's within 1e-4 of it
+ * (relative, at least 1e-4 absolute). The oracle computes in f64; an f32
+ * run rounds values that tie in exact arithmetic to either side. */
+static bool ties(const cg_oracle *o, const char *name, size_t len, bool max)
+{
+    const cg_otensor *by_rank[CG_MAX_WORLD] = {0};
+    int n = 0;
+    for (int i = 0; i < o->ntensors && n < CG_MAX_WORLD; i++)
+        if (strlen(o->tensors[i].name) == len && strncmp(o->tensors[i].name, name, len) == 0 &&
+            o->tensors[i].value)
+            by_rank[n++] = &o->tensors[i];
+    for (int64_t k = 0; n > 1 && k < by_rank[0]->numel; k++) {
+        double best = by_rank[0]->value[k];
+        for (int r = 1; r < n; r++)
+            if (k < by_rank[r]->numel)
+                best = max ? fmax(best, by_rank[r]->value[k]) : fmin(best, by_rank[r]->value[k]);
+        int near = 0;
+        for (int r = 0; r < n; r++)
+            near += k < by_rank[r]->numel && fabs(by_rank[r]->value[k] - best) <= 1e-6 * fmax(1, fabs(best));
+        if (near > 1)
+            return true;
+    }
+    return false;
+}
+
+/* The generator gives MAX/MIN only values that differ between ranks
+ * (explore_gen_coll.c), but some differ in its bookkeeping only:
+ * mean(softmax(v4), 1) is 1/columns on every rank (seed 22, program 136: a
+ * reduce max of it, whose gradient goes to whichever rank the rounding
+ * favours). The program with each such max/min collective made a sum, as
+ * the generator does where it knows values may be equal; NULL when none
+ * ties (or out of memory). */
+static char *untie(const char *text, const cg_oracle *o)
+{
+    char *out = strdup(text);
+    bool changed = false;
+    for (char *line = out; out && *line;) {
+        char *eol = strchr(line, '\n');
+        size_t n = eol ? (size_t)(eol - line) : strlen(line);
+        static const char *const colls[] = {" = all_reduce(", " = reduce_scatter(", " = reduce("};
+        for (int c = 0; c < 3; c++) {
+            char *call = strstr(line, colls[c]);
+            if (!call || call >= line + n)
+                continue;
+            char *arg = call + strlen(colls[c]), *comma = strchr(arg, ',');
+            char *op = NULL;
+            for (char *q = arg; q + 4 <= line + n && !op; q++)
+                if (strncmp(q, ", max", 5) == 0 || strncmp(q, ", min", 5) == 0)
+                    op = q + 2;
+            if (comma && op && ties(o, arg, (size_t)(comma - arg), op[1] == 'a')) {
+                memcpy(op, "sum", 3);
+                changed = true;
+            }
+        }
+        line += n + (eol ? 1 : 0);
+    }
+    if (!changed) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
 /* The class (cg_explore_oracle_class), the atol the program's checks need
- * and its largest |gradient| (both 0 when the oracle did not run). */
+ * and its largest |gradient| (both 0 when the oracle did not run). With
+ * untied: where a max/min collective's input ties (untie), *untied gets the
+ * program with it made a sum and nothing is judged (the caller judges that). */
 static void judge_by_oracle(const char *text, const char *file, char cls[CG_CLASS_LEN], double *atol,
-                            double *grad)
+                            double *grad, char **untied)
 {
     cls[0] = '\0';
     *atol = *grad = 0;
@@ -59,6 +125,8 @@ static void judge_by_oracle(const char *text, const char *file, char cls[CG_CLAS
     cg_oracle *o = cg_oracle_run(cs, cs->worlds[0], true);
     if (!o || o->st.code) {
         snprintf(cls, CG_CLASS_LEN, "generator: the oracle refuses it");
+    } else if (untied && (*untied = untie(text, o)) != NULL) {
+        /* judged as the program it becomes */
     } else {
         *atol = program_atol(o, cs->dtype, grad);
         cg_report *rep = cg_report_new("oracle", "none", "reference", "cpu");
@@ -78,7 +146,7 @@ static void judge_by_oracle(const char *text, const char *file, char cls[CG_CLAS
 void cg_explore_oracle_class(const char *text, const char *file, char cls[CG_CLASS_LEN], double *atol)
 {
     double a = 0, g = 0;
-    judge_by_oracle(text, file, cls, &a, &g);
+    judge_by_oracle(text, file, cls, &a, &g, NULL);
     if (atol)
         *atol = a;
 }
@@ -140,15 +208,19 @@ static char *scale_losses(const char *text, double scale)
 char *cg_explore_judged(const char *text, const char *file, char cls[CG_CLASS_LEN])
 {
     double atol = 0, grad = 0;
-    judge_by_oracle(text, file, cls, &atol, &grad);
     char *own = NULL;
-    if (!cls[0] && grad > F16_GRAD_LIMIT && is_f16(text)) {
+    judge_by_oracle(text, file, cls, &atol, &grad, &own);
+    if (own)
+        judge_by_oracle(own, file, cls, &atol, &grad, NULL);
+    if (!cls[0] && grad > F16_GRAD_LIMIT && is_f16(own ? own : text)) {
         double scale = 1;
         while (grad * scale > F16_GRAD_LIMIT)
             scale /= 2;
-        if (!(own = scale_losses(text, scale)))
+        char *scaled = scale_losses(own ? own : text, scale);
+        free(own);
+        if (!(own = scaled))
             return NULL;
-        judge_by_oracle(own, file, cls, &atol, &grad);
+        judge_by_oracle(own, file, cls, &atol, &grad, NULL);
     }
     char *out = cg_explore_with_tolerance(own ? own : text, atol);
     free(own);
