@@ -59,6 +59,23 @@ int cg_eval(cg_interp *I, const cg_expr *e, cg_val *out);
 /* Evaluate a call (tensor function, collective, recv). */
 int cg_eval_call(cg_interp *I, const cg_expr *e, cg_val *out);
 
+/* One call being evaluated (interp_call.c): its expression and its evaluated
+ * arguments, args[i * I->nslots + slot], owned by cg_eval_call. */
+typedef struct cg_call {
+    cg_interp *I;
+    const cg_expr *e;
+    cg_val *args;
+} cg_call;
+
+/* Index into e->args of positional argument `pos` or keyword `kw`; -1 if absent. */
+int cg_arg_at(const cg_expr *e, int pos, const char *kw);
+/* Argument i in slot as an integer / a tensor; on failure -1 / NULL with
+ * the error set, placed at the argument. */
+int cg_call_int(const cg_call *c, int i, int slot, const char *what, int64_t *out);
+cg_tensor *cg_call_tensor(const cg_call *c, int i, int slot);
+/* A collective or recv call for every active slot (interp_comm.c). 0 or -1. */
+int cg_eval_comm(const cg_call *c, cg_val *out);
+
 /* The rank slot simulates, for an error's place (cg_error_at_rank in
  * status.h): a program error names the rank that met it; an op's error is
  * cg_error_wrap of the graph's status, which keeps its class. */
