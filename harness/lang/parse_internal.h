@@ -1,5 +1,5 @@
 /* parse_internal.h — shared between the parser's files (parser.c,
- * parse_expr.c, parse_call.c, parse_expect.c) and ir.c: the parser state, the table of
+ * parse_expr.c, parse_call.c, parse_header.c, parse_expect.c) and ir.c: the parser state, the table of
  * built-in functions and the node destructors. Not part of the public API. */
 #ifndef CG_PARSE_INTERNAL_H
 #define CG_PARSE_INTERNAL_H
@@ -112,9 +112,11 @@ cg_expr *cg_p_leaf(cg_parser *p, cg_expr_kind kind, bool named);
  * it; the statement-only functions are accepted only when `statement` is set. */
 cg_expr *cg_parse_call(cg_parser *p, bool statement);
 
-/* parse_expect.c */
+/* parse_header.c: header lines (case, source, world(s), dtype, tolerance, seed) */
 bool cg_is_header_word(const cg_token *t);
 bool cg_parse_header(cg_parser *p);
+
+/* parse_expect.c: expectations, and the checks at the end of the file */
 bool cg_parse_expect(cg_parser *p);
 bool cg_run_checks(cg_parser *p);
 

@@ -1,7 +1,7 @@
 /* parser.c — the case language: a hand-written recursive-descent parser.
  * This file holds the program and statement levels and the parser's
- * plumbing; expressions are in parse_expr.c, header lines, expectations and
- * the end-of-file checks in parse_expect.c.
+ * plumbing; expressions are in parse_expr.c, header lines in parse_header.c,
+ * expectations and the end-of-file checks in parse_expect.c.
  *
  * Grammar (NL = newline; ';' may stand for NL; `#` starts a comment except in
  * source text; NL inside ( ) or [ ] continues the line, see lexer.h):
