@@ -1,5 +1,6 @@
 /* transport_threads_internal.h — the in-process transport's shared state,
- * shared by transport_threads.c (the table) and threads_run.c (the runner).
+ * shared by transport_threads.c (the table), transport_threads_sync.c (where
+ * the ranks meet) and threads_run.c (the runner).
  * Not a public interface: transport_threads.h is. */
 #ifndef CG_TRANSPORT_THREADS_INTERNAL_H
 #define CG_TRANSPORT_THREADS_INTERNAL_H
@@ -63,6 +64,22 @@ void cg_threads_destroy(cg_threads *sh); /* frees undelivered messages and the g
 void cg_threads_abort(cg_threads *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* rank has left its program: waits that need it end. */
 void cg_threads_finished(cg_threads *sh, int rank);
+
+/* ---- where the ranks meet (transport_threads_sync.c); each returns -1 with
+ * t->st set on an abort, a wait past CG_THREADS_WAIT_LIMIT, or a missing rank */
+
+/* Every rank meets here. A publishing meeting that completes makes every
+ * rank a reader of the others' published buffers until cg_threads_leave. */
+int cg_threads_meet(cg_transport *t, bool publishing);
+/* The end of a collective: this rank is done reading; returns once every
+ * rank is, so no rank frees a buffer another still reads. */
+int cg_threads_leave(cg_transport *t);
+/* Buffered point-to-point: send never waits; recv waits for the message
+ * with `tag` from peer, or for peer to finish. */
+int cg_threads_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag);
+int cg_threads_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag);
+/* The transport's split entry (MPI_Comm_split over the threads). */
+cg_transport *cg_threads_split(cg_transport *t, int color, int key, const char **err);
 const cg_transport_ops *cg_threads_ops(void);
 
 #endif
