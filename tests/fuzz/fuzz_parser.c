@@ -263,7 +263,7 @@ static char *print_case(const cg_case *c, size_t *len)
     return text;
 }
 
-/* The printer (ir.c) walks the whole tree; its text must parse back to a
+/* The printer (ir_print.c) walks the whole tree; its text must parse back to a
  * case that prints the same. */
 static void check_roundtrip(const cg_case *c)
 {
