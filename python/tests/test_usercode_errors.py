@@ -2,6 +2,7 @@
 error with its class, nothing hangs past the timeout, nothing crashes."""
 
 import os
+import re
 import time
 import unittest
 
@@ -66,6 +67,37 @@ class Errors(unittest.TestCase):
         r = run("non_deterministic")
         self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
         self.assertIn("non-deterministic forward", r.error or "")
+
+    def test_non_finite_loss(self) -> None:
+        r = run("nan_loss")
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("rank 0's loss at the inputs is not finite: nan, nan, nan", r.error or "")
+
+    def test_sys_exit_in_the_function(self) -> None:
+        # SystemExit is no Exception: once, rank 1 waited for rank 0 until the timeout
+        t0 = time.monotonic()
+        r = run("exits_on_rank_0", timeout=30)
+        self.assertLess(time.monotonic() - t0, 25, r.table())
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("rank 0 failed during analytic pass (fn and backward): the function called sys.exit(3)",
+                      r.error or "")
+
+    def test_a_rank_that_dies(self) -> None:
+        # no error file from the dead rank: its death is named first, with how it
+        # died, not only the survivor's "connection reset" (or a hang at the timeout)
+        for fn, how in (("dies_on_rank_1", "killed by signal 9 (SIGKILL)"),
+                        ("crashes_on_rank_1", "killed by signal 11 (SIGSEGV)"),
+                        ("quits_quietly_on_rank_1", "exit status 0")):
+            with self.subTest(fn=fn):
+                t0 = time.monotonic()
+                r = run(fn, timeout=30)
+                self.assertLess(time.monotonic() - t0, 25, r.table())
+                self.assertEqual((r.status, r.error_class), ("error", 3), r.table())
+                first = (r.error or "").splitlines()[0]
+                self.assertRegex(first, "^" + re.escape(f"rank 1's process ended during analytic pass (fn and "
+                                                        f"backward) without a result or an error: {how}") + "(;|$)")
+        r = run("crashes_on_rank_1", timeout=30)  # faulthandler's dump names the user's line
+        self.assertRegex(r.error or "", r"usercode_bad\.py\", line \d+ in crashes_on_rank_1")
 
     def test_replicated_copies_that_differ(self) -> None:
         r = run("plain", inputs="make_replicated_unlike")

@@ -83,6 +83,15 @@ class Seed002Product(unittest.TestCase):
         with self.assertRaisesRegex(judge.Refused, "non-deterministic forward: rank 1"):
             self.judged(30.0, 30.0)
 
+    def test_non_finite_loss_refused_as_such(self):
+        # nan at the point: not "non-deterministic" (nan != nan), and not judged
+        self.base[1] = [float("nan")] * 3
+        with self.assertRaisesRegex(judge.Refused, r"rank 1's loss at the inputs is not finite: nan, nan, nan"):
+            self.judged(30.0, 30.0)
+        self.base[1] = [18.0, float("inf"), 18.0]
+        with self.assertRaisesRegex(judge.Refused, r"rank 1's loss at the inputs is not finite: 18.0, inf, 18.0"):
+            self.judged(30.0, 30.0)
+
 
 class Patterns(unittest.TestCase):
     close = staticmethod(judge._close_fn(1e-5, 1e-3))

@@ -72,6 +72,20 @@ class Warm(unittest.TestCase):
             self.assertEqual(after.status, "pass", after.table())
             self.assertEqual(warm.starts(), 2)
 
+    def test_a_rank_that_dies_is_named_and_the_next_check_runs(self) -> None:
+        with cg.warm_worlds() as warm:
+            self.assertEqual(seed("sum_nn").status, "pass")
+            t0 = time.monotonic()
+            r = bad("dies_on_rank_1", timeout=30)
+            self.assertLess(time.monotonic() - t0, 20)  # named when it dies, not at the timeout
+            self.assertEqual((r.status, r.error_class), ("error", 3), r.table())
+            self.assertTrue((r.error or "").startswith("rank 1's process ended during analytic pass (fn and "
+                                                       "backward) without a result or an error: killed by "
+                                                       "signal 9 (SIGKILL)"), r.error)
+            after = seed("sum_nn")
+            self.assertEqual(after.status, "pass", after.table())
+            self.assertEqual(warm.starts(), 2)
+
     def test_ranks_leave_when_their_owner_dies(self) -> None:
         # the owner runs one check in a warm world and exits without closing it
         code = textwrap.dedent(f"""

@@ -1,6 +1,9 @@
 """Functions that are wrong in the ways issue 35 item 6 lists, for test_usercode_errors."""
 
 import itertools
+import os
+import signal
+import sys
 import time
 
 import torch
@@ -62,6 +65,34 @@ def in_place(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
 
 def non_deterministic(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
     return torch.distributed.nn.all_reduce(x).sum() * (1 + next(_calls) * 1e-3)
+
+
+def nan_loss(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    return torch.distributed.nn.all_reduce(x).sum() * float("nan")
+
+
+def exits_on_rank_0(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    if rank == 0:
+        sys.exit(3)
+    return torch.distributed.nn.all_reduce(x).sum()
+
+
+def dies_on_rank_1(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    if rank == 1:  # as the kernel's OOM killer would: no exception, no error file
+        os.kill(os.getpid(), signal.SIGKILL)
+    return torch.distributed.nn.all_reduce(x).sum()
+
+
+def crashes_on_rank_1(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    if rank == 1:  # a crash in native code (an extension's, torch's)
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return torch.distributed.nn.all_reduce(x).sum()
+
+
+def quits_quietly_on_rank_1(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    if rank == 1:
+        os._exit(0)
+    return torch.distributed.nn.all_reduce(x).sum()
 
 
 def plain(rank: int, world: int, **inputs: torch.Tensor) -> torch.Tensor:

@@ -22,13 +22,22 @@ def _close_fn(atol: float, rtol: float) -> patterns.Close:
 
 def repeatable(results: Sequence[Dict[str, Any]]) -> None:
     """Each rank's loss at the same point, three times (the analytic pass and
-    two plain forwards), must agree: else finite differences measure noise."""
+    two plain forwards), must agree: else finite differences measure noise.
+    A loss that is not finite there (nan, inf) is refused first: it has no
+    derivative to measure, and nan never equals itself."""
+    for res in results:
+        b = res["base"]
+        if not all(math.isfinite(x) for x in b):
+            raise Refused(f"rank {res['rank']}'s loss at the inputs is not finite: "
+                          f"{', '.join(repr(x) for x in b)} in three evaluations, so finite differences "
+                          "have nothing to measure (inputs outside the function's domain: a log or "
+                          "sqrt of a negative, a division by zero, an overflow?)")
     worst: Tuple[float, int, List[float]] = (0.0, -1, [])
     for res in results:
         b = res["base"]
         d = max(abs(x - b[0]) for x in b)
-        if math.isnan(d) or d > 1e-12 * max(1.0, abs(b[0])):
-            if math.isnan(d) or d > worst[0]:
+        if d > 1e-12 * max(1.0, abs(b[0])):
+            if d > worst[0]:
                 worst = (d, res["rank"], b)
     if worst[1] >= 0:
         d, rank, b = worst

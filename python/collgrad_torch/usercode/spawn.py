@@ -7,13 +7,15 @@ world.py runs this one process (inside a private network namespace when it
 can), so the ranks share that namespace's loopback; the parent watches the
 ranks' files and ends the whole process group when it decides, so this waits
 and nothing more. Each rank's output goes to rank{R}.log in the check's
-directory (the warm world's own directory when serving)."""
+directory (the warm world's own directory when serving), and when its process
+ends, its exit code to rank{R}.exit there (negative: the signal that killed
+it), so a rank that dies without a word is named at once."""
 
 import json
 import os
 import subprocess
 import sys
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -26,13 +28,26 @@ def main(argv: Optional[List[str]] = None) -> int:
             spec = json.load(f)
         log_dir, world = spec["dir"], spec["world"]
         worker_args = [argv[0]]
-    procs = []
+    ranks: Dict[int, int] = {}  # pid -> rank, while it runs
     for rank in range(world):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
         with open(os.path.join(log_dir, f"rank{rank}.log"), "wb") as log:
-            procs.append(subprocess.Popen([sys.executable, "-m", "collgrad_torch.usercode.worker"] + worker_args
-                                          + [str(rank)], env=env, stdout=log, stderr=subprocess.STDOUT))
-    return max(p.wait() for p in procs)
+            p = subprocess.Popen([sys.executable, "-m", "collgrad_torch.usercode.worker"] + worker_args
+                                 + [str(rank)], env=env, stdout=log, stderr=subprocess.STDOUT)
+        ranks[p.pid] = rank
+    worst = 0
+    while ranks:  # each rank's end as it happens: the parent tells a death from a wait (world.py)
+        pid, status = os.wait()
+        if pid not in ranks:
+            continue
+        rank = ranks.pop(pid)
+        code = os.waitstatus_to_exitcode(status)
+        tmp = os.path.join(log_dir, f".rank{rank}.exit")
+        with open(tmp, "w", encoding="ascii") as f:
+            f.write(f"{code}\n")
+        os.replace(tmp, os.path.join(log_dir, f"rank{rank}.exit"))
+        worst = max(worst, code if code >= 0 else 128 - code)
+    return worst
 
 
 if __name__ == "__main__":

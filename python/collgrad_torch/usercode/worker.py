@@ -331,6 +331,11 @@ def one_check(spec_path: str, rank: int, serving: bool) -> int:
     except UserError as e:
         r.write("error.json", {"rank": r.rank, "class": 2, "phase": r.phase, "message": str(e), "traceback": ""})
         return 2
+    except SystemExit as e:  # no Exception: it would end this rank without a word, its peers waiting
+        r.write("error.json", {"rank": r.rank, "class": 2, "phase": r.phase,
+                               "message": f"the function called sys.exit({e.code!r}): return the loss instead",
+                               "traceback": traceback.format_exc()[-8000:]})
+        return 2
     except Exception as e:
         text = f"{type(e).__name__}: {e}"
         cls = 3 if _infrastructure(e, r.phase) else 2
@@ -408,6 +413,7 @@ def serve(pool_dir: str, rank: int) -> int:
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    faulthandler.enable()  # a fatal signal (a crash in native code) dumps the stacks into the rank's log
     if argv[0] == "--serve":
         code = serve(argv[1], int(argv[2]))
     else:

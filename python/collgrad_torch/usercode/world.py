@@ -172,7 +172,8 @@ class World:
                     statuses[r], moved = s, now
             if all(self._phase(st)[1] == "finished" for st in statuses):
                 return
-            if first_error is None and any(os.path.exists(self.path(r, "error.json")) for r in range(world)):
+            if first_error is None and any(os.path.exists(self.path(r, "error.json")) or self.died(r) is not None
+                                           for r in range(world)):
                 first_error = now
             if first_error is not None and now - first_error > ERROR_GRACE_S:
                 return
@@ -182,15 +183,49 @@ class World:
                 raise WorldError(self._hang_message(statuses, limit), 3)
 
     def failed(self) -> bool:
-        return any(os.path.exists(self.path(r, "error.json")) for r in range(self.spec["world"]))
+        return any(os.path.exists(self.path(r, "error.json")) or self.died(r) is not None
+                   for r in range(self.spec["world"]))
+
+    def died(self, r: int) -> Optional[str]:
+        """How rank r's process ended (spawn.py's rank{R}.exit) when it ended
+        without writing its result or its error: killed, crashed, or an exit
+        from inside the user's code; else None. The exit file is read first,
+        and a rank writes its files before it exits, so no race."""
+        text = _read(os.path.join(self.log_dir, f"rank{r}.exit"))
+        if text is None or os.path.exists(self.path(r, "json")) or os.path.exists(self.path(r, "error.json")):
+            return None
+        try:
+            code = int(text.strip())
+        except ValueError:
+            return f"an unreadable exit record {text.strip()!r}"
+        if code >= 0:
+            return f"exit status {code}"
+        try:
+            name = f" ({signal.Signals(-code).name})"
+        except ValueError:
+            name = ""
+        return f"killed by signal {-code}{name}"
 
     def collect(self, returncode: Optional[int]) -> List[Dict[str, Any]]:
-        """Every rank's result after watch(), or the WorldError its files tell."""
+        """Every rank's result after watch(), or the WorldError its files tell:
+        a rank that died is named first (the others' errors are then often
+        only its absence: a connection reset), then the errors of the user's
+        code before those of the infrastructure."""
         world = self.spec["world"]
+        deaths = []
+        for r in range(world):
+            how = self.died(r)
+            if how is not None:
+                phase = self._phase(_read(self.path(r, "status")))[1]
+                tail = (_read(os.path.join(self.log_dir, f"rank{r}.log")) or "")[-2000:].rstrip()
+                deaths.append(f"rank {r}'s process ended during {phase} without a result or an error: {how}"
+                              + (f"; its output ends:\n{tail}" if tail else ""))
         errors = [json.loads(_read(self.path(r, "error.json")) or "{}") for r in range(world)
                   if os.path.exists(self.path(r, "error.json"))]
-        if errors:
-            raise WorldError(self._error_message(errors), min(e.get("class", 3) for e in errors))
+        errors.sort(key=lambda e: (e.get("class", 3), e.get("rank", 0)))
+        if deaths or errors:
+            message = "\n".join(deaths + ([self._error_message(errors)] if errors else []))
+            raise WorldError(message, 3 if deaths else min(e.get("class", 3) for e in errors))
         results = []
         for r in range(world):
             text = _read(self.path(r, "json"))
