@@ -73,6 +73,30 @@ class Errors(unittest.TestCase):
         self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
         self.assertIn("rank 0's loss at the inputs is not finite: nan, nan, nan", r.error or "")
 
+    def test_non_finite_finite_differences(self) -> None:
+        r = run("sqrt_at_zero")
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("finite differences are not finite along x[0] (rank 0's)", r.error or "")
+
+    def test_integer_loss(self) -> None:
+        # once: FAIL with a truth of 1/(2h) = 500000 from the rounding step
+        r = run("integer_loss")
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("fn's loss on rank 0 has dtype int64: a loss must be a real floating tensor", r.error or "")
+
+    def test_a_number_among_the_roots(self) -> None:
+        # once: AttributeError ('float' object has no attribute 'requires_grad')
+        r = run("number_root")
+        self.assertEqual(r.status, "pass", r.table())
+        self.assertIn("root 1 does not require grad", r.table())
+
+    def test_complex_input(self) -> None:
+        # once: "no input requires grad", which it does
+        r = run("plain", inputs="make_complex")
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("input 'x' is complex128 and requires grad: the check takes real floating tensors",
+                      r.error or "")
+
     def test_sys_exit_in_the_function(self) -> None:
         # SystemExit is no Exception: once, rank 1 waited for rank 0 until the timeout
         t0 = time.monotonic()

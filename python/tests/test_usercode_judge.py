@@ -92,6 +92,15 @@ class Seed002Product(unittest.TestCase):
         with self.assertRaisesRegex(judge.Refused, r"rank 1's loss at the inputs is not finite: 18.0, inf, 18.0"):
             self.judged(30.0, 30.0)
 
+    def test_non_finite_finite_differences_refused(self):
+        # rank 1's loss is nan at x1 = 1 + h (a sqrt at the edge of its domain, say):
+        # d L_1/d x1 is no truth, and nan must not reach the verdicts (nan > tol is False)
+        self.losses[1][2] = float("nan")
+        with self.assertRaisesRegex(judge.Refused, r"^finite differences are not finite along x\[0\] "
+                                                   r"\(rank 1's\): the derivative of rank 1's loss there "
+                                                   r"measured nan"):
+            self.judged(30.0, 30.0)
+
 
 class Patterns(unittest.TestCase):
     close = staticmethod(judge._close_fn(1e-5, 1e-3))

@@ -95,6 +95,22 @@ def quits_quietly_on_rank_1(rank: int, world: int, x: torch.Tensor) -> torch.Ten
     return torch.distributed.nn.all_reduce(x).sum()
 
 
+def sqrt_at_zero(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    return torch.distributed.nn.all_reduce(torch.sqrt(x - rank)).sum()  # x[0] = rank: sqrt(0), nan at x - h
+
+
+def integer_loss(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    return torch.distributed.nn.all_reduce(x * x).sum().long()
+
+
+def number_root(rank: int, world: int, x: torch.Tensor) -> list:
+    return [torch.distributed.nn.all_reduce(x).sum(), 2.0]
+
+
+def make_complex(rank: int, world: int) -> dict:
+    return {"x": torch.ones(2, dtype=torch.complex128, requires_grad=True)}
+
+
 def plain(rank: int, world: int, **inputs: torch.Tensor) -> torch.Tensor:
     return sum((t * t).sum() for t in inputs.values())  # type: ignore[return-value]
 

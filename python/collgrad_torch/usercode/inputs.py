@@ -102,6 +102,10 @@ def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
             leaves.extend(Leaf(f"{name}.{p_name}", p, rep) for p_name, p in params)
             kwargs[name] = value
         elif isinstance(value, torch.Tensor):
+            if value.is_complex() and value.requires_grad:
+                raise InputError(f"input '{name}' is {str(value.dtype).replace('torch.', '')} and requires grad: "
+                                 "the check takes real floating tensors (pass torch.view_as_real of it, or its "
+                                 "real and imaginary parts as two inputs)")
             t = _as_double(value)
             if t.requires_grad and t.is_floating_point():
                 leaves.append(Leaf(name, t, rep))

@@ -47,6 +47,22 @@ def repeatable(results: Sequence[Dict[str, Any]]) -> None:
                       "kernel, state kept between calls, a clock)")
 
 
+def finite_differences(rows: Dict[int, List[List[float]]], tensors: Sequence[fd.Logical], mode: str) -> None:
+    """Every derivative finite differences measured must be finite: one that
+    is not (a loss that is nan or inf a step away) is no truth to judge by."""
+    for t in tensors:
+        for e, row in enumerate(rows[t.index]):
+            for k, v in enumerate(row):
+                if math.isfinite(v):
+                    continue
+                where = f"{t.name}[{e}]" if mode == "element" else f"{t.name}'s random direction"
+                whose = "replicated" if t.owner < 0 else f"rank {t.owner}'s"
+                raise Refused(f"finite differences are not finite along {where} ({whose}): the derivative of "
+                              f"rank {k}'s loss there measured {v!r} (the loss is nan or inf a step of "
+                              f"{fd.STEP:g} away): the inputs are at the edge of the function's domain (a sqrt "
+                              "or log at 0, a division by zero?); check it at inputs inside")
+
+
 def replicated_semantics(results: Sequence[Dict[str, Any]], rows: Dict[int, List[List[float]]],
                          tensors: Sequence[fd.Logical], close: patterns.Close) -> Tuple[bool, str]:
     """Replicated semantics (d L_0/d x) is defined only when every rank's loss
@@ -76,6 +92,7 @@ def judge(results: Sequence[Dict[str, Any]], r: Result) -> None:
     r.fd = mode
     items = fd.schedule(tensors, mode)
     rows = fd.derivatives([res["losses"] for res in results], items, tensors)
+    finite_differences(rows, tensors, mode)
     defined, reason = replicated_semantics(results, rows, tensors, close)
     r.replicated_defined, r.replicated_reason = defined, reason
     if r.semantics == "replicated" and not defined:

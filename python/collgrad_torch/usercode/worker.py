@@ -86,6 +86,10 @@ def _scalar(value: Any, what: str, rank: int) -> float:
     import torch
 
     if isinstance(value, torch.Tensor):
+        if not value.is_floating_point():  # .long(), a comparison: no gradient, and a value that steps
+            raise UserError(f"{what} on rank {rank} has dtype {str(value.dtype).replace('torch.', '')}: a loss "
+                            "must be a real floating tensor (a .long(), .int(), comparison or complex value "
+                            "has no gradient to check)")
         if value.numel() != 1:
             raise UserError(f"{what} on rank {rank} has shape {list(value.shape)}: return a scalar loss "
                             "(e.g. loss.sum()), or a list of scalar roots")
@@ -105,6 +109,8 @@ class Program:
         self.roots = 1
 
     def run(self, backward: bool) -> float:
+        import torch
+
         out = self.fn(self.r.rank, self.r.world, **self.kwargs)
         if self.is_step:
             return _scalar(out, "the step's returned loss", self.r.rank)
@@ -119,7 +125,7 @@ class Program:
                     for i, x in enumerate(roots))
         if backward:
             for i, x in enumerate(roots):
-                if not x.requires_grad:
+                if not isinstance(x, torch.Tensor) or not x.requires_grad:
                     self.notes.append(f"root {i} does not require grad: no gradient flows from it "
                                       "(a collective without autograd?)")
                     continue
