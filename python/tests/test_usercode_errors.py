@@ -143,6 +143,16 @@ class Errors(unittest.TestCase):
             run("plain", semantics="global")
         with self.assertRaisesRegex(cg.CheckError, "positive integer"):
             run("plain", world=0)
+        # once: a negative or nan atol failed right gradients ("observed 8, truth 8"), an
+        # infinite rtol passed every gradient, a huge seed overflowed inside the ranks
+        for kw in ({"atol": -1.0}, {"atol": float("nan")}, {"rtol": float("inf")}, {"rtol": "0.1"}):
+            with self.subTest(**kw), self.assertRaisesRegex(cg.CheckError, "must be a finite number >= 0"):
+                run("plain", **kw)
+        with self.assertRaisesRegex(cg.CheckError, "fd_budget must be an integer >= 0"):
+            run("plain", fd_budget=-5)
+        for seed in (-1, 1 << 32, 1.5):
+            with self.subTest(seed=seed), self.assertRaisesRegex(cg.CheckError, r"seed must be an integer in 0\.\.4294967295"):
+                run("plain", seed=seed)
 
     def test_missing_function(self) -> None:
         r = run("no_such_function")

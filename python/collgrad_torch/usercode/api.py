@@ -1,6 +1,7 @@
 """The public API: check(), assert_gradients(), and the errors they raise."""
 
 import dataclasses
+import math
 import time
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
@@ -13,6 +14,11 @@ Fn = Union[str, Callable[..., Any]]
 
 DEFAULT_ATOL = 1e-5   # torch.autograd.gradcheck's, on float64
 DEFAULT_RTOL = 1e-3
+SEED_LIMIT = 1 << 32  # the ranks seed torch with seed * 7919 + rank and seed * 1000003 + i: int64 holds them
+
+
+def _real(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 class CheckError(Exception):
@@ -99,6 +105,13 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
                               or not all(isinstance(m, str) and m for m in modes) or len(set(modes)) != len(modes)):
         raise CheckError(f"modes must be a list of distinct names (eager, aot_eager, inductor, or another "
                          f"torch.compile backend), got {modes!r}")
+    for what, tol in (("atol", atol), ("rtol", rtol)):  # nan or < 0 would fail right gradients, inf pass all
+        if tol is not None and not (_real(tol) and 0 <= tol < math.inf):
+            raise CheckError(f"{what} must be a finite number >= 0, got {tol!r}")
+    if not (isinstance(fd_budget, int) and not isinstance(fd_budget, bool) and fd_budget >= 0):
+        raise CheckError(f"fd_budget must be an integer >= 0 (input elements checked one by one), got {fd_budget!r}")
+    if not (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < SEED_LIMIT):
+        raise CheckError(f"seed must be an integer in 0..{SEED_LIMIT - 1}, got {seed!r}")
     if not (isinstance(timeout, (int, float)) and timeout > 0):
         raise CheckError(f"timeout must be a positive number of seconds, got {timeout!r}")
     target = step if step is not None else fn
