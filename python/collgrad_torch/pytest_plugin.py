@@ -13,6 +13,10 @@ backend, inputs, semantics, reduction, replicated, atol, rtol, fd, fd_budget,
 seed, timeout, name, modes) and step=True for a training step that runs its
 own backward; modes=["eager", "aot_eager", "inductor"] checks each
 torch.compile mode against the same eager truth (torch 2.x). inputs is a callable or the name of one in the test's module.
+A marked test must be a module-level function without pytest.mark.parametrize
+(its ranks import it by name and pass only rank, world and the inputs): a
+method, a parametrized test, an unknown keyword or an argument check()
+refuses fails with that one line.
 
 A failure's message is the check's rank/tensor table with the pattern it
 matches; a check that could not run (the function raised, a rank hung) is an
@@ -39,6 +43,9 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 MARKER = "collgrad"
+# the marker's keywords: check()'s, less fn (the test itself) and python, with step=True
+KEYWORDS = ("world", "inputs", "backend", "semantics", "reduction", "replicated", "atol", "rtol", "fd",
+            "fd_budget", "seed", "timeout", "name", "modes", "step")
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -121,8 +128,31 @@ def pytest_pycollect_makeitem(collector: Any, name: str, obj: Any) -> Optional[L
         kwargs.setdefault("world", mark.args[0])
     worlds = kwargs.pop("world", [2, 4])
     worlds = list(worlds) if isinstance(worlds, (list, tuple)) else [worlds]
-    return [CollgradItem.from_parent(collector, name=f"{name}[W={w}]", fn=obj, world=w, options=kwargs)
-            for w in worlds]
+    refusal = _misuse(collector, obj, mark)
+    return [CollgradItem.from_parent(collector, name=f"{name}[W={w}]", fn=obj, world=w, options=kwargs,
+                                     refusal=refusal) for w in worlds]
+
+
+def _misuse(collector: Any, obj: Any, mark: Any) -> Optional[str]:
+    """Why a marked test cannot be checked as written, found at collection
+    (each of its items then fails with this line alone), or None."""
+    unknown = sorted(set(mark.kwargs) - set(KEYWORDS))
+    if unknown:
+        return (f"the collgrad marker has no keyword {', '.join(unknown)} "
+                f"(it takes {', '.join(KEYWORDS)})")
+    if len(mark.args) > 1 or (mark.args and "world" in mark.kwargs):
+        return "the collgrad marker takes the world sizes as its only positional argument, the rest as keywords"
+    if isinstance(collector, pytest.Class):
+        return (f"{obj.__qualname__} is a method: a collgrad test must be a module-level function "
+                "(its ranks import it by name and call it with rank, world and the inputs)")
+    if any(m.name == "parametrize" for m in getattr(obj, "pytestmark", [])):
+        return ("pytest.mark.parametrize does not reach a collgrad test (its ranks call it with rank, world "
+                "and make_inputs' inputs only): write one function per variant, or carry the variant in the inputs")
+    return None
+
+
+class CollgradUsage(Exception):
+    """The test cannot be checked as written: the message says why, alone."""
 
 
 class CollgradFailure(AssertionError):
@@ -134,9 +164,10 @@ class CollgradFailure(AssertionError):
 
 
 class CollgradItem(pytest.Item):
-    def __init__(self, *, fn: Any, world: Any, options: Dict[str, Any], **kw: Any):
+    def __init__(self, *, fn: Any, world: Any, options: Dict[str, Any], refusal: Optional[str] = None,
+                 **kw: Any):
         super().__init__(**kw)
-        self.fn, self.world, self.options = fn, world, options
+        self.fn, self.world, self.options, self.refusal = fn, world, options, refusal
         for mark in getattr(fn, "pytestmark", []):  # skip, skipif, xfail, ... as on any test
             if mark.name != MARKER:
                 self.own_markers.append(mark)
@@ -162,7 +193,7 @@ class CollgradItem(pytest.Item):
         if isinstance(inputs, str) and ":" not in inputs:
             module = self.getparent(pytest.Module)
             if module is None or not hasattr(module.obj, inputs):
-                raise pytest.UsageError(f"{self.nodeid}: inputs='{inputs}' is not a function of the test's module")
+                raise pytest.UsageError(f"inputs='{inputs}' is not a function of the test's module")
             inputs = getattr(module.obj, inputs)
         if inputs is not None and not isinstance(inputs, str):
             inputs = self._ref(inputs, "inputs")
@@ -175,17 +206,24 @@ class CollgradItem(pytest.Item):
         return ref, opts
 
     def runtest(self) -> None:
+        if self.refusal:
+            raise CollgradUsage(self.refusal)
+        if not (isinstance(self.world, int) and not isinstance(self.world, bool) and self.world >= 1):
+            raise CollgradUsage(f"world sizes must be positive integers, got {self.world!r}")
         reason = unavailable(self.options.get("backend", "gloo"), self.world)
         if reason:
             pytest.skip(reason)
-        from .usercode import check
+        from .usercode import CheckError, check
         from .usercode import report
 
         state: _State = getattr(self.config, "_collgrad_state")
         state.warm_worlds()
-        ref, opts = self._arguments()
-        state.checks += 1
-        result = check(ref or None, world=self.world, **opts)
+        try:
+            ref, opts = self._arguments()
+            result = check(ref or None, world=self.world, **opts)
+            state.checks += 1
+        except (CheckError, pytest.UsageError) as e:  # check()'s refusal of an argument: the line is the message
+            raise CollgradUsage(str(e)) from None
         self.user_properties.append(("collgrad_status", result.status))
         out = self.config.getoption("collgrad_json")
         if out:
@@ -214,6 +252,8 @@ class CollgradItem(pytest.Item):
         return text
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> Any:
+        if isinstance(excinfo.value, CollgradUsage):
+            return f"collgrad: {excinfo.value}"
         if isinstance(excinfo.value, CollgradFailure):
             shrunk = getattr(self, "shrunk", "")
             return excinfo.value.result.table() + ("\n" + shrunk if shrunk else "")

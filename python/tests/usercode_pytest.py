@@ -111,6 +111,37 @@ class Plugin(unittest.TestCase):
         self.assertIn("W=2 gloo: 3)", out)
         self.assertEqual(cases[("test_hangs", 2)]["status"], "error")
 
+    def test_misuse_is_one_line_each(self) -> None:
+        # once: check()'s TypeError or CheckError with the plugin's traceback, and a method or a
+        # parametrized test ran with arguments missing ("missing 1 required positional argument")
+        out, outcomes, _ = pytest_session("python/tests/pytest_cases/test_plugin_misuse.py")
+        want = {
+            "test_unknown_keyword[W=2]": "the collgrad marker has no keyword bogus (it takes world, inputs,",
+            "test_world_zero[W=0]": "world sizes must be positive integers, got 0",
+            "test_negative_atol[W=2]": "atol must be a finite number >= 0, got -1",
+            "test_inputs_not_there[W=2]": "inputs='no_such_function' is not a function of the test's module",
+            "test_method[W=2]": "TestInAClass.test_method is a method: a collgrad test must be a module-level",
+            "test_parametrized[W=2]": "pytest.mark.parametrize does not reach a collgrad test",
+        }
+        self.assertEqual(sorted(outcomes), sorted(want), out)
+        for test, line in want.items():
+            outcome, message = outcomes[test]
+            self.assertEqual(outcome, "failure", f"{test}\n{out}")
+            self.assertIn("collgrad: " + line, message, test)
+            self.assertNotIn("Traceback", message, test)
+            self.assertNotIn("pytest_plugin.py", message, test)
+        self.assertNotIn("rank processes started", out)  # no check ran
+
+    def test_marker_keywords_are_checks(self) -> None:
+        import inspect
+
+        from collgrad_torch import pytest_plugin
+        from collgrad_torch.usercode import check
+
+        params = set(inspect.signature(check).parameters)
+        self.assertEqual(set(pytest_plugin.KEYWORDS) - params, set())
+        self.assertEqual(params - set(pytest_plugin.KEYWORDS), {"fn", "python", "roots"})
+
     def test_under_xdist(self) -> None:
         # two xdist workers, each with warm worlds of its own under its own temporary directory
         if importlib.util.find_spec("xdist") is None:
