@@ -101,6 +101,51 @@ class Seed002Product(unittest.TestCase):
                                                    r"measured nan"):
             self.judged(30.0, 30.0)
 
+    def test_a_nan_gradient_is_named(self):
+        # once: "no known pattern: ... observed nan, truth 4" (torch.where over a sqrt(-x) branch)
+        r = self.judged(float("nan"), 30.0)
+        self.assertFalse(r.ok)
+        bad = [c for c in r.checks if not c.ok]
+        self.assertEqual([c.rank for c in bad], [0])
+        self.assertEqual(len(bad[0].patterns), 1)
+        self.assertTrue(bad[0].patterns[0].startswith("not finite: the gradient is nan at element 0, where "
+                                                      "finite differences give 30"), bad[0].patterns)
+        self.assertEqual(patterns.key(bad[0].patterns[0]), "non_finite")
+
+
+class CliExitStatus(unittest.TestCase):
+    def result(self, error_class=0, modes=()):
+        r = Result(name="t", world=2, backend="gloo", kind="fn", semantics="auto", reduction="sum")
+        if error_class:
+            r.error, r.error_class = "it could not run", error_class
+        r.modes = list(modes)
+        return r
+
+    def test_a_mode_that_cannot_run_is_no_wrong_gradient(self):
+        # once: eager passing and inductor's "torch 1.13 has no torch.compile" exited 1, "wrong gradients"
+        from collgrad_torch.usercode import cli
+
+        self.assertEqual(cli.exit_status([self.result()]), 0)
+        self.assertEqual(cli.exit_status([self.result(modes=[self.result(error_class=2)])]), 2)
+        self.assertEqual(cli.exit_status([self.result(), self.result(modes=[self.result(error_class=3)])]), 3)
+        self.assertEqual(cli.exit_status([self.result(error_class=2)]), 2)
+
+
+class ReportFiles(unittest.TestCase):
+    def test_a_write_that_fails_names_the_file_and_leaves_nothing(self):
+        import os
+        import tempfile
+
+        from collgrad_torch.usercode import report
+
+        with tempfile.TemporaryDirectory() as tmp:
+            target = os.path.join(tmp, "report.json")
+            os.mkdir(target)  # a directory where the report goes: the rename fails
+            with self.assertRaisesRegex(OSError, "report.json: ") as caught:
+                report.write_text(target, "{}")
+            self.assertNotIn(".tmp", str(caught.exception))  # once: the temporary name
+            self.assertEqual(os.listdir(tmp), ["report.json"])  # no temporary file left behind
+
 
 class Patterns(unittest.TestCase):
     close = staticmethod(judge._close_fn(1e-5, 1e-3))

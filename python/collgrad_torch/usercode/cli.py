@@ -70,6 +70,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def exit_status(results: List[Result]) -> int:
+    """3 a check that could not run for the infrastructure, 2 for the code,
+    1 a wrong gradient, 0 all right; every compile mode of a check counts."""
+    results = [m for r in results for m in r.all()]
     errors = [r.error_class for r in results if r.error is not None]
     if errors:
         return 3 if 3 in errors else 2

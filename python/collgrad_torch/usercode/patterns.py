@@ -3,12 +3,14 @@
 Given what a rank observed for one tensor and the truths the finite
 differences give (per-rank, replicated, own-loss), say which known mistake
 it matches: observed = c x truth for c in {W, 1/W, a group's size and its
-inverse, 0, -1}, right under replicated semantics only (#58005), or only
-the rank's own loss reaching it (GatherLayer). Each pattern names the public
+inverse, 0, -1}, right under replicated semantics only (#58005), only
+the rank's own loss reaching it (GatherLayer), or a gradient that is nan or
+inf where the truth is finite. Each pattern names the public
 issues that show it; anything else is "no known pattern" with the largest
 difference, so a person can start from numbers.
 """
 
+import math
 from typing import Callable, List, Optional, Sequence
 
 Close = Callable[[Sequence[float], Sequence[float]], bool]
@@ -38,6 +40,8 @@ def key(text: str) -> str:
         return fixed[text]
     if text.startswith("no known pattern"):
         return "unknown"
+    if text.startswith("not finite"):
+        return "non_finite"
     return "over_group" if text.startswith("x 1/") else "times_group"
 
 
@@ -50,6 +54,11 @@ def name(observed: Sequence[float], truth: Sequence[float], close: Close, world:
          own: Optional[Sequence[float]] = None) -> List[str]:
     """Every known pattern `observed` matches (most specific first), or one
     "no known pattern" line."""
+    bad = next((i for i, o in enumerate(observed) if not math.isfinite(o)), None)
+    if bad is not None:  # nan compares false with everything: no scaling can name it
+        return [f"not finite: the gradient is {observed[bad]!r} at element {bad}, where finite differences "
+                f"give {truth[bad]:.6g}: a nan or inf in the backward that the forward does not show "
+                "(torch.where or a mask over a branch whose gradient is nan, a sqrt or log at 0, 0 * inf)"]
     found: List[str] = []
     if replicated is not None and close(observed, replicated):
         found.append(REPLICATED)

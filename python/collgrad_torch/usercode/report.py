@@ -5,6 +5,7 @@ function's reference at one world; one check per rank and tensor, against the
 finite-difference truth. Files are written whole to a temporary name and
 renamed, so a reader never sees half a report."""
 
+import contextlib
 import json
 import math
 import os
@@ -108,10 +109,16 @@ def to_json(results: Sequence[Result]) -> Dict[str, Any]:
 
 
 def write_text(path: str, text: str) -> None:
+    """path's text, whole or not at all; OSError naming path (not the temporary name)."""
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OSError(e.errno, f"{path}: {e.strerror or e}") from None
 
 
 def write_json(path: str, results: Sequence[Result]) -> None:
