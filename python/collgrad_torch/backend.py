@@ -13,6 +13,7 @@ import datetime
 import importlib
 import importlib.util
 import os
+import re
 import sys
 from typing import Any, Optional, Tuple
 
@@ -21,9 +22,37 @@ class BackendError(Exception):
     """The backend could not be found or imported."""
 
 
+BUILT_IN = ("gloo", "nccl", "mpi", "ucc", "xccl")
+DEVICE_MAP = re.compile(r"(cpu|cuda):\w+(,(cpu|cuda):\w+)*")  # torch 2.x's "cpu:gloo,cuda:nccl"
+
+
+def _registered(name: str) -> bool:
+    """Whether torch knows backend `name`: built in (and built), or registered
+    by an import (Backend.register_backend sets Backend.NAME in 1.13 and 2.x),
+    or by an entry point that torch 2.x loads on first use."""
+    from torch.distributed import Backend
+
+    ensure = getattr(Backend, "_ensure_backend_registered", None)
+    if ensure is not None:
+        try:
+            ensure(name)
+        except Exception:  # a broken entry point: init_process_group says what
+            return True
+    return hasattr(Backend, name.upper())
+
+
 def resolve(spec: str) -> str:
-    """The backend name to initialise, after importing what `spec` names."""
+    """The backend name to initialise, after importing what `spec` names;
+    BackendError when nothing registers it."""
+    if DEVICE_MAP.fullmatch(spec):
+        return spec
     if ":" not in spec:
+        if not _registered(spec):
+            from torch.distributed import Backend
+
+            known = [n for n in BUILT_IN if hasattr(Backend, n.upper())]
+            raise BackendError(f"unknown backend '{spec}': this torch knows {', '.join(known)}; a third-party one "
+                               "is MODULE:NAME or FILE.py:NAME, which registers NAME")
         return spec
     where, name = spec.rsplit(":", 1)
     if not where or not name:
@@ -45,6 +74,9 @@ def resolve(spec: str) -> str:
         raise
     except Exception as e:  # the module is the user's code: report whatever it raised
         raise BackendError(f"importing {where} for backend {name} failed: {type(e).__name__}: {e}") from None
+    if not _registered(name):
+        raise BackendError(f"{where} registers no backend '{name}' (it must call "
+                           f"torch.distributed.Backend.register_backend('{name}', ...) when imported)")
     return name
 
 

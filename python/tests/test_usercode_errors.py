@@ -154,6 +154,16 @@ class Errors(unittest.TestCase):
             with self.subTest(seed=seed), self.assertRaisesRegex(cg.CheckError, r"seed must be an integer in 0\.\.4294967295"):
                 run("plain", seed=seed)
 
+    def test_backend_nothing_registers(self) -> None:
+        # once: "Invalid backend" from init_process_group, as infrastructure (3) with its traceback
+        r = run("plain", backend="no_such_backend")
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("unknown backend 'no_such_backend': this torch knows gloo,", r.error or "")
+        r = run("plain", backend=f"{BAD}:no_such_backend")  # a file that registers nothing
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("usercode_bad.py registers no backend 'no_such_backend' (it must call "
+                      "torch.distributed.Backend.register_backend('no_such_backend', ...)", r.error or "")
+
     def test_missing_function(self) -> None:
         r = run("no_such_function")
         self.assertEqual((r.status, r.error_class), ("error", 2), r.table())

@@ -218,6 +218,8 @@ def run(r: Rank) -> Dict[str, Any]:
         # ranks' stacks by the parent, not from inside a collective that gave up first
         store, name = pg.init(spec["backend"], spec["store"], r.rank, r.world, 2 * spec["timeout"] + 10)
         device = pg.device(name, r.rank)  # the rank's GPU under nccl, else None
+    except pg.BackendError as e:  # no such backend, or no GPU for nccl: the arguments, not the machine
+        raise UserError(f"backend '{spec['backend']}': {e}") from None
     except Exception as e:
         raise RuntimeError(f"cannot form the {spec['backend']} process group: {type(e).__name__}: {e}") from e
     r.status("importing the user's code")
