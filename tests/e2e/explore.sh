@@ -169,9 +169,19 @@ assert d["tool_disagreements"] == 0 and d["findings"] > 0 and d["classes"], d' "
     && ok || bad "--inject $kind: no finding in 10 programs"
 done
 
-# bad options
+# bad options: one line naming the option and what it takes
 expect_exit 2 -- "$BIN" explore --count 0
+expect_grep "^collgrad-check explore: --count: expected an integer in 1\.\.100000000, got '0'$" "$TMP/out"
 expect_exit 2 -- "$BIN" explore --max-world 9
+expect_grep "^collgrad-check explore: --max-world: expected an integer in 1\.\.8, got '9'$" "$TMP/out"
+# the backend's names are checked before any program is drawn (once: after the oracle's and
+# the MPI reference's runs, as "the backend run failed (exit 2): see backend.log")
+for opt in "--rules no-such-rules" "--transport no-such-transport" "--backend pytorch:no-such-api" \
+           "--inject no-such-fault" "--backend pytorch:nn --inject hang"; do
+  # shellcheck disable=SC2086
+  expect_exit 2 -- "$BIN" explore --count 1000 $opt --out "$TMP/refused"
+  [ ! -e "$TMP/refused" ] && ok || bad "explore $opt made $TMP/refused before refusing"
+done
 expect_exit 2 -- "$BIN" explore --bogus
 expect_exit 2 -- "$BIN" explore extra-argument
 expect_exit 0 -- "$BIN" explore --help

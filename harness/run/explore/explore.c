@@ -15,7 +15,9 @@
 
 #include "cli.h"
 #include "explore_state.h"
+#include "backend_pytorch.h"
 #include "junit.h"
+#include "preflight.h"
 #include "report_file.h"
 #include "rules.h"
 #include "runner.h"
@@ -46,13 +48,17 @@ static int usage(const char *msg, const char *arg)
     return msg ? CG_EXIT_USAGE : CG_EXIT_OK;
 }
 
-static long number(const char *s, long lo, long hi, bool *ok)
+/* optarg, the value of option `opt`, as an integer in lo..hi into *v: 0,
+ * or usage()'s exit status naming the option and its range. */
+static int number(const char *opt, long lo, long hi, long *v)
 {
-    char *end;
+    char *end, msg[160];
     errno = 0;
-    long v = strtol(s, &end, 10);
-    *ok = *s && !*end && !errno && v >= lo && v <= hi;
-    return v;
+    *v = strtol(optarg, &end, 10);
+    if (*optarg && !*end && !errno && *v >= lo && *v <= hi)
+        return 0;
+    snprintf(msg, sizeof msg, "%s: expected an integer in %ld..%ld, got '%s'", opt, lo, hi, optarg);
+    return usage("%s", msg);
 }
 
 static int parse(explore *e, int argc, char **argv)
@@ -71,20 +77,26 @@ static int parse(explore *e, int argc, char **argv)
     static const char *const flags[] = {[O_RULES - O_RULES] = "--rules", [O_TRANSPORT - O_RULES] = "--transport",
                                         [O_BACKEND - O_RULES] = "--backend", [O_INJECT - O_RULES] = "--inject"};
     int c;
-    bool ok = true;
+    long v = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
         switch (c) {
-        case O_SEED: e->seed = (uint64_t)number(optarg, 0, LONG_MAX, &ok); break;
-        case O_COUNT: e->count = number(optarg, 1, 100000000, &ok); break;
-        case O_BUDGET: e->budget = (double)number(optarg, 1, 86400 * 7, &ok); break;
-        case O_MAXW: e->gen.max_world = (int)number(optarg, 1, 8, &ok); break;
+        case O_SEED: if (number("--seed", 0, LONG_MAX, &v)) return CG_EXIT_USAGE;
+            e->seed = (uint64_t)v; break;
+        case O_COUNT: if (number("--count", 1, 100000000, &v)) return CG_EXIT_USAGE;
+            e->count = v; break;
+        case O_BUDGET: if (number("--time-budget", 1, 86400 * 7, &v)) return CG_EXIT_USAGE;
+            e->budget = (double)v; break;
+        case O_MAXW: if (number("--max-world", 1, 8, &v)) return CG_EXIT_USAGE;
+            e->gen.max_world = (int)v; break;
         case O_HALVES: e->gen.halves = true; break;
         case O_NOMPI: e->mpi = false; break;
         case O_OUT: e->out = optarg; break;
-        case O_TIMEOUT: snprintf(e->timeout, sizeof e->timeout, "%ld", number(optarg, 1, 86400, &ok)); break;
-        case O_SHRINK: e->shrink_time = (double)number(optarg, 0, 86400, &ok); break;
+        case O_TIMEOUT: if (number("--timeout", 1, 86400, &v)) return CG_EXIT_USAGE;
+            snprintf(e->timeout, sizeof e->timeout, "%ld", v); break;
+        case O_SHRINK: if (number("--shrink-time", 0, 86400, &v)) return CG_EXIT_USAGE;
+            e->shrink_time = (double)v; break;
         case O_RULES: case O_TRANSPORT: case O_BACKEND: case O_INJECT:
             if (e->nextra + 2 >= MAX_EXTRA)
                 return usage("too many options for the backend, at %s", optarg);
@@ -95,12 +107,30 @@ static int parse(explore *e, int argc, char **argv)
         case ':': return usage("expected a value after %s", argv[optind - 1]);
         default: return usage("expected an explore option, got '%s'", argv[optind - 1]);
         }
-        if (!ok)
-            return usage("expected a number in range, got '%s'", optarg);
     }
     if (optind < argc)
         return usage("expected options only, got '%s'", argv[optind]);
     return 0;
+}
+
+/* The backend's options (--rules, --transport, --backend, --inject) read
+ * and checked as the tool's own command line reads them, before a program
+ * is drawn: a name that does not exist, or options that do not go together,
+ * cost one line (exit 2), not the oracle's and the MPI reference's runs. */
+static int check_backend_options(const explore *e)
+{
+    char *argv[MAX_EXTRA + 2] = {"collgrad-check"};
+    for (int i = 0; i < e->nextra; i++)
+        argv[i + 1] = (char *)e->extra[i];
+    cg_options o;
+    int rc = cg_parse_options(e->nextra + 1, argv, &o); /* prints its own refusal */
+    if (rc < 0 && (rc = cg_pytorch_check_options(&o)) == 0) {
+        cg_status st = CG_STATUS_OK;
+        if ((rc = cg_preflight_names(&o, &st)) != 0)
+            fprintf(stderr, "collgrad-check explore: %s\n", st.msg);
+    }
+    free(o.paths);
+    return rc;
 }
 
 /* ---- classes ------------------------------------------------------------------ */
@@ -318,6 +348,8 @@ int cg_explore_main(int argc, char **argv)
     snprintf(e->timeout, sizeof e->timeout, "20");
     e->shrink_time = 120;
     int rc = parse(e, argc, argv);
+    if (rc == 0 && e->nextra)
+        rc = check_backend_options(e);
     if (rc) {
         free(e);
         return rc >= 100 ? rc - 100 : rc;
