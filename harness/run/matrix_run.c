@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "backend_pytorch.h"
+#include "cli.h"
 #include "matrix.h"
 #include "report_json.h"
 #include "rules.h"
@@ -101,6 +102,29 @@ static void default_backends(matrix_opts *o)
     }
 }
 
+/* --world and --timeout read as every column's run will read them: a bad
+ * value is one line now (the tool's own message), not a table whose every
+ * cell is that refusal. */
+static bool passed_options_ok(const matrix_opts *o)
+{
+    if (!o->world && !o->timeout)
+        return true;
+    char *args[5] = {"collgrad-check"};
+    int n = 1;
+    if (o->world) {
+        args[n++] = "--world";
+        args[n++] = (char *)o->world;
+    }
+    if (o->timeout) {
+        args[n++] = "--timeout";
+        args[n++] = (char *)o->timeout;
+    }
+    cg_options co;
+    int rc = cg_parse_options(n, args, &co); /* -1: read; else it printed why not */
+    free(co.paths);
+    return rc < 0;
+}
+
 static int parse(int argc, char **argv, matrix_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -138,7 +162,7 @@ static int parse(int argc, char **argv, matrix_opts *o)
     }
     if (!o->nbackends)
         default_backends(o);
-    return 0;
+    return passed_options_ok(o) ? 0 : 2;
 }
 
 /* ---- one column ---------------------------------------------------------------- */

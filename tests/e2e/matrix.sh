@@ -20,6 +20,10 @@ expect_exit 2 -- "$BIN" matrix --backends reference,bogus "$PROD"
 expect_grep "matrix: unknown backend 'bogus' \(expected a built-in rule set.* rpc or listassign\)" "$TMP/out"
 expect_exit 2 -- "$BIN" matrix --frobnicate
 expect_grep "unknown option '--frobnicate'" "$TMP/out"
+# --world and --timeout are read before any column runs (once: a table of 18 refusals, exit 0)
+expect_exit 2 -- "$BIN" matrix --backends reference --world 0 "$PROD"
+expect_grep "expected a world size in 1\.\.64 after --world, got '0'" "$TMP/out"
+expect_exit 2 -- "$BIN" matrix --backends reference --timeout nan "$PROD"
 expect_exit 2 -- "$BIN" matrix "$PROD" --md x.md
 expect_grep "options come before the cases" "$TMP/out"
 expect_exit 0 -- "$BIN" matrix --help
