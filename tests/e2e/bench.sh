@@ -76,6 +76,13 @@ expect_grep "expected all_reduce, all_gather, reduce_scatter, broadcast or all_t
 expect_exit 2 -- "$BIN" bench -b 1M -e 1K
 expect_exit 2 -- "$BIN" bench -b 12Q
 expect_exit 2 -- "$BIN" bench --bogus
+# names and the JSON target are checked before the ranks start: one line, not one per rank
+# and an MPI_Abort (once: W lines, or rank 0's abort after MPI_Init)
+for bad in "-r no-such-rules" "-t no-such-transport" "--json /nonexistent-dir/b.json"; do
+  # shellcheck disable=SC2086
+  expect_exit 2 -- "$BIN" bench -W 2 -b 1K -e 1K $bad
+  [ "$(wc -l < "$TMP/out")" -eq 1 ] && ok || { bad "bench $bad: not one line"; sed 's/^/    /' "$TMP/out"; }
+done
 expect_exit 0 -- "$BIN" bench --help
 expect_grep "^  -b, --minbytes SIZE" "$TMP/out"
 

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "preflight.h"
+#include "report_file.h"
 
 static void usage(FILE *f)
 {
@@ -201,6 +203,21 @@ static int launch(int argc, char **argv, int world)
     return WIFEXITED(st) ? WEXITSTATUS(st) : CG_EXIT_INFRA;
 }
 
+/* Before W ranks start: the rule set, the transport and the JSON target,
+ * so a mistake is one line (the ranks would each say it, and abort). A
+ * report on standard output is left to rank 0, which owns that stream. */
+static int precheck(const cg_bench_opts *o)
+{
+    cg_options names = {.rules = o->rules, .transport = o->transport};
+    cg_status st = CG_STATUS_OK;
+    int rc = cg_preflight_names(&names, &st);
+    if (rc == 0 && o->json && strcmp(o->json, "-") != 0 && cg_report_targets_prepare(o->json, NULL, &st) != 0)
+        rc = CG_EXIT_USAGE;
+    if (rc != 0)
+        fprintf(stderr, "collgrad-check bench: %s\n", st.msg);
+    return rc;
+}
+
 int cg_bench_main(int argc, char **argv)
 {
     cg_bench_opts o;
@@ -210,7 +227,7 @@ int cg_bench_main(int argc, char **argv)
     if (o.oracle)
         return cg_bench_oracle(&o);
     if (!o.in_mpiexec)
-        return launch(argc, argv, o.world);
+        return (rc = precheck(&o)) != 0 ? rc : launch(argc, argv, o.world);
     if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
         fprintf(stderr, "collgrad-check bench: MPI_Init failed\n");
         return CG_EXIT_INFRA;
