@@ -84,6 +84,13 @@ class Errors(unittest.TestCase):
         self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
         self.assertIn("fn's loss on rank 0 has dtype int64: a loss must be a real floating tensor", r.error or "")
 
+    def test_destroys_the_process_group(self) -> None:
+        # once: a bare AssertionError from inside torch at the first finite-difference point
+        r = run("destroys_the_group")
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("fn destroyed the default process group on rank 0 (dist.destroy_process_group)",
+                      r.error or "")
+
     def test_a_number_among_the_roots(self) -> None:
         # once: AttributeError ('float' object has no attribute 'requires_grad')
         r = run("number_root")

@@ -103,6 +103,12 @@ def integer_loss(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
     return torch.distributed.nn.all_reduce(x * x).sum().long()
 
 
+def destroys_the_group(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
+    loss = torch.distributed.nn.all_reduce(x).sum()
+    dist.destroy_process_group()
+    return loss
+
+
 def number_root(rank: int, world: int, x: torch.Tensor) -> list:
     return [torch.distributed.nn.all_reduce(x).sum(), 2.0]
 

@@ -110,8 +110,13 @@ class Program:
 
     def run(self, backward: bool) -> float:
         import torch
+        import torch.distributed as dist
 
         out = self.fn(self.r.rank, self.r.world, **self.kwargs)
+        if not dist.is_initialized():  # the next point would fail inside torch, with no word of why
+            raise UserError(f"{'the step' if self.is_step else 'fn'} destroyed the default process group on rank "
+                            f"{self.r.rank} (dist.destroy_process_group): the check runs it again at every "
+                            "finite-difference point in the group it made; leave the group to the check")
         if self.is_step:
             return _scalar(out, "the step's returned loss", self.r.rank)
         roots = list(out) if isinstance(out, (list, tuple)) else [out]
