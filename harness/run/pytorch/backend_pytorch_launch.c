@@ -3,7 +3,9 @@
  * judge each job once every rank has reported it, and when they stop short
  * (the deadline, a rank that died, a fatal line) say where each rank was. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,14 +38,25 @@ static void last_line(const char *path, char *buf, size_t len)
     buf[strcspn(buf, "\n")] = '\0';
 }
 
-/* "rank 1 was at backward at x.case:7:1 (job 3) for 12.0 s, exited with status 1
- * (last output: ...)": one clause per rank that had not reported job `k`. */
-static void describe(const cg_pt_launch *L, const cg_pt_job *job, int k, char *buf, size_t len)
+enum { NOT_ENDED = INT_MIN };
+
+/* Seconds since the epoch with their fraction, as the ranks stamp their
+ * status (time.time()): time(NULL)'s whole seconds made "for -0.7 s". */
+static double wall_clock(void)
 {
-    int exits[CG_MAX_WORLD];
-    char path[1024], line[512];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* exits[r]: how rank r's process ended (the supervisor's exits file,
+ * pytorch_env.c): its exit status, minus the signal that killed it, or
+ * NOT_ENDED. */
+static void read_exits(const cg_pt_launch *L, int *exits)
+{
+    char path[1024];
     for (int r = 0; r < L->world; r++)
-        exits[r] = -1;
+        exits[r] = NOT_ENDED;
     cg_pt_rank_file(L, "exits", 0, path, sizeof path);
     FILE *f = fopen(path, "r");
     int r, st;
@@ -52,6 +65,41 @@ static void describe(const cg_pt_launch *L, const cg_pt_job *job, int k, char *b
             exits[r] = st;
     if (f)
         fclose(f);
+}
+
+/* "exited with status 1" or "was killed by signal 9 (Killed)". */
+static void how_it_ended(int st, char *buf, size_t len)
+{
+    if (st < 0)
+        snprintf(buf, len, "was killed by signal %d (%s)", -st, strsignal(-st));
+    else
+        snprintf(buf, len, "exited with status %d", st);
+}
+
+/* The first rank that ended badly (a signal, a non-zero status) while
+ * jobs remain, in a clause for why; false when none has. */
+static bool a_rank_died(const cg_pt_launch *L, char *why, size_t whylen)
+{
+    int exits[CG_MAX_WORLD];
+    read_exits(L, exits);
+    for (int r = 0; r < L->world; r++)
+        if (exits[r] != NOT_ENDED && exits[r] != 0) {
+            char how[96];
+            how_it_ended(exits[r], how, sizeof how);
+            snprintf(why, whylen, "rank %d's process %s before its jobs were done", r, how);
+            return true;
+        }
+    return false;
+}
+
+/* "rank 1 was at backward at x.case:7:1 (job 3) for 12.0 s, exited with status 1
+ * (last output: ...)": one clause per rank that had not reported job `k`. */
+static void describe(const cg_pt_launch *L, const cg_pt_job *job, int k, char *buf, size_t len)
+{
+    int exits[CG_MAX_WORLD];
+    char path[1024], line[512];
+    read_exits(L, exits);
+    int r;
     size_t at = 0;
     buf[0] = '\0';
     for (r = 0; r < L->world && at < len; r++) {
@@ -64,16 +112,18 @@ static void describe(const cg_pt_launch *L, const cg_pt_job *job, int k, char *b
         FILE *s = fopen(path, "r");
         if (s && fgets(line, sizeof line, s) && sscanf(line, "%d\t%lf\t%299[^\n]", &sjob, &since, what) == 3) {
             at += (size_t)snprintf(buf + at, len - at, "%srank %d was %s%s (job %d) for %.1f s", at ? "; " : "", r,
-                                   sjob == k ? "at " : "", what, sjob, (double)time(NULL) - since);
+                                   sjob == k ? "at " : "", what, sjob, wall_clock() - since);
         } else {
             at += (size_t)snprintf(buf + at, len - at, "%srank %d never reported", at ? "; " : "", r);
         }
         if (s)
             fclose(s);
-        if (exits[r] >= 0 && at < len) {
+        if (exits[r] != NOT_ENDED && at < len) {
+            char how[96];
+            how_it_ended(exits[r], how, sizeof how);
             cg_pt_rank_file(L, "log", r, path, sizeof path);
             last_line(path, line, sizeof line);
-            at += (size_t)snprintf(buf + at, len - at, ", exited with status %d%s%s", exits[r],
+            at += (size_t)snprintf(buf + at, len - at, ", %s%s%s", how,
                                    line[0] ? " (last output: " : "", line[0] ? line : "");
             if (line[0] && at < len)
                 at += (size_t)snprintf(buf + at, len - at, ")");
@@ -167,6 +217,11 @@ cg_pt_launch_end cg_pt_follow_launch(cg_pt_run *R, const cg_pt_launch *L, cg_pt_
             snprintf(why, whylen, "killed after the %g s deadline", R->o->timeout);
             break;
         }
+        if (!exited && a_rank_died(L, why, whylen)) { /* its last lines first: a fatal one says more */
+            for (int r = 0; r < W && !bad; r++)
+                bad = cg_pt_read_rank(&rd[r], r, jobs, n, &hello[r], &fatal, &st) < 0;
+            break;
+        }
         if (exited) { /* every rank is gone: read what they left, once more */
             for (int r = 0; r < W && !bad; r++)
                 bad = cg_pt_read_rank(&rd[r], r, jobs, n, &hello[r], &fatal, &st) < 0;
@@ -186,7 +241,9 @@ cg_pt_launch_end cg_pt_follow_launch(cg_pt_run *R, const cg_pt_launch *L, cg_pt_
         for (int r = 0; r < W; r++)
             started |= hello[r].seen;
         if (fatal || !started) {
-            snprintf(why, whylen, "%s", fatal ? fatal : (why[0] ? why : "the ranks did not start"));
+            char head[512]; /* why itself may be the head: snprintf may not read what it writes */
+            snprintf(head, sizeof head, "%s", fatal ? fatal : (why[0] ? why : "the ranks did not start"));
+            snprintf(why, whylen, "%s", head);
             if (!fatal && ranks[0])
                 snprintf(why + strlen(why), whylen - strlen(why), ": %s", ranks);
             end = CG_PT_LAUNCH_FATAL;

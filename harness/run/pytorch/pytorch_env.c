@@ -213,7 +213,9 @@ static void exec_rank(const cg_pt_launch *L, int r, int port)
 }
 
 /* The supervisor: isolates itself, starts the W ranks, waits for them and
- * writes "RANK STATUS" lines to the exits file. Never returns. */
+ * writes a "RANK STATUS" line to the exits file as each one ends (STATUS its
+ * exit status, or minus the signal that killed it), so the parent can tell
+ * a rank that died from one that waits. Never returns. */
 static void supervise(const cg_pt_launch *L)
 {
     setpgid(0, 0); /* one group: the deadline kills the supervisor and every rank */
@@ -231,14 +233,29 @@ static void supervise(const cg_pt_launch *L)
     char exits[1024];
     cg_pt_rank_file(L, "exits", 0, exits, sizeof exits);
     FILE *f = fopen(exits, "w");
-    for (int r = 0; r < L->world; r++) {
+    int left = 0;
+    for (int r = 0; r < L->world; r++)
+        if (pids[r] < 0 && f) /* never started */
+            fprintf(f, "%d 127\n", r);
+        else
+            left += pids[r] > 0;
+    if (f)
+        fflush(f);
+    while (left > 0) { /* in the order they end, not rank order: a dead rank is news at once */
         int status = 0;
-        if (pids[r] < 0 || waitpid(pids[r], &status, 0) != pids[r])
-            status = 127 << 8;
-        if (f) {
-            fprintf(f, "%d %d\n", r, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-            fflush(f);
-        }
+        pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid < 0)
+            break;
+        for (int r = 0; r < L->world; r++)
+            if (pids[r] == pid) {
+                left--;
+                if (f) {
+                    fprintf(f, "%d %d\n", r, WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status));
+                    fflush(f);
+                }
+            }
     }
     if (f)
         fclose(f);
