@@ -76,6 +76,8 @@ expect_grep "expected all_reduce, all_gather, reduce_scatter, broadcast or all_t
 expect_exit 2 -- "$BIN" bench -b 1M -e 1K
 expect_exit 2 -- "$BIN" bench -b 12Q
 expect_exit 2 -- "$BIN" bench --bogus
+expect_exit 2 -- "$BIN" bench -c all_to_all -o max   # once: ignored, the row labelled max
+expect_grep "^collgrad-check bench: -o max: all_to_all reduces nothing" "$TMP/out"
 # names and the JSON target are checked before the ranks start: one line, not one per rank
 # and an MPI_Abort (once: W lines, or rank 0's abort after MPI_Init)
 for bad in "-r no-such-rules" "-t no-such-transport" "--json /nonexistent-dir/b.json"; do

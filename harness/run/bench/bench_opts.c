@@ -87,6 +87,7 @@ int cg_bench_parse(int argc, char **argv, cg_bench_opts *o)
                          .coll = CG_C_ALL_REDUCE, .op = CG_RED_SUM, .dtype = CG_F32, .rules = "reference",
                          .transport = "mpi", .world = 4, .check = true, .oracle_max_world = 1024};
     const char *device = NULL; /* --device; unset: cuda for nccl, as the main run (device.h) */
+    const char *op = NULL;     /* -o as given: refused for a collective that reduces nothing */
     enum { O_JSON = 256, O_NOCHECK, O_ORACLE, O_ORACLE_MAX, O_IN_MPIEXEC, O_DEVICE };
     static const struct option longs[] = {
         {"minbytes", required_argument, 0, 'b'},    {"maxbytes", required_argument, 0, 'e'},
@@ -121,6 +122,7 @@ int cg_bench_parse(int argc, char **argv, cg_bench_opts *o)
             if ((k = cg_redop_from_name(optarg)) < 0)
                 return bad("-o", optarg, "sum, avg, prod, max or min");
             o->op = (cg_redop)k;
+            op = optarg;
             break;
         case 'd':
             if (cg_dtype_parse(optarg, &o->dtype) != 0)
@@ -151,6 +153,11 @@ int cg_bench_parse(int argc, char **argv, cg_bench_opts *o)
     }
     if (optind < argc) {
         fprintf(stderr, "collgrad-check bench: unexpected argument %s\n", argv[optind]);
+        return CG_EXIT_USAGE;
+    }
+    if (op && cg_coll_keyword_index(o->coll, "op") < 0) { /* it would be ignored, and the row mislabelled */
+        fprintf(stderr, "collgrad-check bench: -o %s: %s reduces nothing (-o applies to all_reduce and "
+                "reduce_scatter)\n", op, cg_coll_name(o->coll));
         return CG_EXIT_USAGE;
     }
     o->cuda = device ? strcmp(device, "cuda") == 0 : strcmp(o->transport, "nccl") == 0;
