@@ -155,7 +155,7 @@ int cg_bench_parse(int argc, char **argv, cg_bench_opts *o)
         fprintf(stderr, "collgrad-check bench: unexpected argument %s\n", argv[optind]);
         return CG_EXIT_USAGE;
     }
-    if (op && cg_coll_keyword_index(o->coll, "op") < 0) { /* it would be ignored, and the row mislabelled */
+    if (op && !cg_coll_has_op(o->coll)) { /* it would be ignored, and the row mislabelled */
         fprintf(stderr, "collgrad-check bench: -o %s: %s reduces nothing (-o applies to all_reduce and "
                 "reduce_scatter)\n", op, cg_coll_name(o->coll));
         return CG_EXIT_USAGE;
