@@ -61,77 +61,59 @@ expect_exit 3 -- "$BIN" --backend pytorch:nn --python "$PY" --torch-backend "$TM
   --world 2 "$TOTAL"
 expect_grep "importing $TMP/broken_backend.py for backend broken failed: RuntimeError: broken on purpose" "$TMP/out"
 
-# a rank stuck outside any collective timeout (this backend's rank 1 never
-# returns from all_reduce): the deadline kills the ranks, the job says where
-# each rank was, and new ranks run the next job
-cat > "$TMP/stuck_backend.py" <<'PY'
+# rank 1 of this backend misbehaves as FAULT says: "sleep" never returns from
+# all_reduce, "kill_join" is killed (SIGKILL, as the OOM killer does) while
+# joining the group, "kill_allreduce" inside all_reduce
+cat > "$TMP/faulty_backend.py" <<'PY'
+import os
+import signal
 import time
 import torch.distributed as dist
 from torch._C import _distributed_c10d as c10d
 
-class Stuck(c10d.ProcessGroup):
+FAULT = os.environ.get("FAULT", "")
+
+class Faulty(c10d.ProcessGroup):
     def __init__(self, store, rank, size, timeout):
         super().__init__(rank, size)
         self.inner = c10d.ProcessGroupGloo(store, rank, size, timeout)
+        if rank == 1 and FAULT == "kill_join":
+            os.kill(os.getpid(), signal.SIGKILL)
     def allreduce(self, tensors, opts=None):
-        if self.rank() == 1:
+        if self.rank() == 1 and FAULT == "sleep":
             time.sleep(3600)
+        if self.rank() == 1 and FAULT == "kill_allreduce":
+            os.kill(os.getpid(), signal.SIGKILL)
         return self.inner.allreduce(tensors, opts)
     def broadcast(self, *args):
         return self.inner.broadcast(*args)
     def reduce(self, *args):
         return self.inner.reduce(*args)
     def getBackendName(self):
-        return "stuck"
+        return "faulty"
 
-dist.Backend.register_backend("stuck", lambda store, rank, size, timeout: Stuck(store, rank, size, timeout))
+dist.Backend.register_backend("faulty", lambda store, rank, size, timeout: Faulty(store, rank, size, timeout))
 PY
+FAULTY="$TMP/faulty_backend.py:faulty"
 if "$PY" -c "import torch; import sys; sys.exit(not torch.__version__.startswith('1.'))"; then
-  expect_exit 3 -- "$BIN" --backend pytorch:nn --python "$PY" --torch-backend "$TMP/stuck_backend.py:stuck" \
+  # a rank stuck outside any collective timeout: the deadline kills the ranks, the job
+  # says where each rank was, and new ranks run the next job
+  expect_exit 3 -- env FAULT=sleep "$BIN" --backend pytorch:nn --python "$PY" --torch-backend "$FAULTY" \
     --world 2 --timeout 4 --json "$TMP/stuck.json" "$TOTAL" "$C/collectives/broadcast_last_root.case"
   expect_grep "allreduce_backward_total \(W=2, rules=pytorch:nn\) .*Error" "$TMP/out"
   expect_grep "killed after the 4 s deadline: rank 1 was at forward at .*allreduce_backward_total.case:[0-9]+:[0-9]+ \(job 0\)" "$TMP/out"
   expect_grep "broadcast_last_root \(W=2, rules=pytorch:nn\) .*Passed" "$TMP/out"
   expect_grep '"error_class":[[:space:]]*3' "$TMP/stuck.json"
-fi
-# a rank that dies (SIGKILL, as the OOM killer does) is named at once, with how it died:
-# joining the group (once: the 180 s start-up allowance, then "the ranks did not start"
-# with an empty head), or inside a collective; the next job runs on new ranks
-cat > "$TMP/killer_backend.py" <<'PY'
-import os
-import signal
-import torch.distributed as dist
-from torch._C import _distributed_c10d as c10d
-
-WHEN = os.environ.get("KILL_WHEN", "join")
-
-class Killer(c10d.ProcessGroup):
-    def __init__(self, store, rank, size, timeout):
-        super().__init__(rank, size)
-        self.inner = c10d.ProcessGroupGloo(store, rank, size, timeout)
-        if rank == 1 and WHEN == "join":
-            os.kill(os.getpid(), signal.SIGKILL)
-    def allreduce(self, tensors, opts=None):
-        if self.rank() == 1:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return self.inner.allreduce(tensors, opts)
-    def broadcast(self, *args):
-        return self.inner.broadcast(*args)
-    def reduce(self, *args):
-        return self.inner.reduce(*args)
-    def getBackendName(self):
-        return "killer"
-
-dist.Backend.register_backend("killer", lambda store, rank, size, timeout: Killer(store, rank, size, timeout))
-PY
-if "$PY" -c "import torch; import sys; sys.exit(not torch.__version__.startswith('1.'))"; then
+  # a rank that dies is named at once, with how it died: joining the group (once: the
+  # 180 s start-up allowance, then "the ranks did not start" with an empty head), or
+  # inside a collective; the next job runs on new ranks
   SECONDS=0
-  expect_exit 3 -- "$BIN" --backend pytorch:nn --python "$PY" --torch-backend "$TMP/killer_backend.py:killer" \
+  expect_exit 3 -- env FAULT=kill_join "$BIN" --backend pytorch:nn --python "$PY" --torch-backend "$FAULTY" \
     --world 2 "$TOTAL"
   expect_grep "rank 1's process was killed by signal 9 \(Killed\) before its jobs were done: rank 0 was joining" "$TMP/out"
   [ "$SECONDS" -lt 60 ] && ok || bad "a rank killed while joining took $SECONDS s to be named"
-  expect_exit 3 -- env KILL_WHEN=allreduce "$BIN" --backend pytorch:nn --python "$PY" \
-    --torch-backend "$TMP/killer_backend.py:killer" --world 2 "$TOTAL" "$C/collectives/broadcast_last_root.case"
+  expect_exit 3 -- env FAULT=kill_allreduce "$BIN" --backend pytorch:nn --python "$PY" --torch-backend "$FAULTY" \
+    --world 2 "$TOTAL" "$C/collectives/broadcast_last_root.case"
   expect_grep "rank 1's process was killed by signal 9 \(Killed\) before its jobs were done: .*rank 1 was at forward at .*allreduce_backward_total.case:[0-9]+:[0-9]+ \(job 0\)" "$TMP/out"
   expect_grep "broadcast_last_root \(W=2, rules=pytorch:nn\) .*Passed" "$TMP/out"
 fi
