@@ -85,7 +85,7 @@ static void case_label(const cJSON *old, const cJSON *new, char *buf, size_t len
 {
     const cJSON *c = old ? old : new;
     const char *ro = old ? cg_json_str(old, "rules") : NULL, *rn = new ? cg_json_str(new, "rules") : NULL;
-    int n = snprintf(buf, len, "%s W=%d", cg_json_str(c, "name"), (int)cg_json_num(c, "world", 0));
+    int n = snprintf(buf, len, "%s W=%d", cg_json_str(c, "name"), cg_json_int(c, "world", 0));
     if (n < 0 || (size_t)n >= len)
         return;
     if (old && new && !same_str(ro, rn))
@@ -99,7 +99,7 @@ static void check_label(const cJSON *c, const cJSON *k, char *buf, size_t len)
 {
     const char *tensor = cg_json_str(k, "tensor"), *sem = cg_json_str(k, "semantics");
     const char *rules = cg_json_str(k, "rules"), *key = check_rules_key(c, k);
-    int rank = (int)cg_json_num(k, "rank", -1);
+    int rank = cg_json_int(k, "rank", -1);
     char rank_part[32] = "", rules_part[96] = "";
     if (rank >= 0)
         snprintf(rank_part, sizeof rank_part, " rank %d", rank);
@@ -162,7 +162,7 @@ static int values_len(const cJSON *k, const char *key)
 static void print_evidence(const cJSON *k)
 {
     int n = values_len(k, "observed");
-    int i = (int)cg_json_num(k, "first_bad_index", -1);
+    int i = cg_json_int(k, "first_bad_index", -1);
     if (i < 0 || i >= n)
         i = 0;
     const char *note = cg_json_str(k, "note");

@@ -142,7 +142,7 @@ static int wrong_cell(cg_cell *cell, const cJSON *checks)
                                "%s%s(%s) rank %d: expected %s observed %s%s%s", at ? "; " : "",
                                cg_json_str(k, "semantics") ? cg_json_str(k, "semantics") : "?",
                                cg_json_str(k, "tensor") ? cg_json_str(k, "tensor") : "",
-                               (int)cg_json_num(k, "rank", -1), e, o, note && *note ? " - " : "",
+                               cg_json_int(k, "rank", -1), e, o, note && *note ? " - " : "",
                                note && *note ? note : "");
     }
     if (shown > 4 && at < sizeof detail)
@@ -246,7 +246,7 @@ int cg_matrix_add_column(cg_matrix *m, int col, const char *name, const cJSON *r
         const char *cname = cg_json_str(cs, "name");
         if (!cname)
             continue;
-        int r = find_row(m, cname, cg_json_str(cs, "file"), (int)cg_json_num(cs, "world", 0));
+        int r = find_row(m, cname, cg_json_str(cs, "file"), cg_json_int(cs, "world", 0));
         if (r < 0)
             return -1;
         cg_cell *cell = &m->cells[(size_t)r * m->ncols + col];

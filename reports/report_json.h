@@ -7,6 +7,7 @@
 #define CG_REPORT_JSON_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "report_file.h"
 #include "result.h"
@@ -31,6 +32,10 @@ struct cJSON *cg_report_json_load(const char *path, cg_status *st);
  * string), the number (dflt when absent or not a number). */
 const char *cg_json_str(const struct cJSON *o, const char *key);
 double cg_json_num(const struct cJSON *o, const char *key, double dflt);
+/* The whole number o[key] when it is one and fits the type, else dflt (a
+ * report from elsewhere may hold 1e308 or 2.5 where a rank belongs). */
+int cg_json_int(const struct cJSON *o, const char *key, int dflt);
+int64_t cg_json_int64(const struct cJSON *o, const char *key, int64_t dflt);
 /* "[1, 2, 3, ...]" of a report's values array into buf (cut to len): at
  * most `max` entries, numbers with `digits` significant digits, a string
  * entry ("nan", "inf") as it is. */

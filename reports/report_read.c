@@ -4,6 +4,7 @@
  * (tests/test_report_io.c writes, reads and writes again, and compares). */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,6 +24,21 @@ double cg_json_num(const cJSON *o, const char *key, double dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* The comparisons come first and the cast after: converting a double
+ * outside int's range (1e308, a hand-edited report) is undefined behaviour. */
+int cg_json_int(const cJSON *o, const char *key, int dflt)
+{
+    double v = cg_json_num(o, key, NAN);
+    return v >= INT_MIN && v <= INT_MAX && v == floor(v) ? (int)v : dflt;
+}
+
+int64_t cg_json_int64(const cJSON *o, const char *key, int64_t dflt)
+{
+    double v = cg_json_num(o, key, NAN);
+    /* 2^63 is exact as a double; INT64_MAX is not, and rounds up to it */
+    return v >= -0x1p63 && v < 0x1p63 && v == floor(v) ? (int64_t)v : dflt;
 }
 
 static cg_outcome outcome_of(const char *s)
@@ -62,7 +78,7 @@ static double *values_of(const cJSON *o, const char *key, int64_t numel)
 static int read_check(cg_case_result *c, const cJSON *k)
 {
     const char *sem = cg_json_str(k, "semantics");
-    cg_check *chk = cg_case_add_note(c, cg_json_str(k, "tensor"), (int)cg_json_num(k, "rank", -1), sem ? sem : "?",
+    cg_check *chk = cg_case_add_note(c, cg_json_str(k, "tensor"), cg_json_int(k, "rank", -1), sem ? sem : "?",
                                      cg_json_str(k, "rules"), outcome_of(cg_json_str(k, "status")),
                                      cg_json_str(k, "note"));
     if (!chk)
@@ -78,7 +94,7 @@ static int read_check(cg_case_result *c, const cJSON *k)
     chk->max_abs_err = cg_json_num(k, "max_abs_err", NAN); /* null: NaN or Inf was written */
     chk->max_rel_err = cg_json_num(k, "max_rel_err", NAN);
     chk->max_ulp = cg_json_num(k, "max_ulp", NAN);
-    chk->first_bad = (int64_t)cg_json_num(k, "first_bad_index", -1);
+    chk->first_bad = cg_json_int64(k, "first_bad_index", -1);
     if (!chk->expected || !chk->observed)
         return -1;
     /* the first differing element travels on its own: it may lie past the
@@ -118,14 +134,14 @@ int cg_case_from_json_line(cg_report *r, const char *line)
     if (!o)
         return -1;
     cg_case_result *c = cg_report_add_case(r, cg_json_str(o, "name"), cg_json_str(o, "file"), cg_json_str(o, "source"),
-                                           (int)cg_json_num(o, "world", 0));
+                                           cg_json_int(o, "world", 0));
     int rc = c ? 0 : -1;
     if (c) {
         c->status = outcome_of(cg_json_str(o, "status"));
         cg_case_set_rules(c, cg_json_str(o, "rules"));
         c->duration_s = cg_json_num(o, "duration_s", 0);
-        c->error_class = (int)cg_json_num(o, "error_class", 0);
-        c->injected = (long)cg_json_num(o, "injected", -1);
+        c->error_class = cg_json_int(o, "error_class", 0);
+        c->injected = (long)cg_json_int64(o, "injected", -1);
         const char *m = cg_json_str(o, "message");
         c->message = m ? strdup(m) : NULL;
         const cJSON *rep = cJSON_GetObjectItemCaseSensitive(o, "replicated");
@@ -187,7 +203,8 @@ static char *read_whole(const char *path, size_t *len, cg_status *st)
     return text;
 }
 
-/* A report has our schema, a cases array, and every case a name and a world. */
+/* A report has our schema, a cases array, and every case a name and a world
+ * (a whole number of ranks, 1 or more). */
 static bool looks_like_report(const cJSON *root)
 {
     const char *schema = cg_json_str(root, "schema");
@@ -197,7 +214,7 @@ static bool looks_like_report(const cJSON *root)
     const cJSON *c;
     cJSON_ArrayForEach(c, cases)
     {
-        if (!cg_json_str(c, "name") || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(c, "world")))
+        if (!cg_json_str(c, "name") || cg_json_int(c, "world", 0) < 1)
             return false;
     }
     return true;

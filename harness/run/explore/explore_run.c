@@ -449,7 +449,7 @@ int cg_explore_observed_comment(const char *json, const char *under, FILE *f)
     {
         const char *sem = cg_json_str(k, "semantics"), *tensor = cg_json_str(k, "tensor");
         const char *against = cg_json_str(k, "against"), *note = cg_json_str(k, "note");
-        int rank = (int)cg_json_num(k, "rank", -1);
+        int rank = cg_json_int(k, "rank", -1);
         char values[1024];
         if (sem && strcmp(sem, "per_rank") == 0 && against && strcmp(against, "oracle") == 0 && tensor &&
             tensor[0] == 'x') { /* the generator's params are x0, x1, ... */
