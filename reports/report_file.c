@@ -89,13 +89,53 @@ static int classify(const char *path, target *t, cg_status *st)
     return -1;
 }
 
-/* The directory a new file at path would go in must exist: said before the
- * run rather than after it. */
+/* A new "PATH.tmp.XXXXXX" beside path, opened by mkstemp(3) (O_CREAT|O_EXCL:
+ * never through a link): its descriptor, with *tmp its name (the caller frees
+ * it), or -1 with st and nothing left behind. */
+static int open_temp_beside(const char *path, char **tmp, cg_status *st)
+{
+    static const char suffix[] = ".tmp.XXXXXX";
+    size_t len = strlen(path);
+    *tmp = malloc(len + sizeof suffix);
+    if (!*tmp) {
+        cg_error_infra(st, "%s: out of memory", path);
+        return -1;
+    }
+    memcpy(*tmp, path, len);
+    memcpy(*tmp + len, suffix, sizeof suffix);
+    int fd = mkstemp(*tmp);
+    if (fd < 0) {
+        cg_error(st, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+        free(*tmp);
+        *tmp = NULL;
+    }
+    return fd;
+}
+
+static int check_can_create(const char *path, cg_status *st)
+{
+    char *tmp;
+    int fd = open_temp_beside(path, &tmp, st);
+    if (fd < 0)
+        return -1;
+    int rc = 0;
+    if (close(fd) != 0 || unlink(tmp) != 0) {
+        cg_error(st, "%s: cannot remove the trial file %s: %s", path, tmp, strerror(errno));
+        rc = -1;
+    }
+    free(tmp);
+    return rc;
+}
+
+/* The directory a new file at path would go in must exist and take a new
+ * file (the writer's temporary one, made and removed here): said before the
+ * run rather than after it. Permission bits alone do not tell (root passes
+ * access(2) on /proc and on a read-only mount). */
 static int check_parent(const char *path, cg_status *st)
 {
     const char *slash = strrchr(path, '/');
     if (!slash)
-        return 0; /* the current directory */
+        return check_can_create(path, st); /* in the current directory */
     size_t n = slash == path ? 1 : (size_t)(slash - path);
     char *dir = strndup(path, n);
     if (!dir) {
@@ -109,7 +149,7 @@ static int check_parent(const char *path, cg_status *st)
         rc = -1;
     }
     free(dir);
-    return rc;
+    return rc != 0 ? rc : check_can_create(path, st);
 }
 
 /* Descriptor 1 to standard error, the real standard output kept for the
@@ -141,6 +181,8 @@ int cg_report_targets_prepare(const char *json, const char *junit, cg_status *st
     for (int i = 0; i < 2; i++) {
         if (!paths[i])
             continue;
+        CG_CHECK(paths[i][0], st, "--%s '': expected a file name (or - for standard output)",
+                 i == 0 ? "json" : "junit");
         CG_TRY(classify(paths[i], &t[i], st));
         if (t[i].kind == TO_FILE)
             CG_TRY(check_parent(paths[i], st));
@@ -240,21 +282,10 @@ int cg_write_file_atomic(const char *path, const char *text, cg_status *st)
         cg_error(st, "%s: cannot write: %s", path, strerror(errno));
         return -1;
     }
-    static const char suffix[] = ".tmp.XXXXXX";
-    size_t len = strlen(path);
-    char *tmp = malloc(len + sizeof suffix);
-    if (!tmp) {
-        cg_error_infra(st, "%s: out of memory", path);
+    char *tmp;
+    int fd = open_temp_beside(path, &tmp, st);
+    if (fd < 0)
         return -1;
-    }
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, suffix, sizeof suffix);
-    int fd = mkstemp(tmp); /* O_CREAT|O_EXCL: never through a link */
-    if (fd < 0) {
-        cg_error(st, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
-        free(tmp);
-        return -1;
-    }
     int rc = write_all(fd, path, text, st);
     if (rc == 0 && (fchmod(fd, mode) != 0 || (fsync(fd) != 0 && errno != EINVAL))) {
         cg_error(st, "%s: cannot write: %s", path, strerror(errno));

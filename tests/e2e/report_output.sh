@@ -105,6 +105,17 @@ run nodir --oracle-only --junit "$TMP/no/such/r.xml" "$CASE"
 want_rc 2 "a missing directory" nodir
 expect_grep "r.xml: cannot write: .*/no/such is not a directory" "$TMP/nodir.err"
 nothing_ran nodir
+# a directory that takes no new file: its permission bits pass root's access(2),
+# the writer's temporary file does not (was found after the run, exit 3)
+run procdir --oracle-only --junit /proc/r.xml "$CASE"
+want_rc 2 "a directory that takes no file" procdir
+expect_grep "/proc/r.xml: cannot create a temporary file beside it" "$TMP/procdir.err"
+nothing_ran procdir
+# an empty name (an unset variable in a CI script) was a new file in "", found after the run
+run empty --oracle-only --json "" "$CASE"
+want_rc 2 "an empty file name" empty
+expect_grep "^collgrad-check: --json '': expected a file name \(or - for standard output\)$" "$TMP/empty.err"
+nothing_ran empty
 echo "keep me" > "$TMP/target"
 ln -s "$TMP/target" "$TMP/file-link"
 run filelink --oracle-only --json "$TMP/file-link" "$CASE"
