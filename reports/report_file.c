@@ -174,19 +174,27 @@ static int claim_stdout(const char *path, cg_status *st)
     return 0;
 }
 
+/* report_file.h: what cg_report_target_check says, with the target's kind. */
+static int check_target(const char *option, const char *path, target *t, cg_status *st)
+{
+    CG_CHECK(path[0], st, "%s '': expected a file name (or - for standard output)", option);
+    CG_TRY(classify(path, t, st));
+    return t->kind == TO_FILE ? check_parent(path, st) : 0;
+}
+
+int cg_report_target_check(const char *option, const char *path, cg_status *st)
+{
+    target t;
+    return check_target(option, path, &t, st);
+}
+
 int cg_report_targets_prepare(const char *json, const char *junit, cg_status *st)
 {
     const char *paths[2] = {json, junit};
     target t[2];
-    for (int i = 0; i < 2; i++) {
-        if (!paths[i])
-            continue;
-        CG_CHECK(paths[i][0], st, "--%s '': expected a file name (or - for standard output)",
-                 i == 0 ? "json" : "junit");
-        CG_TRY(classify(paths[i], &t[i], st));
-        if (t[i].kind == TO_FILE)
-            CG_TRY(check_parent(paths[i], st));
-    }
+    for (int i = 0; i < 2; i++)
+        if (paths[i])
+            CG_TRY(check_target(i == 0 ? "--json" : "--junit", paths[i], &t[i], st));
     bool to_stdout[2] = {json && t[0].kind == TO_FD && t[0].fd == STDOUT_FILENO,
                          junit && t[1].kind == TO_FD && t[1].fd == STDOUT_FILENO};
     CG_CHECK(!(json && junit && (strcmp(json, junit) == 0 || (to_stdout[0] && to_stdout[1]))), st,

@@ -38,6 +38,11 @@
  * cg_report_output_write. Call it once, before any output. */
 int cg_report_targets_prepare(const char *json, const char *junit, cg_status *st);
 
+/* Check one target (named by its option, "--md", in the message about an
+ * empty name) as cg_report_targets_prepare does, claiming nothing: 0, or -1
+ * with st. For a tool with targets of its own (matrix, export-ir). */
+int cg_report_target_check(const char *option, const char *path, cg_status *st);
+
 /* Write text (NUL-terminated) to the target path as described above. 0, or
  * -1 with st ("PATH: cannot write: ..."). A FIFO without a reader is an
  * error, not a wait. Owns nothing; text is not modified. */

@@ -413,6 +413,11 @@ int cg_export_ir_main(int argc, char **argv)
             paths[npaths++] = argv[i];
         }
     }
+    cg_status st = CG_STATUS_OK;
+    if (rc == 0 && output && cg_report_target_check("--output", output, &st) != 0) {
+        fprintf(stderr, "collgrad-check export-ir: %s\n", st.msg); /* before any case is read */
+        rc = CG_EXIT_USAGE;
+    }
     cg_case_set set = {0};
     if (rc == 0)
         rc = cg_case_set_load(&set, paths, npaths, NULL);
@@ -425,8 +430,7 @@ int cg_export_ir_main(int argc, char **argv)
     if (rc == 0 && !text)
         rc = CG_EXIT_INFRA;
     if (rc == 0 && output) {
-        cg_status st = CG_STATUS_OK;
-        if (cg_write_file_atomic(output, text, &st) != 0) {
+        if (cg_report_output_write(output, text, &st) != 0) {
             fprintf(stderr, "collgrad-check export-ir: %s\n", st.msg);
             rc = CG_EXIT_INFRA;
         }

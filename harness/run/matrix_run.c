@@ -20,6 +20,7 @@
 #include "backend_pytorch.h"
 #include "cli.h"
 #include "matrix.h"
+#include "report_file.h"
 #include "report_json.h"
 #include "rules.h"
 
@@ -257,21 +258,49 @@ static bool any_ran(const cJSON *report, const char **why)
 
 /* ---- the table -------------------------------------------------------------- */
 
+/* The table into memory, then to path through the report writer: a file is
+ * replaced whole (never half a table after a full disk), '-' and streams as
+ * the tool's reports are. */
 static int write_to(const char *path, const cg_matrix *m,
                     int (*write)(const cg_matrix *, FILE *, const char *), const char *title)
 {
-    bool std = strcmp(path, "-") == 0;
-    FILE *f = std ? stdout : fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "collgrad-check matrix: %s: cannot write: %s\n", path, strerror(errno));
-        return -1;
-    }
-    int rc = write(m, f, title);
-    if (std ? fflush(f) != 0 : fclose(f) != 0)
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    int rc = f ? write(m, f, title) : -1;
+    if (f && fclose(f) != 0)
         rc = -1;
+    cg_status st = CG_STATUS_OK;
     if (rc != 0)
-        fprintf(stderr, "collgrad-check matrix: %s: cannot write: %s\n", path, strerror(errno));
+        fprintf(stderr, "collgrad-check matrix: %s: out of memory\n", path);
+    else if (fflush(stdout) != 0 || cg_report_output_write(path, text, &st) != 0) {
+        fprintf(stderr, "collgrad-check matrix: %s\n", st.msg[0] ? st.msg : "standard output: cannot write");
+        rc = -1;
+    }
+    free(text);
     return rc;
+}
+
+/* The table's targets, before any column runs: each writable, no two the same. */
+static int check_targets(const matrix_opts *o)
+{
+    const char *opt[3] = {"--md", "--html", "--json"}, *path[3] = {o->md, o->html, o->json};
+    cg_status st = CG_STATUS_OK;
+    for (int i = 0; i < 3; i++) {
+        if (!path[i])
+            continue;
+        if (cg_report_target_check(opt[i], path[i], &st) != 0) {
+            fprintf(stderr, "collgrad-check matrix: %s\n", st.msg);
+            return 2;
+        }
+        for (int k = 0; k < i; k++)
+            if (path[k] && strcmp(path[k], path[i]) == 0) {
+                char both[96];
+                snprintf(both, sizeof both, "%s and %s", opt[k], opt[i]);
+                return bad_usage("%s name the same target; give each its own", both);
+            }
+    }
+    return 0;
 }
 
 static int md(const cg_matrix *m, FILE *f, const char *t)
@@ -296,6 +325,8 @@ int cg_matrix_main(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc != 0)
         return rc == 1 ? 0 : rc;
+    if ((rc = check_targets(&o)) != 0)
+        return rc;
     char self[PATH_MAX], dir[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     if (len <= 0) {

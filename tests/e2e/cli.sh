@@ -99,6 +99,15 @@ MAN="$SRC/harness/run/collgrad-check.1"
 for opt in $(grep -oE -- '--[a-z][a-z-]+' "$TMP/out" | sort -u); do
   grep -qF -- "$(printf '%s' "$opt" | sed 's/-/\\-/g')" "$MAN" && ok || bad "collgrad-check.1 does not document $opt"
 done
+# export-ir --output: tried before any case is read, written as the reports are
+expect_exit 2 -- "$BIN" export-ir --output "" "$D58"
+expect_grep "^collgrad-check export-ir: --output '': expected a file name \(or - for standard output\)$" "$TMP/out"
+expect_exit 2 -- "$BIN" export-ir --output /proc/ir.json "$D58"
+expect_grep "^collgrad-check export-ir: /proc/ir.json: cannot create a temporary file beside it" "$TMP/out"
+expect_exit 0 -- "$BIN" export-ir --output "$TMP/ir.json" "$D58"
+expect_grep '"cases":' "$TMP/ir.json"
+expect_exit 0 -- "$BIN" export-ir --output - "$D58"
+expect_grep '"cases":' "$TMP/out"
 if command -v man > /dev/null; then
   MANWIDTH=80 man -l "$MAN" > "$TMP/man.txt" 2> "$TMP/man.err" && ok || bad "man -l failed: $(cat "$TMP/man.err")"
   expect_grep "EXIT STATUS" "$TMP/man.txt"

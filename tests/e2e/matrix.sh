@@ -28,8 +28,15 @@ expect_exit 2 -- "$BIN" matrix "$PROD" --md x.md
 expect_grep "options come before the cases" "$TMP/out"
 expect_exit 0 -- "$BIN" matrix --help
 expect_grep "^usage: collgrad-check matrix" "$TMP/out"
-expect_exit 3 -- "$BIN" matrix --backends reference --md /nonexistent/dir/m.md "$PROD"
-expect_grep "/nonexistent/dir/m.md: cannot write" "$TMP/out"
+# the table's targets are tried before any column runs (was exit 3 after them all)
+expect_exit 2 -- "$BIN" matrix --backends reference --md /nonexistent/dir/m.md "$PROD"
+expect_grep "/nonexistent/dir/m.md: cannot write: /nonexistent/dir is not a directory" "$TMP/out"
+grep -q "matrix: \[1/1\]" "$TMP/out" && bad "a column ran before the refusal" || ok
+expect_exit 2 -- "$BIN" matrix --backends reference --json "" "$PROD"
+expect_grep "^collgrad-check matrix: --json '': expected a file name \(or - for standard output\)$" "$TMP/out"
+expect_exit 2 -- "$BIN" matrix --backends reference --md - --json - "$PROD"
+expect_grep "^collgrad-check matrix: --md and --json name the same target; give each its own$" "$TMP/out"
+grep -q "matrix: \[1/1\]" "$TMP/out" && bad "a column ran before the refusal" || ok
 
 # --no-diagnosis (what the emulation columns run with): the verdict, without naming the mistake
 expect_exit 1 -- "$BIN" --rules torch-nn --no-fd --no-diagnosis "$PROD"
