@@ -182,6 +182,15 @@ for opt in "--rules no-such-rules" "--transport no-such-transport" "--backend py
   expect_exit 2 -- "$BIN" explore --count 1000 $opt --out "$TMP/refused"
   [ ! -e "$TMP/refused" ] && ok || bad "explore $opt made $TMP/refused before refusing"
 done
+# --out: an empty name and a place no directory can be made are the user's (were exit 3, or
+# a directory "/programs" at the root); the message names what could not be made
+expect_exit 2 -- "$BIN" explore --out ""
+expect_grep "^collgrad-check explore: expected a directory name .* after --out, got ''$" "$TMP/out"
+touch "$TMP/a-file"
+expect_exit 2 -- "$BIN" explore --count 1 --out "$TMP/a-file"
+expect_grep "^collgrad-check explore: --out .*/a-file: cannot make .*/a-file/programs: Not a directory$" "$TMP/out"
+expect_exit 2 -- "$BIN" explore --count 1 --out "$TMP/no/such"
+expect_grep "^collgrad-check explore: --out .*/no/such: cannot make .*/no/such: No such file or directory$" "$TMP/out"
 expect_exit 2 -- "$BIN" explore --bogus
 expect_exit 2 -- "$BIN" explore extra-argument
 expect_exit 0 -- "$BIN" explore --help

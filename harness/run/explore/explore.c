@@ -92,7 +92,12 @@ static int parse(explore *e, int argc, char **argv)
             e->gen.max_world = (int)v; break;
         case O_HALVES: e->gen.halves = true; break;
         case O_NOMPI: e->mpi = false; break;
-        case O_OUT: e->out = optarg; break;
+        case O_OUT: /* room left in every PATH_MAX buffer for "/programs/p123456.case" */
+            if (!optarg[0] || strlen(optarg) > PATH_MAX - 64)
+                return usage("expected a directory name (at most PATH_MAX - 64 bytes) after --out, got '%s'",
+                             optarg);
+            e->out = optarg;
+            break;
         case O_TIMEOUT: if (number("--timeout", 1, 86400, &v)) return CG_EXIT_USAGE;
             snprintf(e->timeout, sizeof e->timeout, "%ld", v); break;
         case O_SHRINK: if (number("--shrink-time", 0, 86400, &v)) return CG_EXIT_USAGE;
@@ -356,10 +361,14 @@ int cg_explore_main(int argc, char **argv)
     }
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/programs", e->out);
-    if ((mkdir(e->out, 0755) != 0 && errno != EEXIST) || (mkdir(dir, 0755) != 0 && errno != EEXIST)) {
-        fprintf(stderr, "collgrad-check explore: cannot make %s: %s\n", dir, strerror(errno));
+    const char *failed = mkdir(e->out, 0755) != 0 && errno != EEXIST ? e->out
+                         : mkdir(dir, 0755) != 0 && errno != EEXIST  ? dir
+                                                                     : NULL;
+    if (failed) {
+        bool users = errno == ENOTDIR || errno == ENOENT || errno == EACCES || errno == EROFS;
+        fprintf(stderr, "collgrad-check explore: --out %s: cannot make %s: %s\n", e->out, failed, strerror(errno));
         free(e);
-        return CG_EXIT_INFRA;
+        return users ? CG_EXIT_USAGE : CG_EXIT_INFRA; /* a path the user named wrong, or the machine's fault */
     }
     /* a built-in rule set alone needs no launch: its ranks run on threads */
     if (e->nextra == 2 && strcmp(e->extra[0], "--rules") == 0 && cg_rules_find(e->extra[1]))
