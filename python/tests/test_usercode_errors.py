@@ -161,6 +161,28 @@ class Errors(unittest.TestCase):
             with self.subTest(seed=seed), self.assertRaisesRegex(cg.CheckError, r"seed must be an integer in 0\.\.4294967295"):
                 run("plain", seed=seed)
 
+    def test_names_refused_before_starting(self) -> None:
+        # once: name="" fell back to the reference silently, name=5 reached the reports; a
+        # replicated name "" or 5 was found by each rank's make_inputs
+        for name in ("", 5):
+            with self.subTest(name=name), self.assertRaisesRegex(cg.CheckError, "name must be a non-empty string"):
+                run("plain", name=name)
+        for rep in ([""], [5], ("weight", None)):
+            with self.subTest(replicated=rep), self.assertRaisesRegex(cg.CheckError, "replicated must be True, False"):
+                run("plain", inputs="make_weight", replicated=rep)
+        for budget in (0, -1.0, float("nan"), float("inf"), True):
+            with self.subTest(budget=budget), self.assertRaisesRegex(cg.CheckError, "budget must be a positive"):
+                cg.shrink(f"{BAD}:plain", world=2, inputs=f"{BAD}:make_inputs", budget=budget)  # type: ignore[arg-type]
+
+    def test_one_replicated_name_as_a_string(self) -> None:
+        # once: replicated="weight" was the six names w, e, i, g, h, t ("replicated names no input")
+        # one logical weight 3 held by both ranks, each loss w.w: the truth is 2 ranks x 2w = 12,
+        # each rank alone computes 2w = 6 (per-rank semantics, weight not replicated: 6, a pass)
+        r = run("plain", inputs="make_weight", replicated="weight")
+        self.assertEqual(r.status, "fail", r.table())
+        self.assertEqual([(c.tensor, [round(t, 6) for t in c.truth], c.observed) for c in r.checks],
+                         [("weight", [12.0, 12.0], [6.0, 6.0])] * 2)  # the truth by finite differences
+
     def test_backend_nothing_registers(self) -> None:
         # once: "Invalid backend" from init_process_group, as infrastructure (3) with its traceback
         r = run("plain", backend="no_such_backend")

@@ -25,6 +25,10 @@ def make_data_only(rank: int, world: int) -> dict:
     return {"x": torch.ones(2)}
 
 
+def make_weight(rank: int, world: int) -> dict:
+    return {"weight": torch.full((2,), 3.0, requires_grad=True)}  # the same on every rank
+
+
 def make_replicated_unlike(rank: int, world: int) -> dict:
     import collgrad_torch as cg
 

@@ -73,4 +73,28 @@ expect_exit 3 -- $T "$PY" -m collgrad_torch check "$SRC/python/tests/usercode_ba
 expect_grep "rank 0: analytic pass .* waits in all_reduce" "$TMP/out"
 expect_grep '"error_class": 3' "$TMP/hang.json"
 expect_exit 2 -- "$PY" -m collgrad_torch frobnicate
+# where the reports and reproductions go is tried before any check runs (each of these ran
+# every check first: a report that could not be written was exit 3 at the end, an empty
+# name wrote nothing and said nothing, a repeated world ran the check twice)
+SA="$SRC/examples/user_code/seed_allreduce.py"
+refused() { # refused WHAT ARGS...: exit 2, the line naming WHAT, no rank started
+  local what="$1"; shift
+  expect_exit 2 -- $T "$PY" -m collgrad_torch check "$SA:sum_nn" --inputs "$SA:make_inputs" --world 2 "$@"
+  expect_grep "^$M: $what" "$TMP/out"
+  grep -q "W=2" "$TMP/out" && bad "a check ran before refusing $*" || ok
+}
+refused "--json '': expected a file name$" --json ""
+refused "--junit '': expected a file name$" --junit ""
+refused "/proc/r.json: cannot write there" --json /proc/r.json
+refused "--json .*/same and --junit .*/same would write to the same file" --json "$TMP/same" --junit "$TMP/same"
+refused "--json .*: is a directory" --json "$TMP"
+refused "--shrink-dir '': expected an existing directory$" --shrink --shrink-dir ""
+refused "--shrink-dir '.*/no/such': expected an existing directory$" --shrink --shrink-dir "$TMP/no/such"
+refused "/proc/collgrad_repro: cannot write there" --shrink --shrink-dir /proc
+expect_exit 2 -- "$PY" -m collgrad_torch check "$SA:sum_nn" --inputs "$SA:make_inputs" --world 2,2
+expect_grep "world sizes must be distinct, got '2,2'" "$TMP/out"
+for b in -1 nan inf 0; do
+  expect_exit 2 -- "$PY" -m collgrad_torch check "$SA:sum_nn" --inputs "$SA:make_inputs" --shrink-budget "$b"
+  expect_grep "argument --shrink-budget: expected a positive number of seconds, got '$b'" "$TMP/out"
+done
 finish

@@ -112,6 +112,12 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
         raise CheckError(f"fd_budget must be an integer >= 0 (input elements checked one by one), got {fd_budget!r}")
     if not (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < SEED_LIMIT):
         raise CheckError(f"seed must be an integer in 0..{SEED_LIMIT - 1}, got {seed!r}")
+    if name is not None and not (isinstance(name, str) and name):
+        raise CheckError(f"name must be a non-empty string (the case's name in the reports), got {name!r}")
+    if isinstance(replicated, str):  # one name: "model" is not the five names m, o, d, e, l
+        replicated = [replicated]
+    if not isinstance(replicated, bool) and not all(isinstance(n, str) and n for n in replicated):
+        raise CheckError(f"replicated must be True, False, or input names (non-empty strings), got {replicated!r}")
     if not (isinstance(timeout, (int, float)) and timeout > 0):
         raise CheckError(f"timeout must be a positive number of seconds, got {timeout!r}")
     target = step if step is not None else fn

@@ -14,6 +14,7 @@ could not form).
 
 import argparse
 import contextlib
+import math
 import os
 import re
 import sys
@@ -31,7 +32,56 @@ def _worlds(text: str) -> List[int]:
         raise argparse.ArgumentTypeError(f"expected a comma-separated list of world sizes, got '{text}'") from None
     if not worlds or any(w < 1 for w in worlds):
         raise argparse.ArgumentTypeError(f"world sizes must be positive integers, got '{text}'")
+    if len(set(worlds)) != len(worlds):  # each would run, and report, the same check twice
+        raise argparse.ArgumentTypeError(f"world sizes must be distinct, got '{text}'")
     return worlds
+
+
+def _seconds(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not 0 < v < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got '{text}'")
+    return v
+
+
+def _trial_file(path: str) -> Optional[str]:
+    """Why no file can be written at path (its directory missing, or taking no
+    new file: tried with a temporary one, made and removed), or None."""
+    trial = f"{path}.trial{os.getpid()}"
+    try:
+        with open(trial, "x", encoding="utf-8"):
+            pass
+        os.unlink(trial)
+    except OSError as e:
+        return f"{path}: cannot write there: {e.strerror or e}"
+    return None
+
+
+def _refuse_outputs(args: argparse.Namespace) -> Optional[str]:
+    """What is wrong with where the reports and reproductions go, before any
+    check runs (a failing write was found after every check, exit 3), or None."""
+    for opt, path in (("--json", args.json), ("--junit", args.junit)):
+        if path is None:
+            continue
+        if not path:
+            return f"{opt} '': expected a file name"
+        if os.path.isdir(path):
+            return f"{opt} {path}: is a directory; a report needs a file name"
+        why = _trial_file(path)
+        if why:
+            return why
+    if args.json and args.junit and os.path.realpath(args.json) == os.path.realpath(args.junit):
+        return f"--json {args.json} and --junit {args.junit} would write to the same file; give each its own"
+    if args.shrink:
+        if not args.shrink_dir or not os.path.isdir(args.shrink_dir):
+            return f"--shrink-dir '{args.shrink_dir}': expected an existing directory"
+        why = _trial_file(os.path.join(args.shrink_dir, "collgrad_repro"))
+        if why:
+            return why
+    return None
 
 
 def parser() -> argparse.ArgumentParser:
@@ -60,7 +110,7 @@ def parser() -> argparse.ArgumentParser:
                         "(e.g. eager,aot_eager,inductor; torch 2.x), every mode against the eager truth")
     p.add_argument("--shrink", action="store_true",
                    help="shrink each failing check to a small reproduction and write its script")
-    p.add_argument("--shrink-budget", type=float, default=60.0, metavar="SEC", help="seconds per shrink (60)")
+    p.add_argument("--shrink-budget", type=_seconds, default=60.0, metavar="SEC", help="seconds per shrink (60)")
     p.add_argument("--shrink-dir", default=".", metavar="DIR", help="where the reproduction scripts go (.)")
     p.add_argument("--cold", action="store_true",
                    help="fresh rank processes for every check (default: one warm world per world size)")
@@ -114,6 +164,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         p.print_usage(sys.stderr)
         print("python -m collgrad_torch check: give a function FILE.py:NAME or --step FILE.py:NAME, not both",
               file=sys.stderr)
+        return 2
+    why = _refuse_outputs(args)
+    if why:
+        print(f"python -m collgrad_torch check: {why}", file=sys.stderr)
         return 2
     fns: List[Optional[str]] = list(args.fn) if args.fn else [None]
     jobs = [(fn, world) for fn in fns for world in args.world]
