@@ -35,6 +35,7 @@ installed.
 
 import importlib.util
 import inspect
+import math
 import os
 import re
 import sys
@@ -64,7 +65,29 @@ def pytest_configure(config: Any) -> None:
         "markers", "collgrad(world=[2, 4], backend='gloo', inputs=make_inputs, **check_kwargs): run the test "
         "function on W ranks through collgrad_torch.check and compare every rank's gradients with finite "
         "differences of the global loss (one test per world size)")
+    _check_options(config)
     config._collgrad_state = _State(config)
+
+
+def _check_options(config: Any) -> None:
+    """The plugin's options, before any test runs: a report folder that cannot
+    be made was an OSError's traceback in every marked test, a shrink budget of
+    0, nan or a negative number made every shrink end at once."""
+    out = config.getoption("collgrad_json")
+    if out is not None:
+        if not out:
+            raise pytest.UsageError("--collgrad-json '': expected a directory")
+        try:
+            os.makedirs(out, exist_ok=True)
+            trial = os.path.join(out, f".collgrad-trial{os.getpid()}")
+            with open(trial, "x", encoding="utf-8"):
+                pass
+            os.unlink(trial)
+        except OSError as e:
+            raise pytest.UsageError(f"--collgrad-json {out}: cannot write there: {e.strerror or e}") from None
+    budget = config.getoption("collgrad_shrink")
+    if budget is not None and not 0 < budget < math.inf:
+        raise pytest.UsageError(f"--collgrad-shrink: expected a positive number of seconds, got {budget}")
 
 
 class _State:
