@@ -204,7 +204,7 @@ static char *read_whole(const char *path, size_t *len, cg_status *st)
 }
 
 /* A report has our schema, a cases array, and every case a name and a world
- * (a whole number of ranks, 1 or more). */
+ * (a whole number of ranks; 0 for a case that never got as far as one). */
 static bool looks_like_report(const cJSON *root)
 {
     const char *schema = cg_json_str(root, "schema");
@@ -214,7 +214,7 @@ static bool looks_like_report(const cJSON *root)
     const cJSON *c;
     cJSON_ArrayForEach(c, cases)
     {
-        if (!cg_json_str(c, "name") || cg_json_int(c, "world", 0) < 1)
+        if (!cg_json_str(c, "name") || cg_json_int(c, "world", -1) < 0)
             return false;
     }
     return true;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "backend_pytorch.h"
+#include "case_set.h"
 #include "cli.h"
 #include "matrix.h"
 #include "report_file.h"
@@ -303,6 +304,19 @@ static int check_targets(const matrix_opts *o)
     return 0;
 }
 
+/* The case paths, before any column runs: one that cannot be read would be
+ * each column's refusal, a table of "error: cannot read" rows and exit 0.
+ * A file that does not parse is a row of errors, as in a run: not refused. */
+static int check_cases(const matrix_opts *o)
+{
+    cg_case_set set;
+    memset(&set, 0, sizeof set);
+    int rc = cg_case_set_load(&set, o->cases, o->ncases, NULL); /* it prints the refusal */
+    rc = set.refusal[0] ? CG_EXIT_USAGE : rc == CG_EXIT_INFRA ? rc : 0;
+    cg_case_set_free(&set);
+    return rc;
+}
+
 static int md(const cg_matrix *m, FILE *f, const char *t)
 {
     return (void)t, cg_matrix_write_markdown(m, f);
@@ -325,7 +339,7 @@ int cg_matrix_main(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc != 0)
         return rc == 1 ? 0 : rc;
-    if ((rc = check_targets(&o)) != 0)
+    if ((rc = check_targets(&o)) != 0 || (rc = check_cases(&o)) != 0)
         return rc;
     char self[PATH_MAX], dir[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);

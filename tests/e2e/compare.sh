@@ -110,18 +110,22 @@ expect_grep "^1 regressions, 2 fixes, 7 changes$" "$TMP/out"
 # numbers no report of the tool holds, written by hand or by another tool: a
 # rank or a first bad index of 1e308 (converting it to an int was undefined
 # behaviour, "rank -2147483648" here and a sanitizer's abort under CI) is no
-# rank and no index; a world that is no whole number of ranks is no report
+# rank and no index; a world that is no whole number >= 0 is no report (0: a
+# case refused before any world, as in a refused selection's report)
 report "$TMP/huge_old.json" "$(kase stays pass "$(chk x 1e308 pass)")"
 report "$TMP/huge_new.json" "$(kase stays fail "$(chk x 1e308 fail | sed 's/"first_bad_index": 0/"first_bad_index": 1e308/')")"
 expect_exit 1 -- "$BIN" compare "$TMP/huge_old.json" "$TMP/huge_new.json"
 expect_grep "^stays W=2 rules=reference: per_rank\(x\): pass -> fail \(expected 30, observed 12\)$" "$TMP/out"
 expect_grep "^2 regressions, 0 fixes, 0 changes$" "$TMP/out"
 SCHEMA_EXEMPT+=("$TMP/world.hand")
-for w in 2.5 0 1e308 '"2"'; do
+for w in 2.5 -1 1e308 '"2"'; do
   sed "s/\"world\": 2,/\"world\": $w,/" "$TMP/huge_old.json" > "$TMP/world.hand"
   expect_exit 2 -- "$BIN" compare "$TMP/world.hand" "$TMP/huge_old.json"
   expect_grep "world.hand: not a collgrad-check report" "$TMP/out"
 done
+sed 's/"world": 2,/"world": 0,/' "$TMP/huge_old.json" > "$TMP/world0.json"
+expect_exit 0 -- "$BIN" compare "$TMP/world0.json" "$TMP/world0.json"
+expect_grep "^0 regressions, 0 fixes, 0 changes$" "$TMP/out"
 
 # not reports: exit 2 with the file named
 echo "this is not json" > "$TMP/garbage.json"

@@ -28,6 +28,14 @@ expect_exit 2 -- "$BIN" matrix "$PROD" --md x.md
 expect_grep "options come before the cases" "$TMP/out"
 expect_exit 0 -- "$BIN" matrix --help
 expect_grep "^usage: collgrad-check matrix" "$TMP/out"
+# a case path that cannot be read is refused before any column runs (was a table of
+# "error: ...: cannot read" rows, exit 0); a file that does not parse stays a row of errors
+expect_exit 2 -- "$BIN" matrix --backends reference "$TMP/no-such.case"
+expect_grep "^collgrad-check: .*/no-such.case: cannot read: No such file or directory$" "$TMP/out"
+grep -q "matrix: \[1/1\]" "$TMP/out" && bad "a column ran before the refusal" || ok
+echo "x = bogus" > "$TMP/bad.case"
+expect_exit 0 -- "$BIN" matrix --backends reference "$TMP/bad.case"
+expect_grep "^\| bad \| 0 \| error: expected a defined tensor name, got 'bog" "$TMP/out"
 # the table's targets are tried before any column runs (was exit 3 after them all)
 expect_exit 2 -- "$BIN" matrix --backends reference --md /nonexistent/dir/m.md "$PROD"
 expect_grep "/nonexistent/dir/m.md: cannot write: /nonexistent/dir is not a directory" "$TMP/out"

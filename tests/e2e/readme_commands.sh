@@ -76,6 +76,7 @@ grep -qF -- "$quoted" "$TMP/cmp.out" && ok || { bad "compare did not print the R
 # 4. the install block, prefix and plugin source under $TMP
 BUILD="$(cd "${CG_BUILD_DIR:-$(dirname "$BIN")}" && pwd)"
 cp "$SRC/examples/rules_plugin/own_slice_rules.c" "$TMP/my_rules.c"
+ln -s "$SRC/cases" "$TMP/cases" # the README's matrix lines name cases/ as seen from the source tree
 n=0
 while IFS= read -r cmd; do
   n=$((n + 1))
@@ -88,6 +89,13 @@ while IFS= read -r cmd; do
       (cd "$TMP" && $T bash -c "$cmd --no-fd") < /dev/null > "$TMP/out" 2>&1; rc=$?
       [ "$rc" = 1 ] && ok || { bad "exit $rc (wanted 1): $cmd"; tail -5 "$TMP/out"; } ;;
     *) (cd "$TMP" && $T bash -c "$cmd") < /dev/null > "$TMP/out" 2>&1 && ok || { bad "failed: $cmd"; tail -5 "$TMP/out"; } ;;
+  esac
+  case "$cmd" in *matrix*) # every column ran its cases (once: each refused "cases/...: cannot read", exit 0)
+    grep -E "^matrix: \[[0-9/]+\] [^ ]+: (not run|every case skipped)" "$TMP/out" && bad "a column did not run: $cmd" || ok
+    case "$cmd" in
+      *--md\ matrix.md*) expect_grep "^\| allreduce_prod_scaled \| 2 \| correct \| wrong \(" "$TMP/matrix.md" ;;
+      *) expect_grep "^\| rpc_add \| 2 \| correct \| correct \|$" "$TMP/out" ;;
+    esac ;;
   esac
 done < <(blocks sh | grep -v '^scripts/')
 [ "$n" -ge 4 ] && ok || bad "found $n install commands in the README, wanted 4"
