@@ -71,8 +71,8 @@ def pytest_configure(config: Any) -> None:
 
 def _check_options(config: Any) -> None:
     """The plugin's options, before any test runs: a report folder that cannot
-    be made was an OSError's traceback in every marked test, a shrink budget of
-    0, nan or a negative number made every shrink end at once."""
+    be made was an OSError's traceback in every marked test, a shrink budget
+    that is nan, infinite or negative was taken as given."""
     out = config.getoption("collgrad_json")
     if out is not None:
         if not out:
@@ -86,8 +86,8 @@ def _check_options(config: Any) -> None:
         except OSError as e:
             raise pytest.UsageError(f"--collgrad-json {out}: cannot write there: {e.strerror or e}") from None
     budget = config.getoption("collgrad_shrink")
-    if budget is not None and not 0 < budget < math.inf:
-        raise pytest.UsageError(f"--collgrad-shrink: expected a positive number of seconds, got {budget}")
+    if budget is not None and not 0 <= budget < math.inf:
+        raise pytest.UsageError(f"--collgrad-shrink: expected a finite number of seconds >= 0, got {budget}")
 
 
 class _State:

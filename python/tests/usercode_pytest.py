@@ -134,13 +134,13 @@ class Plugin(unittest.TestCase):
 
     def test_bad_plugin_options_stop_the_session(self) -> None:
         # once: a --collgrad-json folder that cannot be made was an OSError's traceback in each
-        # marked test after its check; --collgrad-shrink 0 or nan ended every shrink at once
+        # marked test after its check; --collgrad-shrink -1 or nan was taken as given
         env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
                    PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"), os.environ.get("PYTHONPATH", "")]))
         for extra, line in ((("--collgrad-json", "/proc/collgrad"), "--collgrad-json /proc/collgrad: cannot write there"),
                             (("--collgrad-json", ""), "--collgrad-json '': expected a directory"),
-                            (("--collgrad-shrink", "0"), "--collgrad-shrink: expected a positive number of seconds"),
-                            (("--collgrad-shrink", "nan"), "--collgrad-shrink: expected a positive number of seconds")):
+                            (("--collgrad-shrink", "-1"), "--collgrad-shrink: expected a finite number of seconds >= 0"),
+                            (("--collgrad-shrink", "nan"), "--collgrad-shrink: expected a finite number of seconds >= 0")):
             with self.subTest(extra=extra):
                 out = subprocess.run([sys.executable, "-m", "pytest", "-p", "collgrad_torch.pytest_plugin", "-q",
                                       "-p", "no:cacheprovider", *extra, "examples/user_code/test_examples.py"],

@@ -42,8 +42,8 @@ def _seconds(text: str) -> float:
         v = float(text)
     except ValueError:
         v = math.nan
-    if not 0 < v < math.inf:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got '{text}'")
+    if not 0 <= v < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds >= 0, got '{text}'")
     return v
 
 

@@ -166,8 +166,8 @@ def shrink(fn: Optional[api.Fn] = None, *, world: int = 4, inputs: Optional[api.
     """Check fn (check()'s arguments), and when it fails with a gradient
     pattern, reduce it as this module says within `budget` seconds. A check
     that passes, or could not run, comes back unshrunk (tried = 0)."""
-    if not (isinstance(budget, (int, float)) and not isinstance(budget, bool) and 0 < budget < math.inf):
-        raise api.CheckError(f"budget must be a positive number of seconds, got {budget!r}")
+    if not (isinstance(budget, (int, float)) and not isinstance(budget, bool) and 0 <= budget < math.inf):
+        raise api.CheckError(f"budget must be a finite number of seconds >= 0, got {budget!r}")
     t0 = time.monotonic()
     args: Dict[str, Any] = dict(backend=backend, semantics=semantics, atol=atol, rtol=rtol, fd=fd, seed=seed,
                                 replicated=replicated, reduction=reduction)
