@@ -101,4 +101,9 @@ expect_grep "^ +1024 +1024 +1048576 " "$TMP/out"
 awk '$1 ~ /^[0-9]+$/ && $1 >= 256 && $6 > 256 { bad = 1 } END { exit bad }' "$TMP/out" && ok ||
     bad "bytes per element grow with W: $(grep -E '^ +[0-9]' "$TMP/out" | tail -3)"
 expect_exit 2 -- "$BIN" bench --oracle --oracle-max-world 1
+# a point that cannot fit is a note, not the OOM killer (--oracle-max-world 99999 was killed at
+# W=32 on a 24 GiB machine): 64 GiB of f32 is 2^34 elements a rank, at W=2 2^35 simulated, at
+# 40 bytes each (the estimate before any point is measured) 1280 GiB
+expect_exit 0 -- "$BIN" bench --oracle -b 64G -e 64G --oracle-max-world 4
+expect_grep "^# W=2 N=17179869184 and larger: not run: needs about 1280\.0 GiB, [0-9.]+ GiB available$" "$TMP/out"
 finish

@@ -1,4 +1,4 @@
-/* rss.c — peak resident set size from /proc (rss.h). */
+/* rss.c — peak resident set size and available memory from /proc and the cgroup (rss.h). */
 #include "rss.h"
 
 #include <stdio.h>
@@ -23,4 +23,37 @@ void cg_rss_reset_peak(void)
         fputs("5", f);
         fclose(f);
     }
+}
+
+/* The first number of a one-line file, or -1 ("max", absent, unreadable). */
+static int64_t file_number(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long long v = -1;
+    if (f) {
+        if (fscanf(f, "%lld", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return (int64_t)v;
+}
+
+int64_t cg_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    int64_t avail = (int64_t)kb * 1024;
+    int64_t max = file_number("/sys/fs/cgroup/memory.max"), used = file_number("/sys/fs/cgroup/memory.current");
+    if (max > 0 && used >= 0) {
+        int64_t left = max > used ? max - used : 0;
+        if (avail == 0 || left < avail)
+            avail = left;
+    }
+    return avail;
 }

@@ -1,4 +1,4 @@
-/* rss.h — a process's peak resident set size, for the benchmarks. */
+/* rss.h — a process's peak resident set size and the memory left, for the benchmarks. */
 #ifndef CG_RSS_H
 #define CG_RSS_H
 
@@ -11,5 +11,10 @@ int64_t cg_rss_peak(void);
  * /proc/self/clear_refs, Linux 4.0+). Where that fails the peak stays the
  * lifetime peak: an upper bound, never an underestimate. */
 void cg_rss_reset_peak(void);
+/* The memory this process may still take, in bytes: MemAvailable of
+ * /proc/meminfo, or less where a cgroup (v2 memory.max) leaves less; 0 where
+ * neither says. What the bench compares a point's estimate with before it
+ * runs, so a size that cannot fit is a skipped row, not the OOM killer. */
+int64_t cg_mem_available(void);
 
 #endif
