@@ -101,6 +101,16 @@ expect_grep "^ +1024 +1024 +1048576 " "$TMP/out"
 awk '$1 ~ /^[0-9]+$/ && $1 >= 256 && $6 > 256 { bad = 1 } END { exit bad }' "$TMP/out" && ok ||
     bad "bytes per element grow with W: $(grep -E '^ +[0-9]' "$TMP/out" | tail -3)"
 expect_exit 2 -- "$BIN" bench --oracle --oracle-max-world 1
+# the distributed bench too: W=2 ranks on this node at 64 GiB each need 2 x 5 x 64 GiB = 640 GiB
+# (5 buffers of the size a rank, bench_rank.c); the sizes before it run, the note ends the table
+expect_exit 0 -- "$BIN" bench -b 64K -e 64G -f 1024 -n 1 -w 0 -W 2 --json "$TMP/toolarge.json"
+expect_grep "^ +65536 +16384 " "$TMP/out"
+expect_grep "^# 68719476736 bytes and larger: not run: 2 ranks on a node need about 640\.0 GiB, [0-9.]+ GiB available$" "$TMP/out"
+python3 -c "
+import json,sys; r=json.load(open('$TMP/toolarge.json'))
+assert [x['bytes'] for x in r['rows']] == [65536, 67108864], r['rows']
+assert r['not_run'].startswith('68719476736 bytes and larger: not run: 2 ranks on a node need about 640.0 GiB'), r
+" && ok || bad "the JSON of a bench that stopped at a size that does not fit"
 # a point that cannot fit is a note, not the OOM killer (--oracle-max-world 99999 was killed at
 # W=32 on a 24 GiB machine): 64 GiB of f32 is 2^34 elements a rank, at W=2 2^35 simulated, at
 # 40 bytes each (the estimate before any point is measured) 1280 GiB

@@ -72,7 +72,8 @@ int cg_bench_oracle(const cg_bench_opts *o);
 /* bench_table.c: print the header / one row; write the rows as JSON. */
 void cg_bench_print_header(const cg_bench_opts *o);
 void cg_bench_print_row(const cg_bench_opts *o, const cg_bench_row *r);
-int cg_bench_write_json(const cg_bench_opts *o, const cg_bench_row *rows, int n, cg_status *st);
+int cg_bench_write_json(const cg_bench_opts *o, const cg_bench_row *rows, int n, const char *not_run,
+                        cg_status *st);
 /* The bench's call in the case language, from the collective's syntax:
  * "all_gather(x)", "broadcast(x, 0)", "reduce(x, 0, sum)". */
 void cg_bench_call(const cg_bench_opts *o, char *buf, size_t len);

@@ -100,10 +100,13 @@ static cJSON *row_json(const cg_bench_opts *o, const cg_bench_row *r)
     return j;
 }
 
-int cg_bench_write_json(const cg_bench_opts *o, const cg_bench_row *rows, int n, cg_status *st)
+int cg_bench_write_json(const cg_bench_opts *o, const cg_bench_row *rows, int n, const char *not_run,
+                        cg_status *st)
 {
     cJSON *top = cJSON_CreateObject(), *arr = top ? cJSON_AddArrayToObject(top, "rows") : NULL;
     int rc = arr && cJSON_AddStringToObject(top, "schema", "collgrad-check/bench/1") ? 0 : -1;
+    if (rc == 0 && not_run && !cJSON_AddStringToObject(top, "not_run", not_run))
+        rc = -1;
     for (int i = 0; rc == 0 && i < n; i++) {
         cJSON *j = row_json(o, &rows[i]);
         if (!j || !cJSON_AddItemToArray(arr, j))
