@@ -13,6 +13,7 @@
 #ifndef CG_BENCH_H
 #define CG_BENCH_H
 
+#include <mpi.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -67,6 +68,10 @@ int cg_bench_parse(int argc, char **argv, cg_bench_opts *o);
 /* bench_rank.c: run every size on this rank (inside MPI). Rank 0 prints the
  * table and writes the JSON. Returns the exit status. */
 int cg_bench_ranks(const cg_bench_opts *o);
+/* bench_fit.c: whether `bytes` fits every node's host memory (node: this
+ * rank's MPI_COMM_TYPE_SHARED communicator; collective over MPI_COMM_WORLD).
+ * 1 fits; 0 not, with rank 0's line in why; -1 an MPI call failed. */
+int cg_bench_size_fits(const cg_bench_opts *o, MPI_Comm node, int64_t bytes, char *why, size_t len);
 /* bench_oracle.c: the oracle-only timing. Returns the exit status. */
 int cg_bench_oracle(const cg_bench_opts *o);
 /* bench_table.c: print the header / one row; write the rows as JSON. */

@@ -373,31 +373,6 @@ static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, in
     return rc;
 }
 
-/* Whether a size fits the host memory of every node before it runs: a rank
- * holds about 4 buffers of the size (input, output, their gradients; the raw
- * calls' reuse them), measured 3.7 at 64 MiB with the check, so 5 with room;
- * a node holds its ranks' (MPI_COMM_TYPE_SHARED). A size that does not fit
- * anywhere is the end of the run, said by rank 0 in why (every rank agrees);
- * device tensors are the device's to refuse. 1 fits, 0 not, -1 MPI failed. */
-static int size_fits(const cg_bench_opts *o, MPI_Comm node, int64_t bytes, char *why, size_t len)
-{
-    int local = 1, mine = 0, any = 0;
-    double need = 0, avail = 0;
-    if (MPI_Comm_size(node, &local) != MPI_SUCCESS)
-        return -1;
-    if (!o->cuda) {
-        need = 5.0 * (double)bytes * local;
-        avail = (double)cg_mem_available();
-        mine = avail > 0 && need > 0.8 * avail;
-    }
-    if (MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
-        return -1;
-    if (any)
-        snprintf(why, len, "%lld bytes and larger: not run: %d ranks on a node need about %.1f GiB, %.1f GiB available",
-                 (long long)bytes, local, need / 1073741824.0, avail / 1073741824.0);
-    return !any;
-}
-
 int cg_bench_ranks(const cg_bench_opts *o)
 {
     cg_status st = CG_STATUS_OK;
@@ -426,9 +401,10 @@ int cg_bench_ranks(const cg_bench_opts *o)
         cg_bench_print_header(o);
     char not_run[256] = "";
     for (int64_t bytes = o->minbytes; bytes <= o->maxbytes && nrows < cap; bytes *= o->factor) {
-        int fits = size_fits(o, node, bytes, not_run, sizeof not_run);
+        int fits = cg_bench_size_fits(o, node, bytes, not_run, sizeof not_run);
         if (fits < 0) {
-            fprintf(stderr, "collgrad-check bench: rank %d: MPI failed sizing %lld bytes\n", tp.rank, (long long)bytes);
+            fprintf(stderr, "collgrad-check bench: rank %d: MPI failed sizing %lld bytes\n", tp.rank,
+                    (long long)bytes);
             MPI_Abort(MPI_COMM_WORLD, CG_EXIT_INFRA);
         }
         if (!fits) {

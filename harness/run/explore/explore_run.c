@@ -303,7 +303,11 @@ static void failure_class(bool error, const char *match, const char *message, co
     } else if (match) {
         snprintf(cls, CG_CLASS_LEN, "matches %s", match);
     } else if (rank_error) {
-        snprintf(cls, CG_CLASS_LEN, "raises: %.100s", error_core(rank_error));
+        const char *core = error_core(rank_error); /* at most 100 characters, a cut one said so */
+        if (strlen(core) > 100)
+            snprintf(cls, CG_CLASS_LEN, "raises: %.97s...", core);
+        else
+            snprintf(cls, CG_CLASS_LEN, "raises: %s", core);
     } else {
         snprintf(cls, CG_CLASS_LEN, "unknown");
     }
