@@ -1,25 +1,24 @@
 /* process_fault.c — see process_fault.h. */
 #include "process_fault.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "board.h"
+#include "transport_fault.h"
 
 int cg_process_fault_parse(const char *spec, cg_process_fault *f, cg_status *st)
 {
-    char kind[16] = "";
-    int rank = -1, n = 0;
+    int rank = -1;
     memset(f, 0, sizeof *f);
-    if (sscanf(spec, "%15[a-z]:%d%n", kind, &rank, &n) < 2 || rank < 0 ||
-        (strcmp(kind, "hang") != 0 && strcmp(kind, "exit") != 0))
+    bool hang = strncmp(spec, "hang:", 5) == 0, exit_ = strncmp(spec, "exit:", 5) == 0;
+    if ((!hang && !exit_) || cg_fault_tail_parse(spec + 4, &rank, f->filter, sizeof f->filter) != 0)
         return cg_error(st, "expected --inject hang:RANK[:CASE] or exit:RANK[:CASE], got '%s'", spec);
-    f->kind = kind[0] == 'h' ? CG_PFAULT_HANG : CG_PFAULT_EXIT;
+    f->kind = hang ? CG_PFAULT_HANG : CG_PFAULT_EXIT;
     f->rank = rank;
-    if (spec[n] == ':')
-        snprintf(f->filter, sizeof f->filter, "%s", spec + n + 1);
     return 0;
 }
 

@@ -20,6 +20,22 @@ static const char *const kind_names[] = {
     [CG_FAULT_DTYPE_SIZE] = "wrong_dtype_size",
 };
 
+int cg_fault_tail_parse(const char *s, int *rank, char *filter, size_t len)
+{
+    if (!*s)
+        return 0;
+    size_t digits = strspn(s + 1, "0123456789");
+    if (s[0] != ':' || digits == 0 || digits > 7)
+        return -1;
+    long r = strtol(s + 1, NULL, 10);
+    const char *rest = s + 1 + digits;
+    if (r > 1048575 || (*rest && (rest[0] != ':' || !rest[1])))
+        return -1;
+    *rank = (int)r;
+    snprintf(filter, len, "%s", *rest ? rest + 1 : "");
+    return 0;
+}
+
 int cg_fault_parse(const char *spec, cg_fault *f, cg_status *st)
 {
     char kind[32] = "";
@@ -33,18 +49,8 @@ int cg_fault_parse(const char *spec, cg_fault *f, cg_status *st)
             f->kind = (cg_fault_kind)k;
     if (f->kind == CG_FAULT_NONE)
         return 1; /* not a data fault: hang/exit are the board's */
-    if (spec[n] == ':') {
-        int m = 0;
-        if (sscanf(spec + n + 1, "%d%n", &f->rank, &m) < 1 || f->rank < 0)
-            goto bad;
-        n += 1 + m;
-        if (spec[n] == ':')
-            snprintf(f->filter, sizeof f->filter, "%s", spec + n + 1);
-        else if (spec[n])
-            goto bad;
-    } else if (spec[n]) {
+    if (cg_fault_tail_parse(spec + n, &f->rank, f->filter, sizeof f->filter) != 0)
         goto bad;
-    }
     return 0;
 bad:
     cg_error(st, "expected --inject KIND[:RANK[:CASE]] with KIND one of hang, exit, wrong_sum, "

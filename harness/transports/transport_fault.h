@@ -25,6 +25,11 @@ typedef struct cg_fault {
 /* Parse "KIND[:RANK[:CASE]]". 0 for a data fault; 1 when KIND is not one
  * (hang and exit belong to the board); -1 with st when malformed. */
 int cg_fault_parse(const char *spec, cg_fault *f, cg_status *st);
+/* The ":RANK[:CASE]" tail of an --inject spec (s is what follows KIND; ""
+ * leaves *rank alone): RANK digits only, at most 1048575; CASE, when its
+ * colon is there, not empty. Shared with process_fault.c. 0, or -1 when the
+ * tail is anything else ("1x", "-1", a rank of 20 digits, "0:"). */
+int cg_fault_tail_parse(const char *s, int *rank, char *filter, size_t len);
 
 /* Wrap tp's transport (any: built-in, plugin, or a wrapper already) with
  * the fault; the wrapper belongs to tp until cg_fault_uninstall, before

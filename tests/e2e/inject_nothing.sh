@@ -65,4 +65,11 @@ python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))["injection"]; assert
   "$TMP/hang.json" && ok || bad "hang:1 not counted"
 # --oracle-only has no transport to inject into
 nothing "--oracle-only runs no transport to inject into" -- --oracle-only --inject wrong_sum:0 "$C/all_reduce_sum.case"
+# a spec that is not KIND[:RANK[:CASE]] is refused before anything runs (each of these ran:
+# "hang:1x" and "wrong_sum:1x" as rank 1, "hang:0:" as every case, a 20-digit rank overflowed)
+for spec in hang:1x wrong_sum:1x hang:0: wrong_sum:1: hang:99999999999999999999 exit:-1 hang exit: bit_flip:0x1; do
+  expect_exit 2 -- "$BIN" --world 2 --inject "$spec" "$C/all_reduce_avg.case"
+  expect_grep "^collgrad-check: expected --inject KIND\[:RANK\[:CASE\]\] with KIND one of hang, exit, .*; got '$spec'$" "$TMP/out"
+  grep -q "passed" "$TMP/out" && bad "--inject $spec ran" || ok
+done
 finish
