@@ -54,7 +54,8 @@ int cg_fault_parse(const char *spec, cg_fault *f, cg_status *st)
     return 0;
 bad:
     cg_error(st, "expected --inject KIND[:RANK[:CASE]] with KIND one of hang, exit, wrong_sum, "
-             "drop_rank, swap_slices, bit_flip, scale_world, wrong_root, wrong_dtype_size; got '%s'", spec);
+             "drop_rank, swap_slices, bit_flip, scale_world, wrong_root, wrong_dtype_size, RANK in 0..1048575 "
+             "and CASE not empty; got '%s'", spec);
     return -1;
 }
 
