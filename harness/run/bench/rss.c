@@ -3,18 +3,22 @@
 
 #include <stdio.h>
 
-int64_t cg_rss_peak(void)
+/* The "KEY: N kB" line of a /proc file (format: "VmHWM: %lld kB"), in bytes;
+ * 0 where the file or the line is missing. */
+static int64_t proc_kb(const char *path, const char *format)
 {
-    FILE *f = fopen("/proc/self/status", "r");
+    FILE *f = fopen(path, "r");
     char line[256];
     long long kb = 0;
     while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %lld kB", &kb) == 1)
+        if (sscanf(line, format, &kb) == 1)
             break;
     if (f)
         fclose(f);
     return (int64_t)kb * 1024;
 }
+
+int64_t cg_rss_peak(void) { return proc_kb("/proc/self/status", "VmHWM: %lld kB"); }
 
 void cg_rss_reset_peak(void)
 {
@@ -40,15 +44,7 @@ static int64_t file_number(const char *path)
 
 int64_t cg_mem_available(void)
 {
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long long kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    int64_t avail = (int64_t)kb * 1024;
+    int64_t avail = proc_kb("/proc/meminfo", "MemAvailable: %lld kB");
     int64_t max = file_number("/sys/fs/cgroup/memory.max"), used = file_number("/sys/fs/cgroup/memory.current");
     if (max > 0 && used >= 0) {
         int64_t left = max > used ? max - used : 0;
