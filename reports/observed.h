@@ -43,7 +43,10 @@ typedef struct cg_diff_opts {
 
 /* Diff one distributed job: rank errors against expected errors, observed
  * values and gradients against the oracle (per-rank semantics), rules=
- * expectations against observed. Appends checks to res. */
+ * expectations against observed. Appends checks to res. A tensor whose
+ * element count differs from the oracle's is one failing "value" note that
+ * begins with CG_SHAPE_NOTE and names both shapes (explore classes it). */
+#define CG_SHAPE_NOTE "the distributed run's value has shape"
 void cg_diff_distributed(const cg_case *cs, const cg_oracle *o, const cg_observed *obs,
                          const cg_diff_opts *opts, cg_case_result *res);
 

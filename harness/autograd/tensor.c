@@ -462,14 +462,19 @@ static void append(char *buf, size_t len, size_t *used, const char *text)
 /* "[2,3]", "[]" for a scalar; truncated (still NUL-terminated) if len is short. */
 char *cg_shape_str(const cg_tensor *t, char *buf, size_t len)
 {
+    return cg_dims_str(t->ndim, t->shape, buf, len);
+}
+
+char *cg_dims_str(int ndim, const int64_t *shape, char *buf, size_t len)
+{
     if (len == 0)
         return buf;
     size_t used = 0;
     buf[0] = '\0';
     append(buf, len, &used, "[");
-    for (int d = 0; d < t->ndim; d++) {
+    for (int d = 0; d < ndim; d++) {
         char dim[24];
-        snprintf(dim, sizeof dim, d ? ",%lld" : "%lld", (long long)t->shape[d]);
+        snprintf(dim, sizeof dim, d ? ",%lld" : "%lld", (long long)shape[d]);
         append(buf, len, &used, dim);
     }
     append(buf, len, &used, "]");

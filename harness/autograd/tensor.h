@@ -169,8 +169,10 @@ static inline double cg_get(const cg_tensor *t, int64_t i);
 static inline void cg_set(cg_tensor *t, int64_t i, double v);
 
 bool cg_same_shape(const cg_tensor *a, const cg_tensor *b);
-/* "[2,3]" into buf; returns buf. */
+/* "[2,3]" into buf; returns buf. cg_dims_str for a shape held apart from a
+ * tensor (a report's, an oracle's). */
 char *cg_shape_str(const cg_tensor *t, char *buf, size_t len);
+char *cg_dims_str(int ndim, const int64_t *shape, char *buf, size_t len);
 /* Row-major strides of shape into st[]. */
 void cg_strides(int ndim, const int64_t *shape, int64_t *st);
 

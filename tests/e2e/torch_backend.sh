@@ -137,6 +137,12 @@ expect_grep "fail per_rank\(x\) rank 0 rules=pytorch:nn: expected \[1, 1\] obser
 # real torch.distributed.nn (the numbers by hand in the case files; torch-nn now models them so)
 expect_exit 0 -- "$BIN" --backend pytorch:nn --python "$PY" --world 3 "$SRC/tests/data/subgroup_root0"
 expect_grep "^100% cases passed \(2 of 2\)" "$TMP/out"
+# explore --seed 42's finding: torch.distributed.nn.scatter run off its group returns one chunk
+# of torch.empty_like, not its input (the case language's non-member call): 3 elements for
+# 6 / 2, a value no emulation has; the members' chunks are right
+expect_exit 1 -- "$BIN" --backend pytorch:nn --python "$PY" --world 3 "$SRC/tests/data/nonmember_scatter.case"
+expect_grep "fail value\(y\) rank 1 rules=pytorch:nn: the distributed run's value has shape \[3\] \(3 elements\), the oracle's \[6\] \(6\): its value and gradient cannot be compared" "$TMP/out"
+if grep -qE "fail .* rank [02] " "$TMP/out"; then bad "a member's scatter differs"; else ok; fi
 expect_exit 0 -- "$BIN" --backend pytorch:c10d --python "$PY" --world 3 "$C/subgroups/broadcast_130515.case"
 expect_grep "skipped: process groups \(group\(\), mesh\(\)\) are not in pytorch:c10d yet \(pytorch:nn has them\)" "$TMP/out"
 finish

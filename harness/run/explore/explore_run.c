@@ -293,9 +293,12 @@ static void choose_rank_error(const char **chosen, const char *e)
  * explanation its diagnosis names ("matches A"), else the error a rank
  * raised without any emulation raising it ("raises: RuntimeError at
  * forward: ...", its location dropped, since it moves as the program
- * shrinks), else "unknown". */
+ * shrinks), else "shape" where a value's shape is not the oracle's (the
+ * backend's forward itself differs: a real module returning one chunk of
+ * uninitialized memory to a non-member of a scatter's group, explore --seed
+ * 42), else "unknown". */
 static void failure_class(bool error, const char *match, const char *message, const char *rank_error,
-                          char cls[CG_CLASS_LEN])
+                          bool shape, char cls[CG_CLASS_LEN])
 {
     if (error) {
         bool hang = message && (strncmp(message, "hang", 4) == 0 || strstr(message, "deadline"));
@@ -309,8 +312,15 @@ static void failure_class(bool error, const char *match, const char *message, co
         else
             snprintf(cls, CG_CLASS_LEN, "raises: %s", core);
     } else {
-        snprintf(cls, CG_CLASS_LEN, "unknown");
+        snprintf(cls, CG_CLASS_LEN, "%s", shape ? "shape: a value's shape differs from the oracle's" : "unknown");
     }
+}
+
+/* A failing check that says a value's shape differs (diff.c). */
+static bool shape_note(const char *semantics, bool failed, const char *note)
+{
+    return failed && semantics && strcmp(semantics, "value") == 0 && note &&
+           strncmp(note, CG_SHAPE_NOTE, strlen(CG_SHAPE_NOTE)) == 0;
 }
 
 void cg_explore_rules_class(const char *text, const char *file, const char *rules, char cls[CG_CLASS_LEN])
@@ -344,12 +354,16 @@ void cg_explore_rules_class(const char *text, const char *file, const char *rule
         }
         cg_case_finish(res);
         const char *rank_error = NULL;
-        for (int i = 0; i < res->nchecks; i++)
-            if (res->checks[i].rank >= 0 && strcmp(res->checks[i].semantics, "error") == 0)
-                choose_rank_error(&rank_error, res->checks[i].note);
+        bool shape = false;
+        for (int i = 0; i < res->nchecks; i++) {
+            const cg_check *k = &res->checks[i];
+            if (k->rank >= 0 && strcmp(k->semantics, "error") == 0)
+                choose_rank_error(&rank_error, k->note);
+            shape |= shape_note(k->semantics, k->status == CG_FAIL, k->note);
+        }
         if (res->status == CG_ERROR || res->status == CG_FAIL)
             failure_class(res->status == CG_ERROR, res->ndiag > 0 ? res->diag_matches[0] : NULL, res->message,
-                          rank_error, cls);
+                          rank_error, shape, cls);
     }
     cg_observed_free(&obs);
     cg_report_free(rep);
@@ -413,14 +427,16 @@ static void case_class(const cJSON *c, bool reference, char cls[CG_CLASS_LEN])
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "diagnosis"), "matches");
     const cJSON *first = cJSON_GetArrayItem(m, 0), *k;
     const char *rank_error = NULL;
+    bool shape = false;
     cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(c, "checks"))
     {
-        const char *sem = cg_json_str(k, "semantics");
+        const char *sem = cg_json_str(k, "semantics"), *st = cg_json_str(k, "status");
         if (sem && strcmp(sem, "error") == 0 && cg_json_num(k, "rank", -1) >= 0)
             choose_rank_error(&rank_error, cg_json_str(k, "note"));
+        shape |= shape_note(sem, st && strcmp(st, "fail") == 0, cg_json_str(k, "note"));
     }
     failure_class(strcmp(status, "error") == 0, cJSON_IsString(first) ? first->valuestring : NULL,
-                  cg_json_str(c, "message"), rank_error, cls);
+                  cg_json_str(c, "message"), rank_error, shape, cls);
 }
 
 int cg_explore_report_classes(const char *json, bool reference,

@@ -1,0 +1,127 @@
+/* test_explore_class.c — how explore classes a failing program from its
+ * report (cg_explore_report_classes), through the real diff and report
+ * writer: a backend whose forward hands a rank a value of another shape (what
+ * torch.distributed.nn.scatter does off its group: one chunk of
+ * torch.empty_like, tests/data/nonmember_scatter.case) is the class "shape",
+ * and one that only gets a number wrong stays "unknown". The observed runs
+ * are the reference's on threads, altered here the way such a backend errs. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "explore_run.h"
+#include "observed.h"
+#include "oracle.h"
+#include "ir.h"
+#include "report_json.h"
+#include "rules.h"
+#include "transport_threads.h"
+
+/* W = 3; y on rank 1, off the group, is x: 6 elements. */
+static const char *const program = "case nonmember\n"
+                                   "worlds 3\n"
+                                   "g = group([0, 2])\n"
+                                   "x = param([1, 2, 3, 4, 5, 6])\n"
+                                   "y = scatter(x, 0, group=g)\n"
+                                   "backward(sum(x * x))\n";
+
+static cg_obs_tensor *find(cg_observed *obs, int rank, const char *name)
+{
+    for (int i = 0; i < obs->ranks[rank].ntensors; i++)
+        if (strcmp(obs->ranks[rank].tensors[i].name, name) == 0)
+            return &obs->ranks[rank].tensors[i];
+    return NULL;
+}
+
+/* y on rank 1 cut to one chunk (3 elements), as the real module returns. */
+static void to_one_chunk(cg_obs_tensor *y)
+{
+    y->numel = 3;
+    y->shape[0] = 3;
+}
+
+/* y's first element on rank 1 off by one: the shape the oracle's. */
+static void off_by_one(cg_obs_tensor *y) { y->value[0] += 1.0; }
+
+static void record(const char *name, const char *cls, void *ctx)
+{
+    (void)name;
+    snprintf((char *)ctx, CG_CLASS_LEN, "%s", cls);
+}
+
+/* The class of the program once `alter` has changed rank 1's y, and the
+ * failing note of y on rank 1 into note. */
+static void class_of(void (*alter)(cg_obs_tensor *), char cls[CG_CLASS_LEN], char *note, size_t len)
+{
+    cg_status st = CG_STATUS_OK;
+    cg_case *cs = cg_parse_case("nonmember.case", program, strlen(program), &st);
+    ck_assert_msg(cs, "%s", st.msg);
+    cg_oracle *o = cg_oracle_run(cs, 3, false);
+    ck_assert_msg(o && !o->st.code, "%s", o ? o->st.msg : "oracle: out of memory");
+    const cg_rules *rs = cg_rules_load("reference", &st);
+    ck_assert_ptr_nonnull(rs);
+    cg_observed obs;
+    memset(&obs, 0, sizeof obs);
+    ck_assert_msg(cg_threads_run_rules(cs, o, rs, &obs, &st) == 0, "%s", st.msg);
+    cg_obs_tensor *y = find(&obs, 1, "y");
+    ck_assert_ptr_nonnull(y);
+    ck_assert_int_eq(y->numel, 6);
+    alter(y);
+
+    cg_report *rep = cg_report_new("distributed", "mpi", "pytorch:nn", "cpu");
+    cg_case_result *res = cg_report_add_case(rep, cs->name, cs->file, NULL, 3);
+    cg_diff_opts opts = {"pytorch:nn", false, cg_tol_for(cs->dtype), NULL};
+    cg_diff_distributed(cs, o, &obs, &opts, res);
+    cg_case_finish(res);
+    note[0] = '\0';
+    for (int i = 0; i < res->nchecks; i++)
+        if (res->checks[i].rank == 1 && strcmp(res->checks[i].tensor, "y") == 0 &&
+            res->checks[i].status == CG_FAIL && res->checks[i].note)
+            snprintf(note, len, "%s", res->checks[i].note);
+    char path[] = "/tmp/cg_explore_class_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_msg(cg_report_write_json(rep, path, &st) == 0, "%s", st.msg);
+    cls[0] = '\0';
+    ck_assert_int_eq(cg_explore_report_classes(path, false, record, cls), 0);
+    unlink(path);
+    cg_report_free(rep);
+    cg_observed_free(&obs);
+    cg_oracle_free(o);
+    cg_case_free(cs);
+}
+
+START_TEST(another_shape_is_its_own_class)
+{
+    char cls[CG_CLASS_LEN], note[512];
+    class_of(to_one_chunk, cls, note, sizeof note);
+    ck_assert_str_eq(cls, "shape: a value's shape differs from the oracle's");
+    ck_assert_str_eq(note, "the distributed run's value has shape [3] (3 elements), the oracle's [6] (6): "
+                           "its value and gradient cannot be compared");
+}
+END_TEST
+
+START_TEST(a_wrong_number_stays_unknown)
+{
+    char cls[CG_CLASS_LEN], note[512];
+    class_of(off_by_one, cls, note, sizeof note);
+    ck_assert_str_eq(cls, "unknown");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("explore_class");
+    TCase *tc = tcase_create("class");
+    tcase_add_test(tc, another_shape_is_its_own_class);
+    tcase_add_test(tc, a_wrong_number_stays_unknown);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
