@@ -182,6 +182,13 @@ for opt in "--rules no-such-rules" "--transport no-such-transport" "--backend py
   expect_exit 2 -- "$BIN" explore --count 1000 $opt --out "$TMP/refused"
   [ ! -e "$TMP/refused" ] && ok || bad "explore $opt made $TMP/refused before refusing"
 done
+# --python goes to the backend run, with --backend pytorch:API only; an interpreter without torch
+# is found before any program is drawn (exit 3, as the tool's own run; it was "0 findings", exit 0)
+expect_exit 2 -- "$BIN" explore --count 1 --python /usr/bin/python3 --out "$TMP/refused"
+expect_grep "^collgrad-check: --python applies to --backend pytorch:API only$" "$TMP/out"
+expect_exit 3 -- "$BIN" explore --count 1 --backend pytorch:nn --python "$TMP/no-python" --out "$TMP/refused"
+expect_grep "^collgrad-check explore: .*/no-python \(chosen by --python\) cannot import torch" "$TMP/out"
+[ ! -e "$TMP/refused" ] && ok || bad "explore --python made $TMP/refused before refusing"
 # --out: an empty name and a place no directory can be made are the user's (were exit 3, or
 # a directory "/programs" at the root); the message names what could not be made
 expect_exit 2 -- "$BIN" explore --out ""

@@ -32,7 +32,8 @@ static int usage(const char *msg, const char *arg)
     fprintf(msg ? stderr : stdout,
             "usage: collgrad-check explore [--seed S] [--count N] [--time-budget SEC] [--max-world W]\n"
             "                              [--halves] [--no-mpi] [--out DIR]\n"
-            "                              [--rules NAME | --transport NAME | --backend pytorch:API] [--inject SPEC]\n"
+            "                              [--rules NAME | --transport NAME | --backend pytorch:API [--python PATH]]\n"
+            "                              [--inject SPEC]\n"
             "Random programs (valid by construction, the same for a seed everywhere) through the oracle,\n"
             "finite differences and the MPI reference, which must agree (else a bug of the tool), then\n"
             "through the backend under test; each disagreement class is shrunk to a case file in DIR\n"
@@ -44,7 +45,9 @@ static int usage(const char *msg, const char *arg)
             "  --halves          bf16 and f16 programs too\n"
             "  --no-mpi          the oracle and finite differences only\n"
             "  --timeout SEC     each run's job deadline: a program that hangs the backend (default 20)\n"
-            "  --shrink-time SEC the most time shrinking one class may take (default 120)\n");
+            "  --shrink-time SEC the most time shrinking one class may take (default 120)\n"
+            "  --python PATH, --torch-backend NAME  for --backend pytorch:API, as the tool's own\n"
+            "                    (the ranks' interpreter; gloo or nccl)\n");
     return msg ? CG_EXIT_USAGE : CG_EXIT_OK;
 }
 
@@ -64,7 +67,7 @@ static int number(const char *opt, long lo, long hi, long *v)
 static int parse(explore *e, int argc, char **argv)
 {
     enum { O_SEED = 256, O_COUNT, O_BUDGET, O_MAXW, O_HALVES, O_NOMPI, O_OUT, O_TIMEOUT, O_SHRINK, O_RULES,
-           O_TRANSPORT, O_BACKEND, O_INJECT };
+           O_TRANSPORT, O_BACKEND, O_INJECT, O_PYTHON, O_TORCH_BACKEND };
     static const struct option longs[] = {
         {"seed", required_argument, NULL, O_SEED},     {"count", required_argument, NULL, O_COUNT},
         {"time-budget", required_argument, NULL, O_BUDGET}, {"max-world", required_argument, NULL, O_MAXW},
@@ -73,9 +76,12 @@ static int parse(explore *e, int argc, char **argv)
         {"transport", required_argument, NULL, O_TRANSPORT}, {"backend", required_argument, NULL, O_BACKEND},
         {"inject", required_argument, NULL, O_INJECT}, {"help", no_argument, NULL, 'h'},
         {"timeout", required_argument, NULL, O_TIMEOUT}, {"shrink-time", required_argument, NULL, O_SHRINK},
+        {"python", required_argument, NULL, O_PYTHON}, {"torch-backend", required_argument, NULL, O_TORCH_BACKEND},
         {NULL, 0, NULL, 0}};
     static const char *const flags[] = {[O_RULES - O_RULES] = "--rules", [O_TRANSPORT - O_RULES] = "--transport",
-                                        [O_BACKEND - O_RULES] = "--backend", [O_INJECT - O_RULES] = "--inject"};
+                                        [O_BACKEND - O_RULES] = "--backend", [O_INJECT - O_RULES] = "--inject",
+                                        [O_PYTHON - O_RULES] = "--python",
+                                        [O_TORCH_BACKEND - O_RULES] = "--torch-backend"};
     int c;
     long v = 0;
     optind = 1;
@@ -102,7 +108,7 @@ static int parse(explore *e, int argc, char **argv)
             snprintf(e->timeout, sizeof e->timeout, "%ld", v); break;
         case O_SHRINK: if (number("--shrink-time", 0, 86400, &v)) return CG_EXIT_USAGE;
             e->shrink_time = (double)v; break;
-        case O_RULES: case O_TRANSPORT: case O_BACKEND: case O_INJECT:
+        case O_RULES: case O_TRANSPORT: case O_BACKEND: case O_INJECT: case O_PYTHON: case O_TORCH_BACKEND:
             if (e->nextra + 2 >= MAX_EXTRA)
                 return usage("too many options for the backend, at %s", optarg);
             e->extra[e->nextra++] = flags[c - O_RULES];
@@ -118,7 +124,8 @@ static int parse(explore *e, int argc, char **argv)
     return 0;
 }
 
-/* The backend's options (--rules, --transport, --backend, --inject) read
+/* The backend's options (--rules, --transport, --backend, --inject,
+ * --python, --torch-backend) read
  * and checked as the tool's own command line reads them, before a program
  * is drawn: a name that does not exist, or options that do not go together,
  * cost one line (exit 2), not the oracle's and the MPI reference's runs. */
@@ -131,7 +138,9 @@ static int check_backend_options(const explore *e)
     int rc = cg_parse_options(e->nextra + 1, argv, &o); /* prints its own refusal */
     if (rc < 0 && (rc = cg_pytorch_check_options(&o)) == 0) {
         cg_status st = CG_STATUS_OK;
-        if ((rc = cg_preflight_names(&o, &st)) != 0)
+        if ((rc = cg_preflight_names(&o, &st)) == 0 && o.backend && strncmp(o.backend, "pytorch:", 8) == 0)
+            rc = cg_pytorch_preflight(&o, &st); /* an interpreter without torch: exit 3, as the tool's */
+        if (rc != 0)
             fprintf(stderr, "collgrad-check explore: %s\n", st.msg);
     }
     free(o.paths);
@@ -161,7 +170,19 @@ static void record(explore *e, const char *program, const char *name)
     k->count = 1;
 }
 
-static void record_case(const char *name, const char *cls_name, void *ctx) { record(ctx, name, cls_name); }
+/* A report's cases into the classes, counted: a run that wrote none ran
+ * nothing (an interpreter without torch: the tool's exit 3). */
+typedef struct {
+    explore *e;
+    long cases;
+} report_reading;
+
+static void record_case(const char *name, const char *cls_name, void *ctx)
+{
+    report_reading *r = ctx;
+    r->cases++;
+    record(r->e, name, cls_name);
+}
 
 static double left(const explore *e) { return e->budget > 0 ? e->budget - (cg_now() - e->t0) : -1; }
 
@@ -228,9 +249,12 @@ static int draw(explore *e)
                 free(text);
                 return CG_EXIT_INFRA;
             }
-        } else if (e->rules) {
-            cg_explore_rules_class(text, path, e->rules, cls_name);
-            record(e, name, cls_name);
+        } else {
+            e->accepted++;
+            if (e->rules) {
+                cg_explore_rules_class(text, path, e->rules, cls_name);
+                record(e, name, cls_name);
+            }
         }
         free(text);
         e->done++;
@@ -264,10 +288,16 @@ static int run(explore *e, bool reference)
     fprintf(stderr, "explore: %s run of the programs (log: %s)\n", reference ? "the MPI reference" : "the backend's",
             log);
     int rc = cg_explore_run_tool(extra, json, log, paths, 1);
-    if (rc < 0 || rc == CG_EXIT_USAGE || cg_explore_report_classes(json, reference, record_case, e) != 0) {
+    report_reading r = {e, 0};
+    if (rc < 0 || rc == CG_EXIT_USAGE || cg_explore_report_classes(json, reference, record_case, &r) != 0) {
         fprintf(stderr, "collgrad-check explore: the %s run failed (exit %d): see %s\n",
                 reference ? "reference" : "backend", rc, log);
         return rc == CG_EXIT_USAGE ? CG_EXIT_USAGE : CG_EXIT_INFRA;
+    }
+    if (r.cases == 0 && e->accepted > 0) { /* else "0 findings" would pass a backend that never ran */
+        fprintf(stderr, "collgrad-check explore: the %s run ran none of the programs (exit %d): see %s\n",
+                reference ? "reference" : "backend", rc, log);
+        return CG_EXIT_INFRA;
     }
     return 0;
 }
@@ -375,9 +405,9 @@ int cg_explore_main(int argc, char **argv)
         e->rules = e->extra[1];
     e->t0 = cg_now();
     rc = draw(e);
-    if (rc == 0 && e->mpi)
+    if (rc == 0 && e->mpi && e->accepted)
         rc = run(e, true);
-    if (rc == 0 && e->nextra && !e->rules)
+    if (rc == 0 && e->nextra && !e->rules && e->accepted)
         rc = run(e, false);
     if (rc == 0)
         rc = cgx_shrink_all(e);

@@ -37,6 +37,7 @@ typedef struct explore {
     cls classes[MAX_CLASSES];
     int nclasses;
     long done, rejected, tool_bugs, findings;
+    long accepted;             /* programs the oracle took: what the runs take */
     double t0;
 } explore;
 

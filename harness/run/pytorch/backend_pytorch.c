@@ -283,6 +283,25 @@ static int count_jobs(const cg_options *o, const cg_case_set *set)
     return n;
 }
 
+/* The interpreter with torch (python, and why it was chosen) and the
+ * collgrad_torch package: 0, or -1 with st saying which is missing. */
+static int find_interpreter_and_package(const cg_options *o, char python[PATH_MAX], char why[600],
+                                        char package[PATH_MAX], cg_status *st)
+{
+    if (cg_pt_find_python(o->python, python, PATH_MAX, why, 600) != 0)
+        return cg_error_infra(st, "%s", why);
+    if (cg_pt_package_dir(package, PATH_MAX) != 0)
+        return cg_error_infra(st, "cannot find the collgrad_torch package (looked beside the executable and in %s)",
+                              CG_PYTHON_DIR);
+    return 0;
+}
+
+int cg_pytorch_preflight(const cg_options *o, cg_status *st)
+{
+    char python[PATH_MAX], why[600], package[PATH_MAX];
+    return find_interpreter_and_package(o, python, why, package, st) ? CG_EXIT_INFRA : 0;
+}
+
 int cg_run_pytorch(const cg_options *o, const cg_case_set *set, cg_report *rep)
 {
     cg_pt_run R = {.o = o, .set = set, .rep = rep};
@@ -296,13 +315,9 @@ int cg_run_pytorch(const cg_options *o, const cg_case_set *set, cg_report *rep)
     cg_options with_backend = *o;
     with_backend.torch_backend = R.ctx.backend;
     R.o = &with_backend;
-    if (cg_pt_find_python(o->python, R.python, sizeof R.python, R.python_why, sizeof R.python_why) != 0) {
-        fprintf(stderr, "collgrad-check: %s\n", R.python_why);
-        return CG_EXIT_INFRA;
-    }
-    if (cg_pt_package_dir(R.package, sizeof R.package) != 0) {
-        fprintf(stderr, "collgrad-check: cannot find the collgrad_torch package (looked beside the "
-                "executable and in %s)\n", CG_PYTHON_DIR);
+    cg_status st = CG_STATUS_OK;
+    if (find_interpreter_and_package(o, R.python, R.python_why, R.package, &st) != 0) {
+        fprintf(stderr, "collgrad-check: %s\n", st.msg);
         return CG_EXIT_INFRA;
     }
     R.isolate = cg_pt_can_isolate(R.isolation, sizeof R.isolation);

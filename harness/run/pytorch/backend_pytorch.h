@@ -35,6 +35,12 @@ bool cg_pytorch_api_known(const char *api);
  * 0, or CG_EXIT_USAGE after printing why. */
 int cg_pytorch_check_options(cg_options *o); /* a refusal is also kept in o->usage */
 
+/* What --backend pytorch:API needs before a rank starts: an interpreter that
+ * imports torch (--python, $COLLGRAD_PYTHON, /usr/bin/python3, python3) and
+ * the collgrad_torch package. 0, or CG_EXIT_INFRA with st saying what is
+ * missing (explore asks before drawing a program). */
+int cg_pytorch_preflight(const cg_options *o, cg_status *st);
+
 /* Run every job (case x world) with real PyTorch ranks into rep. Returns the
  * exit status (cli.h): 3 when no interpreter with torch can be found or the
  * ranks cannot start, else what the results call for. */
