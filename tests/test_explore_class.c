@@ -3,8 +3,9 @@
  * writer: a backend whose forward hands a rank a value of another shape (what
  * torch.distributed.nn.scatter does off its group: one chunk of
  * torch.empty_like, tests/data/nonmember_scatter.case) is the class "shape",
- * and one that only gets a number wrong stays "unknown". The observed runs
- * are the reference's on threads, altered here the way such a backend errs. */
+ * and one that only gets a number wrong stays "unknown" (the observed runs
+ * are the reference's on threads, altered here the way such a backend errs);
+ * a hang is named by the error a rank raised, where the report keeps one. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,12 +113,52 @@ START_TEST(a_wrong_number_stays_unknown)
 }
 END_TEST
 
+/* The class of a job that hung, from its report: the message the PyTorch
+ * backend writes (backend_pytorch_judge.c) and, when `raised`, rank 1's own
+ * error beside it, as that backend now keeps it. */
+static void hang_class(bool raised, char cls[CG_CLASS_LEN])
+{
+    cg_report *rep = cg_report_new("distributed", "pytorch", "pytorch:c10d", "cpu");
+    cg_case_result *res = cg_report_add_case(rep, "raise_then_hang", "r.case", NULL, 2);
+    ck_assert_ptr_nonnull(res);
+    res->status = CG_ERROR;
+    res->message = strdup("hang: rank 0 timed out at forward (r.case:15:1): RuntimeError: Timed out waiting "
+                          "1500ms for recv operation to complete; rank 1 raised at backward (r.case:13:3): "
+                          "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn");
+    if (raised)
+        cg_case_add_note(res, "", 1, "error", "pytorch:c10d", CG_FAIL,
+                         "r.case:13:3: RuntimeError at backward: element 0 of tensors does not require grad and "
+                         "does not have a grad_fn");
+    char path[] = "/tmp/cg_explore_class_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    cg_status st = CG_STATUS_OK;
+    ck_assert_msg(cg_report_write_json(rep, path, &st) == 0, "%s", st.msg);
+    cls[0] = '\0';
+    ck_assert_int_eq(cg_explore_report_classes(path, false, record, cls), 0);
+    unlink(path);
+    cg_report_free(rep);
+}
+
+START_TEST(a_hang_is_named_by_the_error_that_caused_it)
+{
+    char cls[CG_CLASS_LEN];
+    hang_class(true, cls); /* the location dropped, as it moves while the program shrinks */
+    ck_assert_str_eq(cls, "hangs after a rank raised: RuntimeError at backward: element 0 of tensors does not "
+                          "require grad and does not have a grad_fn");
+    hang_class(false, cls);
+    ck_assert_str_eq(cls, "hangs");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("explore_class");
     TCase *tc = tcase_create("class");
     tcase_add_test(tc, another_shape_is_its_own_class);
     tcase_add_test(tc, a_wrong_number_stays_unknown);
+    tcase_add_test(tc, a_hang_is_named_by_the_error_that_caused_it);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

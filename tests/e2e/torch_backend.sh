@@ -143,6 +143,12 @@ expect_grep "^100% cases passed \(2 of 2\)" "$TMP/out"
 expect_exit 1 -- "$BIN" --backend pytorch:nn --python "$PY" --world 3 "$SRC/tests/data/nonmember_scatter.case"
 expect_grep "fail value\(y\) rank 1 rules=pytorch:nn: the distributed run's value has shape \[3\] \(3 elements\), the oracle's \[6\] \(6\): its value and gradient cannot be compared" "$TMP/out"
 if grep -qE "fail .* rank [02] " "$TMP/out"; then bad "a member's scatter differs"; else ok; fi
+# explore --seed 47's hangs: c10d's gather output is detached off the root, so rank 1's backward
+# raises while rank 0 waits in the next collective; the report keeps rank 1's error beside the hang
+expect_exit 3 -- "$BIN" --backend pytorch:c10d --python "$PY" --timeout 3 --json "$TMP/hang.json" \
+  "$SRC/tests/data/raise_then_hang.case"
+expect_grep "^        hang: rank 0 timed out at forward .*; rank 1 raised at backward " "$TMP/out"
+expect_grep "fail error\(\) rank 1 rules=pytorch:c10d: .*raise_then_hang.case:13:3: RuntimeError at backward: element 0 of tensors does not require grad" "$TMP/out"
 expect_exit 0 -- "$BIN" --backend pytorch:c10d --python "$PY" --world 3 "$C/subgroups/broadcast_130515.case"
 expect_grep "skipped: process groups \(group\(\), mesh\(\)\) are not in pytorch:c10d yet \(pytorch:nn has them\)" "$TMP/out"
 finish

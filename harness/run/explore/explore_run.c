@@ -288,32 +288,43 @@ static void choose_rank_error(const char **chosen, const char *e)
         *chosen = e;
 }
 
-/* A failing program's class: "hangs" or "raises" for a run that did not end
- * (an error: the deadline, a timeout of the framework's), else the first
- * explanation its diagnosis names ("matches A"), else the error a rank
- * raised without any emulation raising it ("raises: RuntimeError at
- * forward: ...", its location dropped, since it moves as the program
- * shrinks), else "shape" where a value's shape is not the oracle's (the
- * backend's forward itself differs: a real module returning one chunk of
- * uninitialized memory to a non-member of a scatter's group, explore --seed
- * 42), else "unknown". */
+/* cls = prefix + the error's core, at most 100 characters of it (a cut one
+ * ends in "..."). */
+static void class_of_error(const char *prefix, const char *rank_error, char cls[CG_CLASS_LEN])
+{
+    const char *core = error_core(rank_error);
+    if (strlen(core) > 100)
+        snprintf(cls, CG_CLASS_LEN, "%s%.97s...", prefix, core);
+    else
+        snprintf(cls, CG_CLASS_LEN, "%s%s", prefix, core);
+}
+
+/* A failing program's class. A run that did not end (an error: the
+ * deadline, a timeout of the framework's) is "hangs after a rank raised:
+ * ERROR" where a rank's own error explains the others' wait (a c10d gather's
+ * detached output raising at one rank's backward while the rest wait in the
+ * next collective, explore --seed 47), else "hangs" or "raises". A run that
+ * ended: the first explanation its diagnosis names ("matches A"), else the
+ * error a rank raised without any emulation raising it ("raises:
+ * RuntimeError at forward: ..."), else "shape" where a value's shape is not
+ * the oracle's (the backend's forward itself differs: a real module
+ * returning one chunk of uninitialized memory to a non-member of a scatter's
+ * group, explore --seed 42), else "unknown". Errors are named without their
+ * location, which moves as the program shrinks. */
 static void failure_class(bool error, const char *match, const char *message, const char *rank_error,
                           bool shape, char cls[CG_CLASS_LEN])
 {
-    if (error) {
-        bool hang = message && (strncmp(message, "hang", 4) == 0 || strstr(message, "deadline"));
+    bool hang = error && message && (strncmp(message, "hang", 4) == 0 || strstr(message, "deadline"));
+    if (hang && rank_error)
+        class_of_error("hangs after a rank raised: ", rank_error, cls);
+    else if (error)
         snprintf(cls, CG_CLASS_LEN, "%s", hang ? "hangs" : "raises");
-    } else if (match) {
+    else if (match)
         snprintf(cls, CG_CLASS_LEN, "matches %s", match);
-    } else if (rank_error) {
-        const char *core = error_core(rank_error); /* at most 100 characters, a cut one said so */
-        if (strlen(core) > 100)
-            snprintf(cls, CG_CLASS_LEN, "raises: %.97s...", core);
-        else
-            snprintf(cls, CG_CLASS_LEN, "raises: %s", core);
-    } else {
+    else if (rank_error)
+        class_of_error("raises: ", rank_error, cls);
+    else
         snprintf(cls, CG_CLASS_LEN, "%s", shape ? "shape: a value's shape differs from the oracle's" : "unknown");
-    }
 }
 
 /* A failing check that says a value's shape differs (diff.c). */

@@ -173,6 +173,9 @@ int cg_pt_judge(const cg_pt_context *ctx, const cg_case *cs, cg_pt_job *job, int
         char ranks[3000], msg[3200];
         describe_ranks(job, world, ranks, sizeof ranks);
         snprintf(msg, sizeof msg, "%s: %s", hung ? "hang" : "the ranks disagree on skipping the job", ranks);
+        for (int r = 0; r < world; r++) /* what a rank raised is often why the others wait: kept per rank */
+            if (job->ranks[r].outcome == CG_PT_RAISED && job->ranks[r].obs.error)
+                cg_case_add_note(res, "", r, "error", ctx->label, CG_FAIL, job->ranks[r].obs.error);
         cg_check_hazards(cs, job->plan, res); /* a reachability hazard explains most hangs */
         res->status = CG_ERROR;
         res->message = strdup(msg);
