@@ -189,6 +189,10 @@ expect_grep "^collgrad-check: --python applies to --backend pytorch:API only$" "
 expect_exit 3 -- "$BIN" explore --count 1 --backend pytorch:nn --python "$TMP/no-python" --out "$TMP/refused"
 expect_grep "^collgrad-check explore: .*/no-python \(chosen by --python\) cannot import torch" "$TMP/out"
 [ ! -e "$TMP/refused" ] && ok || bad "explore --python made $TMP/refused before refusing"
+# an mpiexec that cannot start the ranks is the machine's: exit 3 and the log, not "2 disagreements
+# of the tool" (exit 1, each program's class "tool: oracle vs MPI reference (error)")
+CG_MPIEXEC=/bin/false expect_exit 3 -- "$BIN" explore --count 2 --max-world 2 --out "$TMP/nompi"
+expect_grep "^collgrad-check explore: the MPI reference run ended in an error for every program \(exit 3\): the machine's, not a disagreement of the tool; see .*/nompi/reference.log$" "$TMP/out"
 # --out: an empty name and a place no directory can be made are the user's (were exit 3, or
 # a directory "/programs" at the root); the message names what could not be made
 expect_exit 2 -- "$BIN" explore --out ""

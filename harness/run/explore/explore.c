@@ -174,13 +174,14 @@ static void record(explore *e, const char *program, const char *name)
  * nothing (an interpreter without torch: the tool's exit 3). */
 typedef struct {
     explore *e;
-    long cases;
+    long cases, errors; /* errors: the reference's cases that ended in an error */
 } report_reading;
 
 static void record_case(const char *name, const char *cls_name, void *ctx)
 {
     report_reading *r = ctx;
     r->cases++;
+    r->errors += strcmp(cls_name, CG_EXPLORE_REFERENCE_ERROR) == 0;
     record(r->e, name, cls_name);
 }
 
@@ -288,7 +289,7 @@ static int run(explore *e, bool reference)
     fprintf(stderr, "explore: %s run of the programs (log: %s)\n", reference ? "the MPI reference" : "the backend's",
             log);
     int rc = cg_explore_run_tool(extra, json, log, paths, 1);
-    report_reading r = {e, 0};
+    report_reading r = {e, 0, 0};
     if (rc < 0 || rc == CG_EXIT_USAGE || cg_explore_report_classes(json, reference, record_case, &r) != 0) {
         fprintf(stderr, "collgrad-check explore: the %s run failed (exit %d): see %s\n",
                 reference ? "reference" : "backend", rc, log);
@@ -297,6 +298,13 @@ static int run(explore *e, bool reference)
     if (r.cases == 0 && e->accepted > 0) { /* else "0 findings" would pass a backend that never ran */
         fprintf(stderr, "collgrad-check explore: the %s run ran none of the programs (exit %d): see %s\n",
                 reference ? "reference" : "backend", rc, log);
+        return CG_EXIT_INFRA;
+    }
+    /* every program an error under the reference, with the tool's exit 3: mpiexec that cannot start
+     * the ranks (or a machine out of memory), not as many disagreements of the tool */
+    if (reference && rc == CG_EXIT_INFRA && r.errors == r.cases) {
+        fprintf(stderr, "collgrad-check explore: the MPI reference run ended in an error for every program "
+                "(exit 3): the machine's, not a disagreement of the tool; see %s\n", log);
         return CG_EXIT_INFRA;
     }
     return 0;

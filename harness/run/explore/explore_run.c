@@ -429,7 +429,10 @@ static void case_class(const cJSON *c, bool reference, char cls[CG_CLASS_LEN])
     if (!status || strcmp(status, "pass") == 0 || strcmp(status, "skip") == 0)
         return;
     if (reference) {
-        snprintf(cls, CG_CLASS_LEN, "tool: oracle vs MPI reference (%s)", status);
+        if (strcmp(status, "error") == 0)
+            snprintf(cls, CG_CLASS_LEN, "%s", CG_EXPLORE_REFERENCE_ERROR);
+        else
+            snprintf(cls, CG_CLASS_LEN, "tool: oracle vs MPI reference (%s)", status);
         return;
     }
     /* the first explanation the diagnosis names: several often match one

@@ -58,6 +58,10 @@ int cg_explore_run_tool(const char *const *extra, const char *json, const char *
  * (the reference run must pass) or the diagnosis: "matches A" (the first
  * explanation it names),
  * "unknown", or "raises" for an error. 0, or -1 when unreadable. */
+/* The class cg_explore_report_classes gives a reference case that ended in
+ * an error (as every case does when mpiexec cannot start the ranks). */
+#define CG_EXPLORE_REFERENCE_ERROR "tool: oracle vs MPI reference (error)"
+
 int cg_explore_report_classes(const char *json, bool reference,
                               void (*each)(const char *name, const char *cls, void *ctx), void *ctx);
 
