@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "explore_run.h"
+#include "explore_class.h"
 #include "observed.h"
 #include "oracle.h"
 #include "ir.h"

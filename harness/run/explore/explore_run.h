@@ -39,31 +39,11 @@ char *cg_explore_with_tolerance(const char *text, double atol);
  * memory. */
 char *cg_explore_judged(const char *text, const char *file, char cls[CG_CLASS_LEN]);
 
-/* The class of a program run under a built-in rule set, in-process: the
- * ranks on threads (transport_threads.h), judged and diagnosed by the judge
- * library with every emulation's run on threads too; "" when it passes,
- * else "matches A" (the diagnosis's first explanation), "unknown" or
- * "raises", as the report classes below. The program must be one the oracle
- * accepts (cg_explore_oracle_class gave ""). */
-void cg_explore_rules_class(const char *text, const char *file, const char *rules, char cls[CG_CLASS_LEN]);
-
 /* Run the tool (this executable) on `paths` with `extra` options (NULL-
  * terminated), its JSON report into json, its output into log. The child's
  * exit status (0..3), or -1 when it could not be run. */
 int cg_explore_run_tool(const char *const *extra, const char *json, const char *log, const char *const *paths,
                         int npaths);
-
-/* For every case of the report at `json`, call each(name, class, ctx) with
- * its class: "" for a pass (or a skip), else "tool: ..." when `reference`
- * (the reference run must pass) or the diagnosis: "matches A" (the first
- * explanation it names),
- * "unknown", or "raises" for an error. 0, or -1 when unreadable. */
-/* The class cg_explore_report_classes gives a reference case that ended in
- * an error (as every case does when mpiexec cannot start the ranks). */
-#define CG_EXPLORE_REFERENCE_ERROR "tool: oracle vs MPI reference (error)"
-
-int cg_explore_report_classes(const char *json, bool reference,
-                              void (*each)(const char *name, const char *cls, void *ctx), void *ctx);
 
 /* The first case of the report at `json` as comment lines into f: "#
  * observed under UNDER (STATUS):", then each param's (x0, x1, ...) observed

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "explore_gen.h"
-#include "explore_run.h"
+#include "explore_class.h"
 
 enum { MAX_CLASSES = 64, MAX_EXTRA = 16 };
 
