@@ -251,12 +251,12 @@ static int check_event(const cg_oracle *plan, signed char **reached, int nseq, c
             if (!ev || reached[r][seq] != 0)
                 continue;
             if (ev->coll.kind == CG_C_RECV)
-                snprintf(text, sizeof text, "rank %d's recv #%d from rank %d (%s:%d) is unused: no root reaches "
-                         "it, so an engine that runs only reachable nodes (PyTorch's) never sends its gradient "
+                snprintf(text, sizeof text, "rank %d's recv #%d from rank %d (%s:%d) " CG_HAZARD_UNUSED_RECV
+                         ", so an engine that runs only reachable nodes (PyTorch's) never sends its gradient "
                          "back and rank %d's send waits forever",
                          r, seq, ev->coll.peer, ev->coll.pos.file, ev->coll.pos.line, ev->coll.peer);
             else if (ev->coll.kind != CG_C_SEND && yes > 0)
-                snprintf(text, sizeof text, "rank %d never reaches the backward of %s #%d (%s:%d) from its roots "
+                snprintf(text, sizeof text, "rank %d " CG_HAZARD_UNREACHED " %s #%d (%s:%d) from its roots "
                          "while %d other rank(s) do: an engine that runs only reachable nodes (PyTorch's) "
                          "hangs there", r, cg_coll_name(ev->coll.kind), seq, ev->coll.pos.file, ev->coll.pos.line,
                          yes);

@@ -10,6 +10,12 @@
 #include "ir.h"
 #include "oracle.h"
 
+/* What each kind of warning says, in its middle (explore classes hangs by
+ * them): a rank that does not reach a collective's backward others run, and
+ * a recv no root uses, whose sender waits for a gradient never sent. */
+#define CG_HAZARD_UNREACHED "never reaches the backward of"
+#define CG_HAZARD_UNUSED_RECV "is unused: no root reaches it"
+
 /* Analyse cs at plan->world using the oracle's plan. On success returns 0
  * with *warnings a malloc'd array of *nwarnings malloc'd sentences (caller
  * frees each and the array); -1 with st on failure. */

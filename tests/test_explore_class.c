@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "expect.h"
 #include "explore_class.h"
 #include "observed.h"
 #include "oracle.h"
@@ -114,41 +115,70 @@ START_TEST(a_wrong_number_stays_unknown)
 END_TEST
 
 /* The class of a job that hung, from its report: the message the PyTorch
- * backend writes (backend_pytorch_judge.c) and, when `raised`, rank 1's own
- * error beside it, as that backend now keeps it. */
-static void hang_class(bool raised, char cls[CG_CLASS_LEN])
+ * backend writes (backend_pytorch_judge.c), with rank 1's own error beside it
+ * when `raised` (as that backend keeps it), and the case's hang hazards when
+ * `hazards` (the real analysis, as every backend's judge adds them). Only
+ * rank 0 calls backward, so rank 1 never reaches the gather's backward. */
+static void hang_class(bool raised, bool hazards, char cls[CG_CLASS_LEN])
 {
+    static const char *const only_rank0 = "case gather_rank0\n"
+                                          "worlds 2\n"
+                                          "x = param([1, 2])\n"
+                                          "y = gather(x, 0)\n"
+                                          "on 0 {\n"
+                                          "  backward(sum(y * y))\n"
+                                          "}\n";
+    cg_status st = CG_STATUS_OK;
+    cg_case *cs = cg_parse_case("r.case", only_rank0, strlen(only_rank0), &st);
+    ck_assert_msg(cs, "%s", st.msg);
+    cg_oracle *o = cg_oracle_run(cs, 2, false);
+    ck_assert_msg(o && !o->st.code, "%s", o ? o->st.msg : "oracle: out of memory");
     cg_report *rep = cg_report_new("distributed", "pytorch", "pytorch:c10d", "cpu");
-    cg_case_result *res = cg_report_add_case(rep, "raise_then_hang", "r.case", NULL, 2);
+    cg_case_result *res = cg_report_add_case(rep, "gather_rank0", "r.case", NULL, 2);
     ck_assert_ptr_nonnull(res);
     res->status = CG_ERROR;
-    res->message = strdup("hang: rank 0 timed out at forward (r.case:15:1): RuntimeError: Timed out waiting "
-                          "1500ms for recv operation to complete; rank 1 raised at backward (r.case:13:3): "
-                          "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn");
+    res->message = strdup(raised ? "hang: rank 0 timed out at backward (r.case:6:3): RuntimeError: Timed out "
+                                   "waiting 1500ms for recv operation to complete; rank 1 raised at backward "
+                                   "(r.case:6:3): RuntimeError: element 0 of tensors does not require grad and "
+                                   "does not have a grad_fn"
+                                 : "hang: rank 0 timed out at backward (r.case:6:3): RuntimeError: Timed out "
+                                   "waiting 1500ms for send operation to complete; rank 1 finished the job");
     if (raised)
         cg_case_add_note(res, "", 1, "error", "pytorch:c10d", CG_FAIL,
-                         "r.case:13:3: RuntimeError at backward: element 0 of tensors does not require grad and "
+                         "r.case:6:3: RuntimeError at backward: element 0 of tensors does not require grad and "
                          "does not have a grad_fn");
+    if (hazards)
+        cg_check_hazards(cs, o, res);
     char path[] = "/tmp/cg_explore_class_XXXXXX";
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    cg_status st = CG_STATUS_OK;
     ck_assert_msg(cg_report_write_json(rep, path, &st) == 0, "%s", st.msg);
     cls[0] = '\0';
     ck_assert_int_eq(cg_explore_report_classes(path, false, record, cls), 0);
     unlink(path);
     cg_report_free(rep);
+    cg_oracle_free(o);
+    cg_case_free(cs);
 }
 
 START_TEST(a_hang_is_named_by_the_error_that_caused_it)
 {
     char cls[CG_CLASS_LEN];
-    hang_class(true, cls); /* the location dropped, as it moves while the program shrinks */
+    hang_class(true, true, cls); /* the location dropped, as it moves while the program shrinks */
     ck_assert_str_eq(cls, "hangs after a rank raised: RuntimeError at backward: element 0 of tensors does not "
                           "require grad and does not have a grad_fn");
-    hang_class(false, cls);
+    hang_class(false, false, cls);
     ck_assert_str_eq(cls, "hangs");
+}
+END_TEST
+
+START_TEST(a_hang_the_analysis_foresaw_is_named_by_it)
+{
+    char cls[CG_CLASS_LEN];
+    hang_class(false, true, cls);
+    ck_assert_str_eq(cls, "hangs as the hazard analysis predicts: a rank never reaches the backward of gather "
+                          "that others run");
 }
 END_TEST
 
@@ -159,6 +189,7 @@ int main(void)
     tcase_add_test(tc, another_shape_is_its_own_class);
     tcase_add_test(tc, a_wrong_number_stays_unknown);
     tcase_add_test(tc, a_hang_is_named_by_the_error_that_caused_it);
+    tcase_add_test(tc, a_hang_the_analysis_foresaw_is_named_by_it);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

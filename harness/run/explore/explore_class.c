@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hazards.h"
 #include "judge.h"
 #include "report_json.h"
 #include "rules.h"
@@ -63,11 +64,43 @@ static void class_of_error(const char *prefix, const char *rank_error, char cls[
         snprintf(cls, CG_CLASS_LEN, "%s%s", prefix, core);
 }
 
+/* A hang the hazard analysis foresaw (hazards.h), named by its kind and,
+ * for an unreached backward, the collective's name ("gather"), which stays
+ * as the program shrinks; rank numbers and lines do not. */
+static void hazard_class(const char *warning, char cls[CG_CLASS_LEN])
+{
+    const char *unreached = strstr(warning, CG_HAZARD_UNREACHED);
+    if (unreached) {
+        const char *name = unreached + strlen(CG_HAZARD_UNREACHED) + 1;
+        snprintf(cls, CG_CLASS_LEN, "hangs as the hazard analysis predicts: a rank never reaches the backward "
+                 "of %.*s that others run", (int)strcspn(name, " "), name);
+    } else {
+        snprintf(cls, CG_CLASS_LEN, "hangs as the hazard analysis predicts: a recv no root uses leaves its "
+                 "sender waiting");
+    }
+}
+
+/* The first warning of the case that names a hang hazard, or NULL. */
+static const char *hazard_warning(const cJSON *c)
+{
+    const cJSON *w;
+    cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(c, "warnings"))
+    {
+        if (cJSON_IsString(w) &&
+            (strstr(w->valuestring, CG_HAZARD_UNREACHED) || strstr(w->valuestring, CG_HAZARD_UNUSED_RECV)))
+            return w->valuestring;
+    }
+    return NULL;
+}
+
 /* A failing program's class. A run that did not end (an error: the
  * deadline, a timeout of the framework's) is "hangs after a rank raised:
  * ERROR" where a rank's own error explains the others' wait (a c10d gather's
  * detached output raising at one rank's backward while the rest wait in the
- * next collective, explore --seed 47), else "hangs" or "raises". A run that
+ * next collective, explore --seed 47), else "hangs as the hazard analysis
+ * predicts: ..." where the case's warnings name a hang hazard (the wait is
+ * what an engine that runs only reachable nodes does: PyTorch's, expected),
+ * else "hangs" (unexplained) or "raises". A run that
  * ended: the first explanation its diagnosis names ("matches A"), else the
  * error a rank raised without any emulation raising it ("raises:
  * RuntimeError at forward: ..."), else "shape" where a value's shape is not
@@ -76,11 +109,13 @@ static void class_of_error(const char *prefix, const char *rank_error, char cls[
  * group, explore --seed 42), else "unknown". Errors are named without their
  * location, which moves as the program shrinks. */
 static void failure_class(bool error, const char *match, const char *message, const char *rank_error,
-                          bool shape, char cls[CG_CLASS_LEN])
+                          const char *hazard, bool shape, char cls[CG_CLASS_LEN])
 {
     bool hang = error && message && (strncmp(message, "hang", 4) == 0 || strstr(message, "deadline"));
     if (hang && rank_error)
         class_of_error("hangs after a rank raised: ", rank_error, cls);
+    else if (hang && hazard)
+        hazard_class(hazard, cls);
     else if (error)
         snprintf(cls, CG_CLASS_LEN, "%s", hang ? "hangs" : "raises");
     else if (match)
@@ -138,7 +173,7 @@ void cg_explore_rules_class(const char *text, const char *file, const char *rule
         }
         if (res->status == CG_ERROR || res->status == CG_FAIL)
             failure_class(res->status == CG_ERROR, res->ndiag > 0 ? res->diag_matches[0] : NULL, res->message,
-                          rank_error, shape, cls);
+                          rank_error, NULL, shape, cls);
     }
     cg_observed_free(&obs);
     cg_report_free(rep);
@@ -175,7 +210,7 @@ static void case_class(const cJSON *c, bool reference, char cls[CG_CLASS_LEN])
         shape |= shape_note(sem, st && strcmp(st, "fail") == 0, cg_json_str(k, "note"));
     }
     failure_class(strcmp(status, "error") == 0, cJSON_IsString(first) ? first->valuestring : NULL,
-                  cg_json_str(c, "message"), rank_error, shape, cls);
+                  cg_json_str(c, "message"), rank_error, hazard_warning(c), shape, cls);
 }
 
 int cg_explore_report_classes(const char *json, bool reference,
