@@ -53,15 +53,15 @@ static void choose_rank_error(const char **chosen, const char *e)
         *chosen = e;
 }
 
-/* cls = prefix + the error's core, at most 100 characters of it (a cut one
+/* "raises: " + the error's core, at most 100 characters of it (a cut one
  * ends in "..."). */
-static void class_of_error(const char *prefix, const char *rank_error, char cls[CG_CLASS_LEN])
+static void raises_class(const char *rank_error, char cls[CG_CLASS_LEN])
 {
     const char *core = error_core(rank_error);
     if (strlen(core) > 100)
-        snprintf(cls, CG_CLASS_LEN, "%s%.97s...", prefix, core);
+        snprintf(cls, CG_CLASS_LEN, "raises: %.97s...", core);
     else
-        snprintf(cls, CG_CLASS_LEN, "%s%s", prefix, core);
+        snprintf(cls, CG_CLASS_LEN, "raises: %s", core);
 }
 
 /* A hang the hazard analysis foresaw (hazards.h), named by its kind and,
@@ -94,26 +94,28 @@ static const char *hazard_warning(const cJSON *c)
 }
 
 /* A failing program's class. A run that did not end (an error: the
- * deadline, a timeout of the framework's) is "hangs after a rank raised:
- * ERROR" where a rank's own error explains the others' wait (a c10d gather's
- * detached output raising at one rank's backward while the rest wait in the
- * next collective, explore --seed 47), else "hangs as the hazard analysis
- * predicts: ..." where the case's warnings name a hang hazard (the wait is
- * what an engine that runs only reachable nodes does: PyTorch's, expected),
- * else "hangs" (unexplained) or "raises". A run that
- * ended: the first explanation its diagnosis names ("matches A"), else the
- * error a rank raised without any emulation raising it ("raises:
- * RuntimeError at forward: ..."), else "shape" where a value's shape is not
- * the oracle's (the backend's forward itself differs: a real module
- * returning one chunk of uninitialized memory to a non-member of a scatter's
- * group, explore --seed 42), else "unknown". Errors are named without their
- * location, which moves as the program shrinks. */
+ * deadline, a timeout of the framework's) where a rank raised is "raises:
+ * ERROR", that rank's error, as when every rank raises: one cause, one class,
+ * whether the other ranks then wait (a c10d gather's detached output raising
+ * at one rank's backward while the rest wait in the next collective, gloo
+ * refusing AVG on the ranks that reach it first: explore --seeds 47, 48) or
+ * raise too; else "hangs as the hazard analysis predicts: ..." where the
+ * case's warnings name a hang hazard (the wait is what an engine that runs
+ * only reachable nodes does: PyTorch's, expected), else "hangs"
+ * (unexplained) or "raises". A run that ended: the first explanation its
+ * diagnosis names ("matches A"), else the error a rank raised without any
+ * emulation raising it ("raises: RuntimeError at forward: ..."), else
+ * "shape" where a value's shape is not the oracle's (the backend's forward
+ * itself differs: a real module returning one chunk of uninitialized memory
+ * to a non-member of a scatter's group, explore --seed 42), else "unknown".
+ * Errors are named without their location, which moves as the program
+ * shrinks. */
 static void failure_class(bool error, const char *match, const char *message, const char *rank_error,
                           const char *hazard, bool shape, char cls[CG_CLASS_LEN])
 {
     bool hang = error && message && (strncmp(message, "hang", 4) == 0 || strstr(message, "deadline"));
     if (hang && rank_error)
-        class_of_error("hangs after a rank raised: ", rank_error, cls);
+        raises_class(rank_error, cls);
     else if (hang && hazard)
         hazard_class(hazard, cls);
     else if (error)
@@ -121,7 +123,7 @@ static void failure_class(bool error, const char *match, const char *message, co
     else if (match)
         snprintf(cls, CG_CLASS_LEN, "matches %s", match);
     else if (rank_error)
-        class_of_error("raises: ", rank_error, cls);
+        raises_class(rank_error, cls);
     else
         snprintf(cls, CG_CLASS_LEN, "%s", shape ? "shape: a value's shape differs from the oracle's" : "unknown");
 }

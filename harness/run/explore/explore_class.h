@@ -24,7 +24,8 @@ void cg_explore_rules_class(const char *text, const char *file, const char *rule
 /* For every case of the report at `json`, call each(name, class, ctx) with
  * its class: "" for a pass (or a skip); under `reference` (the reference run
  * must pass) "tool: oracle vs MPI reference (STATUS)"; else, for a run that
- * did not end, "hangs after a rank raised: ERROR", "hangs" or "raises", and
+ * did not end, "raises: ERROR" (where a rank raised), "hangs as the hazard
+ * analysis predicts: ...", "hangs" or "raises", and
  * for one that did, "matches A" (the diagnosis's first explanation),
  * "raises: ERROR" (a rank's error no emulation raises), "shape: ..." (a
  * value of another shape than the oracle's) or "unknown". 0, or -1 when the
