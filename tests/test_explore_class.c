@@ -119,7 +119,7 @@ END_TEST
  * when `raised` (as that backend keeps it), and the case's hang hazards when
  * `hazards` (the real analysis, as every backend's judge adds them). Only
  * rank 0 calls backward, so rank 1 never reaches the gather's backward. */
-static void hang_class(bool raised, bool hazards, char cls[CG_CLASS_LEN])
+static void hang_class(const char *raised, bool hazards, const char *match, char cls[CG_CLASS_LEN])
 {
     static const char *const only_rank0 = "case gather_rank0\n"
                                           "worlds 2\n"
@@ -144,11 +144,11 @@ static void hang_class(bool raised, bool hazards, char cls[CG_CLASS_LEN])
                                  : "hang: rank 0 timed out at backward (r.case:6:3): RuntimeError: Timed out "
                                    "waiting 1500ms for send operation to complete; rank 1 finished the job");
     if (raised)
-        cg_case_add_note(res, "", 1, "error", "pytorch:c10d", CG_FAIL,
-                         "r.case:6:3: RuntimeError at backward: element 0 of tensors does not require grad and "
-                         "does not have a grad_fn");
+        cg_case_add_note(res, "", 1, "error", "pytorch:c10d", CG_FAIL, raised);
     if (hazards)
         cg_check_hazards(cs, o, res);
+    if (match) /* as the PyTorch backend's diagnosis of a hang names an emulation raising alike */
+        cg_case_set_diagnosis(res, &match, 1, "matches rule set c10d: it raises the same error", NULL);
     char path[] = "/tmp/cg_explore_class_XXXXXX";
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
@@ -162,13 +162,18 @@ static void hang_class(bool raised, bool hazards, char cls[CG_CLASS_LEN])
     cg_case_free(cs);
 }
 
+static const char *const own_error = "r.case:6:3: RuntimeError at backward: element 0 of tensors does not "
+                                     "require grad and does not have a grad_fn";
+
 START_TEST(a_hang_is_named_by_the_error_that_caused_it)
 {
     char cls[CG_CLASS_LEN];
-    hang_class(true, true, cls); /* the location dropped, as it moves while the program shrinks */
+    hang_class(own_error, true, NULL, cls); /* the location dropped, as it moves while the program shrinks */
     ck_assert_str_eq(cls, "raises: RuntimeError at backward: element 0 of tensors does not "
                           "require grad and does not have a grad_fn");
-    hang_class(false, false, cls);
+    hang_class(own_error, true, "c10d", cls); /* an emulation raises there too: the hang is what it models */
+    ck_assert_str_eq(cls, "matches c10d");
+    hang_class(NULL, false, NULL, cls);
     ck_assert_str_eq(cls, "hangs");
 }
 END_TEST
@@ -176,7 +181,12 @@ END_TEST
 START_TEST(a_hang_the_analysis_foresaw_is_named_by_it)
 {
     char cls[CG_CLASS_LEN];
-    hang_class(false, true, cls);
+    hang_class(NULL, true, NULL, cls);
+    ck_assert_str_eq(cls, "hangs as the hazard analysis predicts: a rank never reaches the backward of gather "
+                          "that others run");
+    /* a rank's error that only echoes another's stop (gloo, once a peer's process ended) is no cause */
+    hang_class("r.case:6:3: RuntimeError at backward: [./gloo/transport/tcp/pair.cc:598] Connection closed by "
+               "peer [127.0.0.1]:28562", true, NULL, cls);
     ck_assert_str_eq(cls, "hangs as the hazard analysis predicts: a rank never reaches the backward of gather "
                           "that others run");
 }

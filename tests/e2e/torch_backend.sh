@@ -149,6 +149,8 @@ expect_exit 3 -- "$BIN" --backend pytorch:c10d --python "$PY" --timeout 3 --json
   "$SRC/tests/data/raise_then_hang.case"
 expect_grep "^        hang: rank 0 timed out at forward .*; rank 1 raised at backward " "$TMP/out"
 expect_grep "fail error\(\) rank 1 rules=pytorch:c10d: .*raise_then_hang.case:13:3: RuntimeError at backward: element 0 of tensors does not require grad" "$TMP/out"
+# and the c10d emulation raises the same there (its detached gather output): the hang is what it models
+expect_grep "diagnosis: pytorch:c10d at torch .* over gloo matches rule set c10d: it raises the same error at the same statement \(RuntimeError at .*raise_then_hang.case:13:3\)" "$TMP/out"
 expect_exit 0 -- "$BIN" --backend pytorch:c10d --python "$PY" --world 3 "$C/subgroups/broadcast_130515.case"
 expect_grep "skipped: process groups \(group\(\), mesh\(\)\) are not in pytorch:c10d yet \(pytorch:nn has them\)" "$TMP/out"
 finish

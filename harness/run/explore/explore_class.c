@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_pytorch.h"
 #include "hazards.h"
 #include "judge.h"
 #include "report_json.h"
@@ -45,11 +46,15 @@ static const char *error_core(const char *e)
     return after ? after : own ? own : e;
 }
 
-/* Which rank error names the class: a rank's own before one passed on.
- * *chosen is the choice so far (NULL: none yet). */
+/* An error that names no cause of its own: passed on from another rank,
+ * or the echo of another rank's stop (cg_pytorch_error_is_echo). */
+static bool weak_error(const char *e) { return past_passed_on(e) || cg_pytorch_error_is_echo(e); }
+
+/* Which rank error names the class: a rank's own before one passed on or
+ * echoed. *chosen is the choice so far (NULL: none yet). */
 static void choose_rank_error(const char **chosen, const char *e)
 {
-    if (e && (!*chosen || (past_passed_on(*chosen) && !past_passed_on(e))))
+    if (e && (!*chosen || (weak_error(*chosen) && !weak_error(e))))
         *chosen = e;
 }
 
@@ -94,7 +99,9 @@ static const char *hazard_warning(const cJSON *c)
 }
 
 /* A failing program's class. A run that did not end (an error: the
- * deadline, a timeout of the framework's) where a rank raised is "raises:
+ * deadline, a timeout of the framework's) that an emulation models (the
+ * backend's diagnosis of a hang names a rule set raising alike) is "matches
+ * A"; else one where a rank raised for a reason of its own is "raises:
  * ERROR", that rank's error, as when every rank raises: one cause, one class,
  * whether the other ranks then wait (a c10d gather's detached output raising
  * at one rank's backward while the rest wait in the next collective, gloo
@@ -114,7 +121,9 @@ static void failure_class(bool error, const char *match, const char *message, co
                           const char *hazard, bool shape, char cls[CG_CLASS_LEN])
 {
     bool hang = error && message && (strncmp(message, "hang", 4) == 0 || strstr(message, "deadline"));
-    if (hang && rank_error)
+    if (hang && match)
+        snprintf(cls, CG_CLASS_LEN, "matches %s", match);
+    else if (hang && rank_error && !weak_error(rank_error))
         raises_class(rank_error, cls);
     else if (hang && hazard)
         hazard_class(hazard, cls);

@@ -35,6 +35,12 @@ bool cg_pytorch_api_known(const char *api);
  * 0, or CG_EXIT_USAGE after printing why. */
 int cg_pytorch_check_options(cg_options *o); /* a refusal is also kept in o->usage */
 
+/* Whether an error a rank raised echoes another rank's stop rather than
+ * causing anything: gloo's "Connection closed by peer" once a peer's process
+ * ended, a timeout waiting for a peer. A hang is explained by the other
+ * error, or by none. */
+bool cg_pytorch_error_is_echo(const char *message);
+
 /* What --backend pytorch:API needs before a rank starts: an interpreter that
  * imports torch (--python, $COLLGRAD_PYTHON, /usr/bin/python3, python3) and
  * the collgrad_torch package. 0, or CG_EXIT_INFRA with st saying what is

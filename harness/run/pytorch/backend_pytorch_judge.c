@@ -75,9 +75,10 @@ static void diagnose_raise(const cg_pt_context *ctx, const cg_pt_rank *k, const 
     const char *names[32];
     int n = 0;
     for (int i = 0; i < nruns && n < 32; i++) {
-        int r;
-        const char *e = runs[i].obs ? first_error(runs[i].obs, &r) : NULL;
-        if (raised_alike(e, k))
+        bool alike = false; /* any rank's: the rank before it may have stopped only because it raised */
+        for (int r = 0; runs[i].obs && r < runs[i].obs->world && !alike; r++)
+            alike = raised_alike(runs[i].obs->ranks[r].error, k);
+        if (alike)
             names[n++] = runs[i].rules;
     }
     char text[1024];
@@ -97,6 +98,38 @@ static void diagnose_raise(const cg_pt_context *ctx, const cg_pt_rank *k, const 
                  n > 1 ? " (and others raising there too)" : "", k->type ? k->type : "?", k->at ? k->at : "?");
     const cg_rules *rs = n ? cg_rules_find(names[0]) : NULL;
     cg_case_set_diagnosis(res, names, n, text, rs ? rs->see : NULL);
+}
+
+bool cg_pytorch_error_is_echo(const char *message)
+{
+    static const char *const echoes[] = {"Connection closed by peer", "Connection reset by peer",
+                                         "Timed out waiting", "Broken pipe"};
+    for (size_t i = 0; message && i < sizeof echoes / sizeof *echoes; i++)
+        if (strstr(message, echoes[i]))
+            return true;
+    return false;
+}
+
+/* A job some rank hung in, where another raised for a reason of its own:
+ * does an emulation raise there too (then the hang is what it models: the
+ * members wait for a rank that raised, as torch-nn's non-member all_gather)?
+ * Diagnosed as a raise of that rank (diagnose_raise). */
+static void diagnose_hang(const cg_pt_context *ctx, const cg_case *cs, const cg_pt_job *job, int world,
+                          cg_case_result *res)
+{
+    enum { MAX_RUNS = 16 };
+    const cg_pt_rank *k = NULL;
+    for (int r = 0; r < world && !k; r++)
+        if (job->ranks[r].outcome == CG_PT_RAISED && !cg_pytorch_error_is_echo(job->ranks[r].message))
+            k = &job->ranks[r];
+    if (!k || !ctx->diagnose)
+        return;
+    cg_observed runs_obs[MAX_RUNS];
+    cg_rule_run runs[MAX_RUNS];
+    int n = cg_threads_run_emulations(cs, job->plan, ctx->emulation, runs_obs, runs, MAX_RUNS);
+    diagnose_raise(ctx, k, runs, n, res);
+    for (int i = 0; i < n; i++)
+        cg_observed_free(&runs_obs[i]);
 }
 
 /* Gradients or values differ from the oracle: re-run every emulation over
@@ -177,6 +210,8 @@ int cg_pt_judge(const cg_pt_context *ctx, const cg_case *cs, cg_pt_job *job, int
             if (job->ranks[r].outcome == CG_PT_RAISED && job->ranks[r].obs.error)
                 cg_case_add_note(res, "", r, "error", ctx->label, CG_FAIL, job->ranks[r].obs.error);
         cg_check_hazards(cs, job->plan, res); /* a reachability hazard explains most hangs */
+        if (hung)
+            diagnose_hang(ctx, cs, job, world, res);
         res->status = CG_ERROR;
         res->message = strdup(msg);
         res->error_class = CG_EXIT_INFRA;
