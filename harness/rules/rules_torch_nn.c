@@ -67,23 +67,6 @@ static bool root_keeps_its_number(const cg_coll *c)
     return c->root >= 0 && c->root < c->nmembers && c->members[c->root] == c->root;
 }
 
-/* _Gather.backward is a _Scatter from ctx.dst, which compares that global
- * rank with get_rank(group): where the root's group rank is not its global
- * rank, no rank passes the scatter_list, and torch 1.13 and 2.4 raise there,
- * at backward (the forward's gather, with the global dst, is right): the
- * non-member "torch.cat(): expected a non-empty list of Tensors" while the
- * members hang (tests/torch/findings-subgroups.txt, gather_dst2). The
- * emulation raises at backward on every rank. NULL where it does not. */
-static const char *gather_backward_refusal(const cg_coll *c)
-{
-    if (c->kind != CG_C_GATHER || !ranks_renumbered(c) || root_keeps_its_number(c))
-        return NULL;
-    return "gather on a process group: _Gather's backward scatters from the global dst compared "
-           "with get_rank(group), so no rank passes the scatter_list (torch 1.13, 2.4: \"torch.cat(): "
-           "expected a non-empty list of Tensors\" on the non-member, the members hang; "
-           "tests/torch/findings-subgroups.txt)";
-}
-
 /* The reference backward of the SUM version: what a backward that ignores
  * the forward's op computes. */
 static int reference_as_if_sum(cg_rule_call *call)
@@ -103,11 +86,6 @@ static int torch_nn_backward(cg_rule_call *call)
     case CG_C_REDUCE_SCATTER:
     case CG_C_REDUCE:
         return reference_as_if_sum(call);
-    case CG_C_GATHER:
-        if (gather_backward_refusal(call->coll))
-            return cg_error(call->st, "%s at backward: %s", CG_RAISES_MARK,
-                            gather_backward_refusal(call->coll));
-        return cg_reference_backward(call);
     default:
         return cg_reference_backward(call);
     }
@@ -155,8 +133,13 @@ static const char *torch_nn_refuses(const cg_coll *c)
                    : "all_to_all on a process group: _AlltoAll over gloo scatters from group ranks "
                      "as if global (\"Global rank 0 is not part of group\"; a non-member: "
                      "\"Invalid process group specified\") (tests/torch/findings-subgroups.txt)";
-    case CG_C_GATHER: /* the forward is right; its backward raises (gather_backward_refusal) */
-        return NULL;
+    case CG_C_GATHER:
+        if (root_keeps_its_number(c))
+            return NULL;
+        return "gather on a process group: _Gather compares the global dst with get_rank(group), so "
+               "the destination passes no gather_list (\"Argument ``gather_list`` must be specified on "
+               "destination rank\", at forward in torch 1.13 and 2.15; a non-member gets no tensors to "
+               "concatenate) (tests/torch/findings-subgroups.txt)";
     case CG_C_SCATTER:
         if (root_keeps_its_number(c))
             return NULL;
@@ -175,9 +158,6 @@ static const char *torch_nn_refuses(const cg_coll *c)
  * contents of a torch.empty (0 in the runs measured, by chance). */
 static int torch_nn_nonmember_backward(cg_rule_call *call)
 {
-    if (gather_backward_refusal(call->coll))
-        return cg_error(call->st, "%s at backward: %s", CG_RAISES_MARK,
-                        gather_backward_refusal(call->coll));
     if (call->coll->kind == CG_C_BROADCAST)
         return 0; /* gx stays zero */
     return cg_rules_pass_gradient(call);
