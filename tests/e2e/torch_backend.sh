@@ -137,6 +137,11 @@ expect_grep "fail per_rank\(x\) rank 0 rules=pytorch:nn: expected \[1, 1\] obser
 # real torch.distributed.nn (the numbers by hand in the case files; torch-nn now models them so)
 expect_exit 0 -- "$BIN" --backend pytorch:nn --python "$PY" --world 3 "$SRC/tests/data/subgroup_root0"
 expect_grep "^100% cases passed \(2 of 2\)" "$TMP/out"
+# a gather to a renumbered root: the root raises at forward (it passes no gather_list), the other
+# member waits; torch-nn refuses the call and its refusal quotes that error, so the hang is named
+expect_exit 3 -- "$BIN" --backend pytorch:nn --python "$PY" --world 3 --timeout 3 "$C/subgroups/gather_subgroup.case"
+expect_grep "fail error\(\) rank 2 rules=pytorch:nn: .*gather_subgroup.case:13:1: ValueError at forward: Argument ..gather_list.. must be specified on destination rank" "$TMP/out"
+expect_grep "diagnosis: pytorch:nn at torch .* over gloo matches rule set torch-nn@1.13 \(and others raising there too\): it raises the same error at the same statement \(ValueError at .*gather_subgroup.case:13:1\)" "$TMP/out"
 # explore --seed 42's finding: torch.distributed.nn.scatter run off its group returns one chunk
 # of torch.empty_like, not its input (the case language's non-member call): 3 elements for
 # 6 / 2, a value no emulation has; the members' chunks are right

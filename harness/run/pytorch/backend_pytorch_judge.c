@@ -43,19 +43,44 @@ static void describe_ranks(const cg_pt_job *job, int world, char *buf, size_t le
     }
 }
 
+/* Does a rule set's refusal (CG_RAISES_MARK, rules.h: refuses) quote the
+ * framework's message, its closing period aside? A refusal says why the
+ * framework raises and quotes its words ("Argument ``gather_list`` must be
+ * specified on destination rank"). */
+static bool quoted_in(const char *refusal, const char *message)
+{
+    size_t n = message ? strlen(message) : 0;
+    while (n > 0 && (message[n - 1] == '.' || message[n - 1] == ' '))
+        n--;
+    if (n < 16) /* too short to tell one error from another */
+        return false;
+    for (const char *p = strstr(refusal, "\""); p; p = strstr(p + 1, "\""))
+        if (strncmp(p + 1, message, n) == 0)
+            return true;
+    return false;
+}
+
 /* Did an emulation raise what the framework raised? Its error line
- * ("file:l:c: message") names the same statement, and its message is part
+ * ("file:l:c: message") names the same file and line, and its message is part
  * of the framework's (the emulations quote PyTorch's words where they
- * reproduce a PyTorch error), so a refusal for another reason at the same
- * statement does not count. */
+ * reproduce a PyTorch error), or it is a declared refusal that quotes the
+ * framework's message (quoted_in), so a refusal for another reason at the
+ * same statement does not count. */
 static bool raised_alike(const char *error, const cg_pt_rank *k)
 {
-    size_t n = k->at ? strlen(k->at) : 0;
-    if (!error || !n || strncmp(error, k->at, n) != 0 || error[n] != ':')
+    /* the same file and line: the runner names a statement by its first column, the
+     * tool's interpreter a call inside it by the call's ("y = gather(...)": 13:1, 13:5) */
+    const char *col = k->at ? strrchr(k->at, ':') : NULL;
+    size_t n = col ? (size_t)(col - k->at) + 1 : 0; /* "file:line:" */
+    if (!error || !n || strncmp(error, k->at, n) != 0)
         return false;
-    const char *msg = error + n + 1;
-    msg += strspn(msg, " ");
-    return k->message && *msg && strstr(k->message, msg) != NULL;
+    const char *msg = error + n + strspn(error + n, "0123456789");
+    if (*msg != ':')
+        return false;
+    msg += 1 + strspn(msg + 1, " ");
+    if (k->message && *msg && strstr(k->message, msg) != NULL)
+        return true;
+    return strncmp(msg, CG_RAISES_MARK, strlen(CG_RAISES_MARK)) == 0 && quoted_in(msg, k->message);
 }
 
 static const char *first_error(const cg_observed *obs, int *rank)
@@ -118,16 +143,23 @@ static void diagnose_hang(const cg_pt_context *ctx, const cg_case *cs, const cg_
                           cg_case_result *res)
 {
     enum { MAX_RUNS = 16 };
-    const cg_pt_rank *k = NULL;
-    for (int r = 0; r < world && !k; r++)
+    const cg_pt_rank *first = NULL, *k = NULL;
+    for (int r = 0; r < world && !first; r++)
         if (job->ranks[r].outcome == CG_PT_RAISED && !cg_pytorch_error_is_echo(job->ranks[r].message))
-            k = &job->ranks[r];
-    if (!k || !ctx->diagnose)
+            first = &job->ranks[r];
+    if (!first || !ctx->diagnose)
         return;
     cg_observed runs_obs[MAX_RUNS];
     cg_rule_run runs[MAX_RUNS];
     int n = cg_threads_run_emulations(cs, job->plan, ctx->emulation, runs_obs, runs, MAX_RUNS);
-    diagnose_raise(ctx, k, runs, n, res);
+    /* the rank an emulation explains, else the first that raised: a non-member's error of the
+     * runner's own line (torch.cat of no tensors) comes before the root's refusal */
+    for (int r = 0; r < world && !k; r++)
+        for (int i = 0; i < n && !k && job->ranks[r].outcome == CG_PT_RAISED; i++)
+            for (int q = 0; runs[i].obs && q < runs[i].obs->world && !k; q++)
+                if (raised_alike(runs[i].obs->ranks[q].error, &job->ranks[r]))
+                    k = &job->ranks[r];
+    diagnose_raise(ctx, k ? k : first, runs, n, res);
     for (int i = 0; i < n; i++)
         cg_observed_free(&runs_obs[i]);
 }
