@@ -182,13 +182,13 @@ START_TEST(a_hang_the_analysis_foresaw_is_named_by_it)
 {
     char cls[CG_CLASS_LEN];
     hang_class(NULL, true, NULL, cls);
-    ck_assert_str_eq(cls, "hangs as the hazard analysis predicts: a rank never reaches the backward of gather "
-                          "that others run");
+    ck_assert_str_eq(cls, "hangs as the hazard analysis predicts: a rank never reaches the backward of a "
+                          "collective that others run");
     /* a rank's error that only echoes another's stop (gloo, once a peer's process ended) is no cause */
     hang_class("r.case:6:3: RuntimeError at backward: [./gloo/transport/tcp/pair.cc:598] Connection closed by "
                "peer [127.0.0.1]:28562", true, NULL, cls);
-    ck_assert_str_eq(cls, "hangs as the hazard analysis predicts: a rank never reaches the backward of gather "
-                          "that others run");
+    ck_assert_str_eq(cls, "hangs as the hazard analysis predicts: a rank never reaches the backward of a "
+                          "collective that others run");
 }
 END_TEST
 

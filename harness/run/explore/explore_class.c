@@ -69,20 +69,16 @@ static void raises_class(const char *rank_error, char cls[CG_CLASS_LEN])
         snprintf(cls, CG_CLASS_LEN, "raises: %s", core);
 }
 
-/* A hang the hazard analysis foresaw (hazards.h), named by its kind and,
- * for an unreached backward, the collective's name ("gather"), which stays
- * as the program shrinks; rank numbers and lines do not. */
+/* A hang the hazard analysis foresaw (hazards.h), named by its kind alone:
+ * which collective's backward a rank does not reach is the same finding
+ * (an engine that runs only reachable nodes) whatever the collective, and one
+ * class for it keeps explore from shrinking it once per collective. */
 static void hazard_class(const char *warning, char cls[CG_CLASS_LEN])
 {
-    const char *unreached = strstr(warning, CG_HAZARD_UNREACHED);
-    if (unreached) {
-        const char *name = unreached + strlen(CG_HAZARD_UNREACHED) + 1;
-        snprintf(cls, CG_CLASS_LEN, "hangs as the hazard analysis predicts: a rank never reaches the backward "
-                 "of %.*s that others run", (int)strcspn(name, " "), name);
-    } else {
-        snprintf(cls, CG_CLASS_LEN, "hangs as the hazard analysis predicts: a recv no root uses leaves its "
-                 "sender waiting");
-    }
+    snprintf(cls, CG_CLASS_LEN, "hangs as the hazard analysis predicts: %s",
+             strstr(warning, CG_HAZARD_UNREACHED) ? "a rank never reaches the backward of a collective that "
+                                                    "others run"
+                                                  : "a recv no root uses leaves its sender waiting");
 }
 
 /* The first warning of the case that names a hang hazard, or NULL. */
