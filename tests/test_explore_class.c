@@ -53,6 +53,23 @@ static void record(const char *name, const char *cls, void *ctx)
     snprintf((char *)ctx, CG_CLASS_LEN, "%s", cls);
 }
 
+/* The class of rep's one case as explore reads it: written by the report
+ * writer to a temporary file, read back by cg_explore_report_classes. Frees
+ * rep. */
+static void class_of_report(cg_report *rep, char cls[CG_CLASS_LEN])
+{
+    cg_status st = CG_STATUS_OK;
+    char path[] = "/tmp/cg_explore_class_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_msg(cg_report_write_json(rep, path, &st) == 0, "%s", st.msg);
+    cls[0] = '\0';
+    ck_assert_int_eq(cg_explore_report_classes(path, false, record, cls), 0);
+    unlink(path);
+    cg_report_free(rep);
+}
+
 /* The class of the program once `alter` has changed rank 1's y, and the
  * failing note of y on rank 1 into note. */
 static void class_of(void (*alter)(cg_obs_tensor *), char cls[CG_CLASS_LEN], char *note, size_t len)
@@ -82,15 +99,7 @@ static void class_of(void (*alter)(cg_obs_tensor *), char cls[CG_CLASS_LEN], cha
         if (res->checks[i].rank == 1 && strcmp(res->checks[i].tensor, "y") == 0 &&
             res->checks[i].status == CG_FAIL && res->checks[i].note)
             snprintf(note, len, "%s", res->checks[i].note);
-    char path[] = "/tmp/cg_explore_class_XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    ck_assert_msg(cg_report_write_json(rep, path, &st) == 0, "%s", st.msg);
-    cls[0] = '\0';
-    ck_assert_int_eq(cg_explore_report_classes(path, false, record, cls), 0);
-    unlink(path);
-    cg_report_free(rep);
+    class_of_report(rep, cls);
     cg_observed_free(&obs);
     cg_oracle_free(o);
     cg_case_free(cs);
@@ -149,15 +158,7 @@ static void hang_class(const char *raised, bool hazards, const char *match, char
         cg_check_hazards(cs, o, res);
     if (match) /* as the PyTorch backend's diagnosis of a hang names an emulation raising alike */
         cg_case_set_diagnosis(res, &match, 1, "matches rule set c10d: it raises the same error", NULL);
-    char path[] = "/tmp/cg_explore_class_XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    ck_assert_msg(cg_report_write_json(rep, path, &st) == 0, "%s", st.msg);
-    cls[0] = '\0';
-    ck_assert_int_eq(cg_explore_report_classes(path, false, record, cls), 0);
-    unlink(path);
-    cg_report_free(rep);
+    class_of_report(rep, cls);
     cg_oracle_free(o);
     cg_case_free(cs);
 }
