@@ -23,6 +23,6 @@ def make_inputs(rank: int, world: int) -> dict:
 def uneven(rank: int, world: int, x: torch.Tensor) -> torch.Tensor:
     send = splits(rank, world)
     recv = [splits(j, world)[rank] for j in range(world)]
-    out = torch.empty(sum(recv), 2, dtype=x.dtype)
+    out = torch.empty(sum(recv), 2, dtype=x.dtype, device=x.device)  # on x's GPU under nccl
     y = torch.distributed.nn.all_to_all_single(out, x, output_split_sizes=recv, input_split_sizes=send)
     return (rank + 1) * (y * y).sum()

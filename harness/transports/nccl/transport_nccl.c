@@ -12,8 +12,8 @@
  *  - gather, scatter and all_to_all are groups of ncclSend/ncclRecv, a
  *    rank's own block copied on the device.
  * A block or an entry of 0 elements issues no NCCL call: every rank knows
- * every count, so all ranks skip it alike. Every entry first issues the
- * sends transport_nccl_p2p.c held back. */
+ * every count, so all ranks skip it alike. Every entry first calls
+ * cgn_before_entry (transport_nccl_p2p.c: the NCCL sends held back go out). */
 #include <string.h>
 
 #include "transport_nccl.h"
@@ -65,7 +65,7 @@ static void *at(const void *base, size_t elems, size_t size)
 static int nccl_all_reduce(cg_transport *t, const void *send, void *recv, size_t count,
                            cgt_dtype dt, cgt_redop op)
 {
-    if (cgn_flush_sends(t))
+    if (cgn_before_entry(t))
         return -1;
     ncclDataType_t type = ncclFloat32;
     ncclRedOp_t rop = ncclSum;
@@ -86,7 +86,7 @@ static int nccl_all_reduce(cg_transport *t, const void *send, void *recv, size_t
 static int nccl_reduce(cg_transport *t, const void *send, void *recv, size_t count, cgt_dtype dt,
                        cgt_redop op, int root)
 {
-    if (cgn_flush_sends(t))
+    if (cgn_before_entry(t))
         return -1;
     ncclDataType_t type = ncclFloat32;
     ncclRedOp_t rop = ncclSum;
@@ -121,7 +121,7 @@ static int ragged_reduce_scatter(cg_transport *t, const void *s, void *r, const 
 static int nccl_reduce_scatter(cg_transport *t, const void *send, void *recv, const size_t *counts,
                                cgt_dtype dt, cgt_redop op)
 {
-    if (cgn_flush_sends(t))
+    if (cgn_before_entry(t))
         return -1;
     ncclDataType_t type = ncclFloat32;
     ncclRedOp_t rop = ncclSum;
@@ -144,7 +144,7 @@ static int nccl_reduce_scatter(cg_transport *t, const void *send, void *recv, co
 
 static int nccl_broadcast(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int root)
 {
-    if (cgn_flush_sends(t))
+    if (cgn_before_entry(t))
         return -1;
     ncclDataType_t type = ncclFloat32;
     size_t es = 0;
@@ -178,7 +178,7 @@ static int ragged_all_gather(cg_transport *t, const void *s, void *r, const size
 static int nccl_all_gather(cg_transport *t, const void *send, void *recv, const size_t *counts,
                            cgt_dtype dt)
 {
-    if (cgn_flush_sends(t))
+    if (cgn_before_entry(t))
         return -1;
     ncclDataType_t type = ncclFloat32;
     size_t es = 0, total = sum_of(t, counts);
@@ -200,7 +200,7 @@ static int nccl_all_gather(cg_transport *t, const void *send, void *recv, const 
 static int nccl_gather(cg_transport *t, const void *send, void *recv, const size_t *counts,
                        cgt_dtype dt, int root)
 {
-    if (cgn_flush_sends(t))
+    if (cgn_before_entry(t))
         return -1;
     ncclDataType_t type = ncclFloat32;
     size_t es = 0, total = sum_of(t, counts), mine = counts[t->rank];
@@ -231,7 +231,7 @@ static int nccl_gather(cg_transport *t, const void *send, void *recv, const size
 static int nccl_scatter(cg_transport *t, const void *send, void *recv, const size_t *counts,
                         cgt_dtype dt, int root)
 {
-    if (cgn_flush_sends(t))
+    if (cgn_before_entry(t))
         return -1;
     ncclDataType_t type = ncclFloat32;
     size_t es = 0, total = sum_of(t, counts), mine = counts[t->rank];
@@ -262,7 +262,7 @@ static int nccl_scatter(cg_transport *t, const void *send, void *recv, const siz
 static int nccl_all_to_all(cg_transport *t, const void *send, const size_t *sendcounts, void *recv,
                            const size_t *recvcounts, cgt_dtype dt)
 {
-    if (cgn_flush_sends(t))
+    if (cgn_before_entry(t))
         return -1;
     ncclDataType_t type = ncclFloat32;
     size_t es = 0, stotal = sum_of(t, sendcounts), rtotal = sum_of(t, recvcounts);
@@ -294,7 +294,7 @@ static int nccl_all_to_all(cg_transport *t, const void *send, const size_t *send
 /* An all_reduce of one device int: returns once every rank has reached it. */
 static int nccl_barrier(cg_transport *t)
 {
-    if (cgn_flush_sends(t))
+    if (cgn_before_entry(t))
         return -1;
     if (NCCL_CALL(t, ncclAllReduce(t->one, t->one, 1, ncclInt32, ncclSum, t->nccl, t->stream)))
         return -1;

@@ -13,7 +13,7 @@
 #include "transport.h"
 
 struct cg_transport {
-    MPI_Comm comm; /* a duplicate of MPI_COMM_WORLD (a group's: its split): start-up only */
+    MPI_Comm comm; /* a duplicate of MPI_COMM_WORLD (a group's: its split): start-up, send, recv */
     ncclComm_t nccl;
     cudaStream_t stream;
     int rank, world, device;
@@ -21,9 +21,12 @@ struct cg_transport {
     int *one;                /* one device int, for barrier */
     void *stage[2];          /* device copies of host buffers: [0] input, [1] output */
     size_t stage_cap[2];
-    struct cgn_self_msg *self; /* sends to this rank, not yet received (transport_nccl_p2p.c) */
-    int nself, self_cap;
-    struct cgn_outgoing *out;  /* sends to other ranks, not yet issued (transport_nccl_p2p.c) */
+    bool p2p_nccl; /* send and recv over NCCL (COLLGRAD_NCCL_P2P=nccl), else over MPI */
+    struct cgn_mpi_send *msend; /* sends in flight over MPI (transport_nccl_p2p.c) */
+    int nmsend, msend_cap;
+    struct cgn_self_msg *self; /* under p2p_nccl (transport_nccl_p2p_grouped.c): sends to */
+    int nself, self_cap;       /* this rank, not yet received; */
+    struct cgn_outgoing *out;  /* sends to other ranks, not yet issued */
     int nout, out_cap;
     cg_status st; /* the last failure: what last_error says */
 };
@@ -45,6 +48,9 @@ int cgn_group_end(cg_transport *t, int rc);
 
 /* ---- device views of the caller's buffers ------------------------------------ */
 
+/* Device or managed memory (NCCL can use it); false for host memory. */
+bool cgn_on_device(const void *p);
+
 /* The device address of an input: p itself when NCCL can use it (device or
  * managed memory; NULL and 0 bytes too), else a copy in stage slot 0. */
 int cgn_dev_in(cg_transport *t, const void *p, size_t bytes, const void **out);
@@ -65,10 +71,26 @@ cg_transport *cgn_create(const char **err);
 void cgn_destroy(cg_transport *t);
 cg_transport *cgn_split(cg_transport *t, int color, int key, const char **err);
 const char *cgn_version(void);
+
+/* ---- send and recv (transport_nccl_p2p.c) ---------------------------------------- */
+
+/* COLLGRAD_NCCL_P2P: unset or "mpi" (false), "nccl" (true); -1 with t->st
+ * for anything else. */
+int cgn_p2p_mode(cg_transport *t, bool *over_nccl);
 int cgn_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag);
 int cgn_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag);
-void cgn_drop_self_messages(cg_transport *t); /* for destroy */
-/* cgn_flush_sends (declared in transport.h for cg_tp_settle): every entry but
- * send and recv calls it first. */
+/* Every entry but send and recv calls it first: the held NCCL sends go out
+ * (p2p_nccl), completed MPI sends are freed (never waited for here). */
+int cgn_before_entry(cg_transport *t);
+/* For destroy: whatever the sends still hold. */
+void cgn_drop_sends(cg_transport *t);
+/* cgn_flush_sends (declared in transport.h for cg_tp_settle): every send
+ * completed, as at the end of a program. */
+
+/* The NCCL path (transport_nccl_p2p_grouped.c), under p2p_nccl. */
+int cgn_grouped_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag);
+int cgn_grouped_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag);
+int cgn_grouped_flush(cg_transport *t);
+void cgn_grouped_drop(cg_transport *t);
 
 #endif

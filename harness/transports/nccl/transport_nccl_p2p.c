@@ -1,228 +1,190 @@
 /* transport_nccl_p2p.c — the "nccl" transport's send and recv
  * (transport_nccl.h).
  *
- * NCCL's point to point has no tags and no buffering:
- *  - messages between two ranks match in issue order; the tag is only
- *    range-checked, and a recv whose count differs from its send's is not
- *    detected (the tool's plans make the two agree);
- *  - an ncclSend completes only once its receiver has posted the matching
- *    recv, so a program whose ranks all send before they receive (a ring)
- *    would wait forever if each send were issued and awaited alone.
- * PyTorch's NCCL send returns at once (the work runs on its own stream); to
- * behave the same, a send here copies the message and returns, and the held
- * sends are issued together with the next recv, in one NCCL group (so a ring
- * of send-then-recv completes, as grouped ncclSend/ncclRecv do), or on their
- * own before any other entry and at cgn_flush_sends. Between a send and its
- * issue the rank only computes locally, so holding it back never adds a wait
- * that issuing it at once would not have had.
- * A send to this rank itself cannot wait for its own later recv, so it is
- * kept instead: copied into a device buffer that the next recv from itself
- * with that tag takes (first sent, first taken: MPI's rule for one pair). */
+ * A send in the case language is buffered (PyTorch's isend; the oracle and
+ * the mpi and threads transports agree): it returns at once, and the peer
+ * may receive it whenever its program gets there, after sends of its own.
+ * NCCL's point to point cannot give that without knowing how the peer
+ * groups its calls: an ncclSend may wait until its recv is posted, so sends
+ * issued alone make a ring of send-then-recv wait forever, and a send grouped
+ * with the next recv is undefined wherever the peer does not group the same
+ * pair alike (NVIDIA/nccl#1279). Both were seen on NCCL 2.28.3 (H100 and
+ * H200, gpu-check's p2p lane): grouped, rank 0's {send to 1, recv from 1}
+ * against rank 1's recv-then-send waited forever (cases/rpc-design at W=2);
+ * alone, the ring waited at W=3 and failed with an illegal memory access at
+ * W=2. So by default a message moves over MPI, between the same ranks (the
+ * transport's own communicator, a group's split for a group): the send copies
+ * it to the host and posts MPI_Isend of the copy; the recv takes it with
+ * MPI_Recv, into the caller's buffer or through a host copy onto the device.
+ * Tags match as in MPI. COLLGRAD_NCCL_P2P=nccl moves them over NCCL instead,
+ * grouped (transport_nccl_p2p_grouped.c), for programs that suit it.
+ * Collectives, and gather, scatter and all_to_all, whose groups are alike on
+ * every rank, stay NCCL's (transport_nccl.c).
+ *
+ * Ownership: each send in flight owns its host copy until MPI_Test or
+ * MPI_Wait says the send is done; the copies of sends still in flight at
+ * destroy (a program stopped early, a failure) are left to the process's end,
+ * since MPI may still read them. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "transport_nccl.h"
 
-struct cgn_self_msg {
-    void *buf; /* device copy of the message */
-    size_t bytes;
-    int tag;
+struct cgn_mpi_send {
+    MPI_Request req;
+    void *copy; /* malloc'd; MPI reads it until req completes */
 };
 
-struct cgn_outgoing {
-    void *buf; /* device copy of the message */
-    size_t count;
-    ncclDataType_t type;
-    int peer;
-};
-
-static int check_p2p(cg_transport *t, cgt_dtype dt, int peer, int tag, ncclDataType_t *type,
-                     size_t *es)
+int cgn_p2p_mode(cg_transport *t, bool *over_nccl)
 {
-    if (cgn_type(t, dt, type, es) || cgn_check_rank(t, "peer", peer))
+    const char *v = getenv("COLLGRAD_NCCL_P2P");
+    *over_nccl = v && strcmp(v, "nccl") == 0;
+    if (v && *v && !*over_nccl && strcmp(v, "mpi") != 0)
+        return cg_error(&t->st, "COLLGRAD_NCCL_P2P: expected mpi or nccl, got '%s'", v);
+    return 0;
+}
+
+static int check_p2p(cg_transport *t, size_t count, cgt_dtype dt, int peer, int tag, size_t *bytes)
+{
+    ncclDataType_t type;
+    size_t es = 0;
+    if (cgn_type(t, dt, &type, &es) || cgn_check_rank(t, "peer", peer))
         return -1;
     if (tag < 0 || tag >= 32768)
         return cg_error(&t->st, "tag %d outside 0..32767", tag);
+    if (count > (size_t)INT_MAX / es)
+        return cg_error(&t->st, "a message of %zu elements is over MPI's int count of bytes", count);
+    *bytes = count * es;
     return 0;
 }
 
-/* Keeps a copy of a message to this rank itself. cudaMemcpyDefault takes
- * host or device memory alike (unified addressing). */
-static int keep_self(cg_transport *t, const void *buf, size_t bytes, int tag)
+static int mpi_failed(cg_transport *t, const char *call, int rc)
 {
-    if (t->nself == t->self_cap) {
-        int cap = t->self_cap ? 2 * t->self_cap : 8;
-        struct cgn_self_msg *m = realloc(t->self, (size_t)cap * sizeof *m);
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "MPI error %d", rc);
+    t->broken = true;
+    return cg_error(&t->st, "%s failed: %s", call, text);
+}
+
+/* Frees the copies of completed sends, keeping the rest in order; with
+ * wait, waits for every one (settle). 0, or -1 with the first failure. */
+static int complete_sends(cg_transport *t, bool wait)
+{
+    int kept = 0, rc = 0;
+    for (int i = 0; i < t->nmsend; i++) {
+        int done = 1, mrc = wait ? MPI_Wait(&t->msend[i].req, MPI_STATUS_IGNORE)
+                                 : MPI_Test(&t->msend[i].req, &done, MPI_STATUS_IGNORE);
+        if (mrc != MPI_SUCCESS && rc == 0)
+            rc = mpi_failed(t, wait ? "a held send (MPI_Wait)" : "a held send (MPI_Test)", mrc);
+        if (done && mrc == MPI_SUCCESS)
+            free(t->msend[i].copy);
+        else if (mrc == MPI_SUCCESS)
+            t->msend[kept++] = t->msend[i];
+        /* a failed request: its copy is left (see the ownership note) */
+    }
+    t->nmsend = kept;
+    return rc;
+}
+
+static int mpi_send(cg_transport *t, const void *buf, size_t bytes, int peer, int tag)
+{
+    if (complete_sends(t, false))
+        return -1;
+    if (t->nmsend == t->msend_cap) {
+        int cap = t->msend_cap ? 2 * t->msend_cap : 8;
+        struct cgn_mpi_send *m = realloc(t->msend, (size_t)cap * sizeof *m);
         if (!m)
-            return cg_error(&t->st, "out of memory keeping a message to itself");
-        t->self = m;
-        t->self_cap = cap;
+            return cg_error(&t->st, "send: out of memory for %d held sends", cap);
+        t->msend = m;
+        t->msend_cap = cap;
     }
-    struct cgn_self_msg msg = {NULL, bytes, tag};
-    if (CUDA_CALL(t, cudaMalloc(&msg.buf, bytes)))
-        return -1;
-    if (CUDA_CALL(t, cudaMemcpyAsync(msg.buf, buf, bytes, cudaMemcpyDefault, t->stream)) ||
+    void *copy = malloc(bytes);
+    if (!copy)
+        return cg_error(&t->st, "send: out of memory for a %zu-byte copy", bytes);
+    /* the stream's copy, then its wait: the same order as every entry's work */
+    if (CUDA_CALL(t, cudaMemcpyAsync(copy, buf, bytes, cudaMemcpyDefault, t->stream)) ||
         cgn_finish(t, NULL, NULL, 0)) {
-        cudaFree(msg.buf);
+        free(copy);
         return -1;
     }
-    t->self[t->nself++] = msg;
+    int rc = MPI_Isend(copy, (int)bytes, MPI_BYTE, peer, tag, t->comm, &t->msend[t->nmsend].req);
+    if (rc != MPI_SUCCESS) {
+        free(copy);
+        return mpi_failed(t, "MPI_Isend", rc);
+    }
+    t->msend[t->nmsend++].copy = copy;
     return 0;
 }
 
-/* Hands the oldest kept message with this tag to buf. */
-static int take_self(cg_transport *t, void *buf, size_t bytes, int tag)
+/* A longer message than expected fails inside MPI_Recv (truncation); a
+ * shorter one is accepted by MPI, so the count is compared here. */
+static int mpi_recv(cg_transport *t, void *buf, size_t bytes, int peer, int tag)
 {
-    int i = 0;
-    while (i < t->nself && t->self[i].tag != tag)
-        i++;
-    if (i == t->nself)
-        return cg_error(&t->st,
-                        "recv from rank %d (itself) tag %d: no such message was sent, so it "
-                        "would wait forever",
-                        t->rank, tag);
-    struct cgn_self_msg msg = t->self[i];
-    if (msg.bytes != bytes)
-        return cg_error(&t->st, "recv from rank %d (itself) tag %d: expected %zu bytes, got %zu",
-                        t->rank, tag, bytes, msg.bytes);
-    memmove(t->self + i, t->self + i + 1, (size_t)(t->nself - i - 1) * sizeof *t->self);
-    t->nself--;
-    int rc = CUDA_CALL(t, cudaMemcpyAsync(buf, msg.buf, bytes, cudaMemcpyDefault, t->stream)) ||
-             cgn_finish(t, NULL, NULL, 0);
-    cudaFree(msg.buf);
+    bool dev = cgn_on_device(buf);
+    void *host = dev ? malloc(bytes) : buf;
+    if (!host)
+        return cg_error(&t->st, "recv: out of memory for a %zu-byte copy", bytes);
+    MPI_Status st;
+    int got = 0, rc = MPI_Recv(host, (int)bytes, MPI_BYTE, peer, tag, t->comm, &st);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Get_count(&st, MPI_BYTE, &got);
+    if (rc != MPI_SUCCESS)
+        rc = mpi_failed(t, "MPI_Recv", rc);
+    else if ((size_t)got != bytes)
+        rc = cg_error(&t->st, "recv from rank %d tag %d: expected %zu bytes, got %d", peer, tag,
+                      bytes, got);
+    else if (dev && (CUDA_CALL(t, cudaMemcpyAsync(buf, host, bytes, cudaMemcpyHostToDevice, t->stream)) ||
+                     cgn_finish(t, NULL, NULL, 0)))
+        rc = -1;
+    if (dev)
+        free(host);
     return rc ? -1 : 0;
 }
 
-/* Copies a message to another rank into the outbox (cudaMemcpyDefault takes
- * host or device memory). */
-static int hold_send(cg_transport *t, const void *buf, size_t count, size_t es,
-                     ncclDataType_t type, int peer)
-{
-    if (t->nout == t->out_cap) {
-        int cap = t->out_cap ? 2 * t->out_cap : 8;
-        struct cgn_outgoing *m = realloc(t->out, (size_t)cap * sizeof *m);
-        if (!m)
-            return cg_error(&t->st, "out of memory holding a send");
-        t->out = m;
-        t->out_cap = cap;
-    }
-    struct cgn_outgoing msg = {NULL, count, type, peer};
-    if (CUDA_CALL(t, cudaMalloc(&msg.buf, count * es)))
-        return -1;
-    if (CUDA_CALL(t, cudaMemcpyAsync(msg.buf, buf, count * es, cudaMemcpyDefault, t->stream)) ||
-        cgn_finish(t, NULL, NULL, 0)) {
-        cudaFree(msg.buf);
-        return -1;
-    }
-    t->out[t->nout++] = msg;
-    return 0;
-}
-
-/* Inside an open group: every held send, in the order they were made. */
-static int issue_held_sends(cg_transport *t)
-{
-    int rc = 0;
-    for (int i = 0; rc == 0 && i < t->nout; i++)
-        rc = NCCL_CALL(t, ncclSend(t->out[i].buf, t->out[i].count, t->out[i].type,
-                                   t->out[i].peer, t->nccl, t->stream));
-    return rc;
-}
-
-/* COLLGRAD_NCCL_P2P_GROUPS=each (an experiment, not a mode to rely on): each
- * held send goes in a group of its own, enqueued and not waited for, before
- * the recv's group, instead of all in the recv's group. A program whose peer
- * receives and sends in separate groups then sees the same grouping on both
- * sides; a ring whose messages exceed NCCL's buffers may wait instead. Kept to
- * tell on a GPU whether the grouping is what makes cases/rpc-design wait at
- * W=2 over NCCL 2.28.3 (README, Measured on a GPU; gpu-check's p2p lane). */
-static bool sends_alone(void)
-{
-    const char *v = getenv("COLLGRAD_NCCL_P2P_GROUPS");
-    return v && strcmp(v, "each") == 0;
-}
-
-static int issue_sends_alone(cg_transport *t)
-{
-    for (int i = 0; i < t->nout; i++) {
-        if (NCCL_CALL(t, ncclGroupStart()))
-            return -1;
-        int rc = NCCL_CALL(t, ncclSend(t->out[i].buf, t->out[i].count, t->out[i].type, t->out[i].peer,
-                                       t->nccl, t->stream));
-        if (cgn_group_end(t, rc))
-            return -1;
-    }
-    return 0;
-}
-
-/* After the group that carried them has finished (or failed: a failed
- * transport is not used again). */
-static void drop_held_sends(cg_transport *t)
-{
-    for (int i = 0; i < t->nout; i++)
-        cudaFree(t->out[i].buf);
-    t->nout = 0;
-}
-
-int cgn_flush_sends(cg_transport *t)
-{
-    if (t->nout == 0)
-        return 0;
-    int rc;
-    if (sends_alone())
-        rc = issue_sends_alone(t) ? -1 : cgn_finish(t, NULL, NULL, 0);
-    else if (NCCL_CALL(t, ncclGroupStart()))
-        return -1;
-    else
-        rc = cgn_group_end(t, issue_held_sends(t)) ? -1 : cgn_finish(t, NULL, NULL, 0);
-    drop_held_sends(t);
-    return rc;
-}
-
-void cgn_drop_self_messages(cg_transport *t)
-{
-    for (int i = 0; i < t->nself; i++)
-        cudaFree(t->self[i].buf);
-    free(t->self);
-    t->self = NULL;
-    t->nself = t->self_cap = 0;
-    drop_held_sends(t);
-    free(t->out);
-    t->out = NULL;
-    t->out_cap = 0;
-}
-
+/* A message to this rank itself is kept on the device either way (the
+ * grouped file's queue): an MPI send to itself would complete only once
+ * received, so a program's unreceived one would hold settle forever. */
 int cgn_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag)
 {
-    ncclDataType_t type = ncclFloat32;
-    size_t es = 0;
-    if (check_p2p(t, dt, peer, tag, &type, &es))
+    if (t->p2p_nccl || peer == t->rank)
+        return cgn_grouped_send(t, buf, count, dt, peer, tag);
+    size_t bytes = 0;
+    if (check_p2p(t, count, dt, peer, tag, &bytes))
         return -1;
-    if (count == 0)
-        return 0;
-    if (peer == t->rank)
-        return keep_self(t, buf, count * es, tag);
-    return hold_send(t, buf, count, es, type, peer);
+    return bytes ? mpi_send(t, buf, bytes, peer, tag) : 0;
 }
 
 int cgn_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag)
 {
-    ncclDataType_t type = ncclFloat32;
-    size_t es = 0;
-    void *d;
-    if (check_p2p(t, dt, peer, tag, &type, &es))
+    if (t->p2p_nccl || peer == t->rank)
+        return cgn_grouped_recv(t, buf, count, dt, peer, tag);
+    size_t bytes = 0;
+    if (check_p2p(t, count, dt, peer, tag, &bytes))
         return -1;
-    if (count == 0)
-        return 0;
-    if (peer == t->rank)
-        return take_self(t, buf, count * es, tag);
-    bool alone = sends_alone();
-    if (cgn_dev_out(t, buf, count * es, &d) || (alone && issue_sends_alone(t)) ||
-        NCCL_CALL(t, ncclGroupStart()))
-        return -1; /* the held sends are freed with the transport, as before any was issued */
-    int rc = alone ? 0 : issue_held_sends(t);
-    if (rc == 0)
-        rc = NCCL_CALL(t, ncclRecv(d, count, type, peer, t->nccl, t->stream));
-    rc = cgn_group_end(t, rc) ? -1 : cgn_finish(t, buf, d, count * es);
-    drop_held_sends(t);
-    return rc;
+    return bytes ? mpi_recv(t, buf, bytes, peer, tag) : 0;
+}
+
+int cgn_before_entry(cg_transport *t)
+{
+    return t->p2p_nccl ? cgn_grouped_flush(t) : complete_sends(t, false);
+}
+
+int cgn_flush_sends(cg_transport *t)
+{
+    return t->p2p_nccl ? cgn_grouped_flush(t) : complete_sends(t, true);
+}
+
+/* Never waits: settle has waited for every send of a program that ran to its
+ * end, and a send of one that stopped early may never be received. */
+void cgn_drop_sends(cg_transport *t)
+{
+    if (!t->broken)
+        complete_sends(t, false);
+    free(t->msend); /* the copies of sends still in flight stay allocated (ownership note) */
+    t->msend = NULL;
+    t->nmsend = t->msend_cap = 0;
+    cgn_grouped_drop(t);
 }

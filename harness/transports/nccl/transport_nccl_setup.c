@@ -79,7 +79,7 @@ int cgn_group_end(cg_transport *t, int rc)
 
 /* ---- staging ------------------------------------------------------------------ */
 
-static bool on_device(const void *p)
+bool cgn_on_device(const void *p)
 {
     struct cudaPointerAttributes a;
     if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
@@ -110,7 +110,7 @@ int cgn_dev_in(cg_transport *t, const void *p, size_t bytes, const void **out)
 {
     void *d = NULL;
     *out = p;
-    if (!p || bytes == 0 || on_device(p))
+    if (!p || bytes == 0 || cgn_on_device(p))
         return 0;
     if (stage_buffer(t, 0, bytes, &d) ||
         CUDA_CALL(t, cudaMemcpyAsync(d, p, bytes, cudaMemcpyHostToDevice, t->stream)))
@@ -122,7 +122,7 @@ int cgn_dev_in(cg_transport *t, const void *p, size_t bytes, const void **out)
 int cgn_dev_out(cg_transport *t, void *p, size_t bytes, void **out)
 {
     *out = p;
-    if (!p || bytes == 0 || on_device(p))
+    if (!p || bytes == 0 || cgn_on_device(p))
         return 0;
     return stage_buffer(t, 1, bytes, out);
 }
@@ -291,6 +291,13 @@ static int setup(cg_transport *t)
     if (MPI_Comm_rank(t->comm, &t->rank) != MPI_SUCCESS ||
         MPI_Comm_size(t->comm, &t->world) != MPI_SUCCESS)
         return cg_error(&t->st, "MPI_Comm_rank/MPI_Comm_size failed");
+    /* send and recv go over this communicator (transport_nccl_p2p.c): a failing
+     * call must come back as an error, not end the process; a group's split
+     * inherits it */
+    if (MPI_Comm_set_errhandler(t->comm, MPI_ERRORS_RETURN) != MPI_SUCCESS)
+        return cg_error(&t->st, "MPI_Comm_set_errhandler failed");
+    if (cgn_p2p_mode(t, &t->p2p_nccl))
+        return -1;
     ncclUniqueId id;
     if (agree(t, claim_device(t) == 0, "to set up its GPU") || share_unique_id(t, &id))
         return -1;
@@ -307,7 +314,7 @@ void cgn_destroy(cg_transport *t)
         ncclCommAbort(t->nccl); /* after a failure, destroy could wait on dead peers */
     else if (t->nccl)
         ncclCommDestroy(t->nccl);
-    cgn_drop_self_messages(t);
+    cgn_drop_sends(t);
     for (int s = 0; s < 2; s++)
         if (t->stage[s])
             cudaFree(t->stage[s]);
@@ -356,7 +363,7 @@ cg_transport *cgn_split(cg_transport *t, int color, int key, const char **err)
     MPI_Comm comm = MPI_COMM_NULL;
     ncclComm_t nccl = NULL;
     *err = why;
-    if (cgn_flush_sends(t) != 0) { /* as every entry but send and recv */
+    if (cgn_before_entry(t) != 0) { /* as every entry but send and recv */
         snprintf(why, sizeof why, "%s", t->st.msg);
         return NULL;
     }
@@ -387,7 +394,7 @@ cg_transport *cgn_split(cg_transport *t, int color, int key, const char **err)
         snprintf(why, sizeof why, "out of memory");
         return NULL;
     }
-    *g = (cg_transport){.comm = comm, .nccl = nccl, .device = t->device};
+    *g = (cg_transport){.comm = comm, .nccl = nccl, .device = t->device, .p2p_nccl = t->p2p_nccl};
     if (MPI_Comm_rank(comm, &g->rank) != MPI_SUCCESS ||
         MPI_Comm_size(comm, &g->world) != MPI_SUCCESS)
         cg_error(&g->st, "MPI_Comm_rank/MPI_Comm_size failed");
