@@ -11,6 +11,7 @@
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_ops.h"
@@ -242,16 +243,24 @@ static void test_all_to_all_p2p(cg_tp *tp, cg_dtype dt)
         put(dt, sendb, k, block_value(g_rank, k));
         want[k] = block_value(prev, k);
     }
-    for (int pass = 0; pass < 2; pass++) /* rank 0 sends first, the others receive first */
-        if ((pass == 0) == (g_rank == 0))
-            check(cg_tp_send(tp, SITE, buf(sendb), 5, dt, next, 7) == 0, "send: %s", tp->st.msg);
-        else
-            check(cg_tp_recv(tp, SITE, buf(recvb), 5, dt, prev, 7) == 0, "recv: %s", tp->st.msg);
-    pull(recvb);
-    expect("ring", dt, recvb, 5, false);
+    /* rank 0 sends first, the others receive first: over NCCL's grouped point
+     * to point (COLLGRAD_NCCL_P2P=nccl) rank 0's group {send, recv} meets its
+     * peers' recv, then send: undefined in NCCL (NVIDIA/nccl#1279), a wait on
+     * NCCL 2.28.3 and in the emulation, so that path skips it */
+    const char *p2p = getenv("COLLGRAD_NCCL_P2P");
+    if (!(p2p && strcmp(p2p, "nccl") == 0 && g_world > 1)) {
+        for (int pass = 0; pass < 2; pass++)
+            if ((pass == 0) == (g_rank == 0))
+                check(cg_tp_send(tp, SITE, buf(sendb), 5, dt, next, 7) == 0, "send: %s", tp->st.msg);
+            else
+                check(cg_tp_recv(tp, SITE, buf(recvb), 5, dt, prev, 7) == 0, "recv: %s", tp->st.msg);
+        pull(recvb);
+        expect("ring", dt, recvb, 5, false);
+    }
 
     /* every rank sends before it receives: a plain ring of ncclSend would wait
-     * forever, the held sends go out in one group with the recv */
+     * forever; over MPI the sends are buffered, over NCCL the held sends go out
+     * in one group with the recv */
     fill(dt, recvb, SENTINEL);
     check(cg_tp_send(tp, SITE, buf(sendb), 5, dt, next, 8) == 0, "send first: %s", tp->st.msg);
     check(cg_tp_recv(tp, SITE, buf(recvb), 5, dt, prev, 8) == 0, "recv second: %s", tp->st.msg);

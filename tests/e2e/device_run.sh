@@ -3,10 +3,12 @@
 # (tensors on the GPU, --device cuda implied) at W = 1 and 2, against the
 # oracle on the CPU. Every job must pass, the emulations' rules= expectations
 # included (c10d 20/30 and 4/9 for issue 58005, torch-nn 12/18, gatherlayer
-# 6/9), and the report must say "device": "cuda". send_recv_ring is in: the
-# transport holds sends back until the next recv, so a ring where every rank
-# sends first completes over NCCL as it does in PyTorch (README). Runs wherever a CUDA device is usable: a GPU, or the emulated
-# build (tests/cuda_emu); elsewhere it exits 77 (ctest: skipped).
+# 6/9), and the report must say "device": "cuda". send and recv move over
+# MPI (transport_nccl_p2p.c), so rpc-design's ping-pongs and a ring where every
+# rank sends first both complete; over NCCL's grouped point to point
+# (COLLGRAD_NCCL_P2P=nccl) the ping-pong waits, in the emulation as on NCCL
+# 2.28.3. Runs wherever a CUDA device is usable: a GPU, or the emulated build
+# (tests/cuda_emu); elsewhere it exits 77 (ctest: skipped).
 . "$(dirname "$0")/common.bash"
 
 C="$SRC/cases"
@@ -45,7 +47,22 @@ expect_exit 1 -- "$BIN" --transport nccl --world 2 --rules c10d --timeout 120 \
   "$C/pytorch-58005/allreduce_sum_square.case"
 expect_grep "fail per_rank\(x\) rank 0 rules=c10d: expected \[40\] observed \[20\]" "$TMP/out"
 expect_grep "diagnosis: .*c10d" "$TMP/out"
-finish
+
+# send and recv (transport_nccl_p2p.c): over MPI by default, the ping-pong and
+# rpc_add's two sends pass at W = 2 and 4; over NCCL's grouped point to point,
+# rank 0's group {send to 1, recv from 1} against rank 1's recv, then send
+# waits (NVIDIA/nccl#1279; seen on NCCL 2.28.3 and modelled by the emulation)
+P2P="$SRC/tests/data/nccl_p2p"
+for w in 2 4; do
+  expect_exit 0 -- env COLLGRAD_NCCL_SHARE_GPU=1 "$BIN" --transport nccl --world "$w" --timeout 60 "$P2P"
+  expect_grep "^100% cases passed \(2 of 2\)" "$TMP/out"
+done
+expect_exit 3 -- env COLLGRAD_NCCL_SHARE_GPU=1 COLLGRAD_NCCL_P2P=nccl "$BIN" --transport nccl --world 2 \
+  --timeout 5 "$P2P/pingpong.case"
+expect_grep "killed after the 5 s deadline: .*0.* waits? in recv #3 \(forward\)" "$TMP/out"
+expect_exit 3 -- env COLLGRAD_NCCL_SHARE_GPU=1 COLLGRAD_NCCL_P2P=bogus "$BIN" --transport nccl --world 2 --timeout 60 \
+  "$P2P/pingpong.case"
+expect_grep "COLLGRAD_NCCL_P2P: expected mpi or nccl, got 'bogus'" "$TMP/out"
 
 # the bench on the device (issue 37 item 1): x, y, the gradients and the raw
 # buffers live in device memory, so its peak device bytes per rank are the
@@ -67,3 +84,4 @@ else:
     assert r["peak_device_bytes"] is None, r
 PY
 done
+finish

@@ -10,6 +10,9 @@
  * then waits for the sends and receives. Sends are synchronous (Issend, so a
  * lone send is MPI_Ssend): like NCCL's, a send completes only when its
  * receiver takes it, so a program whose ranks all send first hangs here too.
+ * A group moves no data before the send of each of its receives has been
+ * posted (emu_nccl_run.cpp), so a group that pairs a send and a receive the
+ * peer puts in separate groups hangs too (NCCL leaves it undefined).
  * A receive of another size than its send is reported (NCCL would not say).
  * The arithmetic is in emu_nccl_run.cpp. Everything completes inside the
  * call: nothing is left on the stream, so ncclCommGetAsyncError always says

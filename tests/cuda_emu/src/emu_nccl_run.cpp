@@ -208,9 +208,27 @@ ncclResult_t run(const std::vector<op> &ops)
         return fail(ncclUnhandledCudaError, "a CUDA error is pending: %s",
                     cudaGetErrorString(cg_emu_sticky()));
     cg_emu_window w;
-    std::vector<MPI_Request> reqs;
+    std::vector<MPI_Request> reqs, announced;
     std::vector<const op *> waits;
     ncclResult_t r = ncclSuccess;
+    /* A group is one fused operation: its data moves only once the send of
+     * every receive in it has been posted in the sender's group. Each send
+     * announces itself to its receiver (an empty message, tag 1) and each
+     * receive waits for that announcement first, so a group {send to 1, recv
+     * from 1} against a peer that receives, then sends in a later group waits
+     * forever here, as it did on NCCL 2.28.3 (NVIDIA/nccl#1279: undefined). */
+    for (const op &o : ops) {
+        MPI_Request q;
+        int rc = MPI_SUCCESS;
+        if (o.k == SEND && (rc = MPI_Isend(NULL, 0, MPI_BYTE, o.root, 1, o.comm->comm, &q)) == MPI_SUCCESS)
+            announced.push_back(q);
+        if (rc == MPI_SUCCESS && o.k == RECV)
+            rc = MPI_Recv(NULL, 0, MPI_BYTE, o.root, 1, o.comm->comm, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            MPI_Waitall((int)announced.size(), announced.data(), MPI_STATUSES_IGNORE);
+            return mpi_fail(o, rc);
+        }
+    }
     for (const op &o : ops) {
         if (o.k != SEND && o.k != RECV)
             continue;
@@ -242,6 +260,9 @@ ncclResult_t run(const std::vector<op> &ops)
     }
     if (rc != MPI_SUCCESS && r == ncclSuccess && !reqs.empty())
         r = mpi_fail(*waits[0], rc);
+    if (MPI_Waitall((int)announced.size(), announced.data(), MPI_STATUSES_IGNORE) != MPI_SUCCESS &&
+        r == ncclSuccess)
+        r = fail(ncclSystemError, "a send's announcement (MPI_Waitall) failed");
     return r;
 }
 
