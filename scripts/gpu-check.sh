@@ -12,7 +12,8 @@
 #             elements), cudatest_graph, cudatest_local; cudatest_nccl at W = 1, 2
 #   cases     every built-in case over --transport nccl (tensors on the GPU) at W = 1, 2, 4;
 #             the bf16 and f16 cases at W = 2; cases/subgroups at W = 3, 4
-#   p2p       probes of the send/recv wait seen at W = 2 on NCCL 2.28.3 (tests/data/nccl_p2p)
+#   p2p       send/recv over MPI (the default) on the probes of tests/data/nccl_p2p and
+#             the rings; over NCCL's grouped point to point, the ping-pong that waited
 #   faults    the fault table over nccl (scripts/fault-table.sh, --device cpu: the data
 #             faults rewrite host buffers)
 #   memcheck  compute-sanitizer --tool memcheck over one small run (W = 1)
@@ -29,6 +30,7 @@
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bundle="" build="" out="$root/out" bench_min=1M bench_max=1G bench_iters=3
+bench_colls="all_reduce all_gather reduce_scatter broadcast all_to_all"
 budget="${CG_GPU_CHECK_BUDGET:-500}"
 only="env kernels cases p2p faults memcheck torch usercode bench"
 while [ $# -gt 0 ]; do
@@ -39,6 +41,7 @@ while [ $# -gt 0 ]; do
     --bench-min) bench_min="$2"; shift 2 ;;
     --bench-max) bench_max="$2"; shift 2 ;;
     --bench-iters) bench_iters="$2"; shift 2 ;;
+    --bench-colls) bench_colls="$2"; shift 2 ;;  # a subset of the five, for a rerun
     --only) only="$2"; shift 2 ;;  # a subset of the steps above, for a rerun
     *) echo "gpu-check: unknown argument $1" >&2; exit 3 ;;
   esac
@@ -137,44 +140,27 @@ lane_groups() {
   done
 }
 
-# A finding of the first device run (2026-11-27, NCCL 2.28.3, H100, ranks
-# sharing the GPU over NCCL's network path): cases/rpc-design's rpc_add and
-# rpc_unused_result wait forever at W=2 and pass at W=4. This lane narrows it
-# down (tests/data/nccl_p2p: a ping-pong, rpc_add's two sends without its
-# arithmetic), with NCCL's own log of the smallest; its exits are evidence,
-# not a verdict ("[probe exit N]"): the cases lane fails on the wait itself.
+# send and recv: over MPI by default (transport_nccl_p2p.c), which must pass the
+# probes of tests/data/nccl_p2p (rpc_add's shape: a ping-pong, two sends) and the
+# rings; over NCCL's grouped point to point (COLLGRAD_NCCL_P2P=nccl) the
+# ping-pong waited at W = 2 on NCCL 2.28.3 (H100 and H200): those exits are
+# evidence, not a verdict ("[probe exit N]").
 lane_p2p() {
-  local f="$logs/lane-p2p.txt" rc d="$root/tests/data/nccl_p2p"
-  for probe in "pingpong 2" "two_sends 2" "pingpong 4" "two_sends 4"; do
+  local f="$logs/lane-p2p.txt" rc d="$root/tests/data/nccl_p2p" ring="$C/collectives"
+  for probe in "$d/pingpong.case 2" "$d/two_sends.case 2" "$d/pingpong.case 4" "$d/two_sends.case 4" \
+               "$C/rpc-design/rpc_add.case 2" "$ring/send_recv_ring.case 2" "$ring/send_recv_ring.case 3" \
+               "$ring/send_recv_ring_large.case 3"; do
     set -- $probe
-    run "p2p-$1-w$2" 30 "$BIN" --transport nccl --world "$2" --timeout 10 "$d/$1.case"; rc=$?
-    say "$f" "p2p probe $1 W=$2: $(cases_line "p2p-$1-w$2" $rc) $(grep -m1 -E 'wait|stopped' "$logs/p2p-$1-w$2.log" | sed 's/^ *//' | cut -c1-160) [probe exit $rc]"
+    local name="p2p-$(basename "$1" .case)-w$2"
+    run "$name" 40 "$BIN" --transport nccl --world "$2" --timeout 20 "$1"; rc=$?
+    say "$f" "send/recv over MPI, $(basename "$1" .case) W=$2: $(cases_line "$name" $rc) [exit $rc]"
   done
-  # the experiment: each held send in a group of its own (transport_nccl_p2p.c); the
-  # ring waits under it in the emulation (a send completes only once received)
-  for probe in "pingpong.case 2" "two_sends.case 2" "../../../cases/rpc-design/rpc_add.case 2" \
-               "../../../cases/collectives/send_recv_ring.case 2" \
-               "../../../cases/collectives/send_recv_ring.case 3"; do
+  for probe in "$d/pingpong.case 2" "$ring/send_recv_ring.case 3"; do
     set -- $probe
-    local name="each-$(basename "$1" .case)-w$2"
-    COLLGRAD_NCCL_P2P_GROUPS=each run "p2p-$name" 30 "$BIN" --transport nccl --world "$2" --timeout 10 \
-      "$d/$1"; rc=$?
-    say "$f" "p2p probe $name (COLLGRAD_NCCL_P2P_GROUPS=each): $(cases_line "p2p-$name" $rc) [probe exit $rc]"
+    local name="p2p-grouped-$(basename "$1" .case)-w$2"
+    COLLGRAD_NCCL_P2P=nccl run "$name" 30 "$BIN" --transport nccl --world "$2" --timeout 10 "$1"; rc=$?
+    say "$f" "send/recv over NCCL (COLLGRAD_NCCL_P2P=nccl), $(basename "$1" .case) W=$2: $(cases_line "$name" $rc) $(grep -m1 -E 'wait|stopped' "$logs/$name.log" | sed 's/^ *//' | cut -c1-120) [probe exit $rc]"
   done
-  # NCCL (2.22 and later) connects point to point lazily, at a pair's first exchange inside
-  # ncclGroupEnd, which needs the peer there too (NVIDIA/nccl#783); NCCL_RUNTIME_CONNECT=0
-  # connects every channel at init instead: if the probes pass under it, the wait is the
-  # lazy connect of rank 0's group {send, send, recv} against rank 1's {recv}
-  for probe in "pingpong.case 2" "../../../cases/rpc-design/rpc_add.case 2"; do
-    set -- $probe
-    local name="initconnect-$(basename "$1" .case)-w$2"
-    NCCL_RUNTIME_CONNECT=0 run "p2p-$name" 30 "$BIN" --transport nccl --world "$2" --timeout 10 \
-      "$d/$1"; rc=$?
-    say "$f" "p2p probe $name (NCCL_RUNTIME_CONNECT=0): $(cases_line "p2p-$name" $rc) [probe exit $rc]"
-  done
-  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P,NET,PROXY run p2p-pingpong-w2-nccl-debug 30 \
-    "$BIN" --transport nccl --world 2 --timeout 10 "$d/pingpong.case"; rc=$?
-  say "$f" "p2p probe pingpong W=2 with NCCL_DEBUG=INFO: $(grep -c 'NCCL INFO' "$logs/p2p-pingpong-w2-nccl-debug.log") NCCL lines in p2p-pingpong-w2-nccl-debug.log [probe exit $rc]"
 }
 
 lane_faults() {
@@ -260,7 +246,7 @@ PY
 
 bench() {
   local f="$logs/lane-bench.txt" rc
-  for c in all_reduce all_gather reduce_scatter broadcast all_to_all; do
+  for c in $bench_colls; do
     run "bench-$c" 75 "$BIN" bench -t nccl -W 2 -c "$c" -b "$bench_min" -e "$bench_max" -f 4 \
       -n "$bench_iters" -w 1 \
       --json "$logs/bench-$c.json"; rc=$?
