@@ -36,6 +36,8 @@ struct cg_transport {
 /* "<function> failed: <NCCL's or CUDA's text>" from the text of the call. */
 int cgn_nccl_check(cg_transport *t, const char *call, ncclResult_t r);
 int cgn_cuda_check(cg_transport *t, const char *call, cudaError_t e);
+/* NCCL's last message for the communicator after ": " (*sep), or "" and "". */
+const char *cgn_detail(const cg_transport *t, const char **sep);
 #define NCCL_CALL(t, call) cgn_nccl_check((t), #call, (call))
 #define CUDA_CALL(t, call) cgn_cuda_check((t), #call, (call))
 /* NCCL's type and element size for dt. */
@@ -46,7 +48,7 @@ int cgn_check_rank(cg_transport *t, const char *what, int r);
  * message. */
 int cgn_group_end(cg_transport *t, int rc);
 
-/* ---- device views of the caller's buffers ------------------------------------ */
+/* ---- device views of the caller's buffers (transport_nccl_stage.c) ------------ */
 
 /* Device or managed memory (NCCL can use it); false for host memory. */
 bool cgn_on_device(const void *p);
