@@ -45,17 +45,15 @@ int cgn_p2p_mode(cg_transport *t, bool *over_nccl)
     return 0;
 }
 
-static int check_p2p(cg_transport *t, size_t count, cgt_dtype dt, int peer, int tag, size_t *bytes)
+static int check_p2p(cg_transport *t, size_t count, cgt_dtype dt, int peer, int tag, size_t *es)
 {
     ncclDataType_t type;
-    size_t es = 0;
-    if (cgn_type(t, dt, &type, &es) || cgn_check_rank(t, "peer", peer))
+    if (cgn_type(t, dt, &type, es) || cgn_check_rank(t, "peer", peer))
         return -1;
     if (tag < 0 || tag >= 32768)
         return cg_error(&t->st, "tag %d outside 0..32767", tag);
-    if (count > (size_t)INT_MAX / es)
-        return cg_error(&t->st, "a message of %zu elements is over MPI's int count of bytes", count);
-    *bytes = count * es;
+    if (count > (size_t)INT_MAX)
+        return cg_error(&t->st, "a message of %zu elements is over MPI's int count", count);
     return 0;
 }
 
@@ -89,7 +87,17 @@ static int complete_sends(cg_transport *t, bool wait)
     return rc;
 }
 
-static int mpi_send(cg_transport *t, const void *buf, size_t bytes, int peer, int tag)
+/* MPI's element of es bytes (the counts are elements, as the mpi transport's:
+ * up to INT_MAX of them); the caller frees it once the call is posted. */
+static int element_type(cg_transport *t, size_t es, MPI_Datatype *type)
+{
+    int rc = MPI_Type_contiguous((int)es, MPI_BYTE, type);
+    if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(type)) != MPI_SUCCESS)
+        MPI_Type_free(type);
+    return rc == MPI_SUCCESS ? 0 : mpi_failed(t, "MPI_Type_contiguous", rc);
+}
+
+static int mpi_send(cg_transport *t, const void *buf, size_t count, size_t es, int peer, int tag)
 {
     if (complete_sends(t, false))
         return -1;
@@ -101,16 +109,19 @@ static int mpi_send(cg_transport *t, const void *buf, size_t bytes, int peer, in
         t->msend = m;
         t->msend_cap = cap;
     }
+    size_t bytes = count * es;
     void *copy = malloc(bytes);
     if (!copy)
         return cg_error(&t->st, "send: out of memory for a %zu-byte copy", bytes);
+    MPI_Datatype type;
     /* the stream's copy, then its wait: the same order as every entry's work */
     if (CUDA_CALL(t, cudaMemcpyAsync(copy, buf, bytes, cudaMemcpyDefault, t->stream)) ||
-        cgn_finish(t, NULL, NULL, 0)) {
+        cgn_finish(t, NULL, NULL, 0) || element_type(t, es, &type)) {
         free(copy);
         return -1;
     }
-    int rc = MPI_Isend(copy, (int)bytes, MPI_BYTE, peer, tag, t->comm, &t->msend[t->nmsend].req);
+    int rc = MPI_Isend(copy, (int)count, type, peer, tag, t->comm, &t->msend[t->nmsend].req);
+    MPI_Type_free(&type); /* a posted send keeps what it needs */
     if (rc != MPI_SUCCESS) {
         free(copy);
         return mpi_failed(t, "MPI_Isend", rc);
@@ -121,21 +132,29 @@ static int mpi_send(cg_transport *t, const void *buf, size_t bytes, int peer, in
 
 /* A longer message than expected fails inside MPI_Recv (truncation); a
  * shorter one is accepted by MPI, so the count is compared here. */
-static int mpi_recv(cg_transport *t, void *buf, size_t bytes, int peer, int tag)
+static int mpi_recv(cg_transport *t, void *buf, size_t count, size_t es, int peer, int tag)
 {
+    size_t bytes = count * es;
     bool dev = cgn_on_device(buf);
     void *host = dev ? malloc(bytes) : buf;
+    MPI_Datatype type;
     if (!host)
         return cg_error(&t->st, "recv: out of memory for a %zu-byte copy", bytes);
+    if (element_type(t, es, &type)) {
+        if (dev)
+            free(host);
+        return -1;
+    }
     MPI_Status st;
-    int got = 0, rc = MPI_Recv(host, (int)bytes, MPI_BYTE, peer, tag, t->comm, &st);
+    int got = 0, rc = MPI_Recv(host, (int)count, type, peer, tag, t->comm, &st);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Get_count(&st, MPI_BYTE, &got);
+        rc = MPI_Get_count(&st, type, &got);
+    MPI_Type_free(&type);
     if (rc != MPI_SUCCESS)
         rc = mpi_failed(t, "MPI_Recv", rc);
-    else if ((size_t)got != bytes)
-        rc = cg_error(&t->st, "recv from rank %d tag %d: expected %zu bytes, got %d", peer, tag,
-                      bytes, got);
+    else if (got == MPI_UNDEFINED || (size_t)got != count)
+        rc = cg_error(&t->st, "recv from rank %d tag %d: expected %zu elements, got %s", peer, tag,
+                      count, got == MPI_UNDEFINED ? "a partial element" : "fewer");
     else if (dev && (CUDA_CALL(t, cudaMemcpyAsync(buf, host, bytes, cudaMemcpyHostToDevice, t->stream)) ||
                      cgn_finish(t, NULL, NULL, 0)))
         rc = -1;
@@ -151,20 +170,20 @@ int cgn_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int p
 {
     if (t->p2p_nccl || peer == t->rank)
         return cgn_grouped_send(t, buf, count, dt, peer, tag);
-    size_t bytes = 0;
-    if (check_p2p(t, count, dt, peer, tag, &bytes))
+    size_t es = 0;
+    if (check_p2p(t, count, dt, peer, tag, &es))
         return -1;
-    return bytes ? mpi_send(t, buf, bytes, peer, tag) : 0;
+    return count ? mpi_send(t, buf, count, es, peer, tag) : 0;
 }
 
 int cgn_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag)
 {
     if (t->p2p_nccl || peer == t->rank)
         return cgn_grouped_recv(t, buf, count, dt, peer, tag);
-    size_t bytes = 0;
-    if (check_p2p(t, count, dt, peer, tag, &bytes))
+    size_t es = 0;
+    if (check_p2p(t, count, dt, peer, tag, &es))
         return -1;
-    return bytes ? mpi_recv(t, buf, bytes, peer, tag) : 0;
+    return count ? mpi_recv(t, buf, count, es, peer, tag) : 0;
 }
 
 int cgn_before_entry(cg_transport *t)
