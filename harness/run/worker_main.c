@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <mpi.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,20 @@ static void on_deadline(int sig)
     ssize_t unused = write(STDERR_FILENO, msg, sizeof msg - 1);
     (void)unused;
     _exit(CG_EXIT_INFRA);
+}
+
+/* What this rank says before it stops: on stderr and on its board slot
+ * (cg_board_say), so the launcher reads it with the rank's end. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    cg_board_say(line);
 }
 
 /* Rank 0's share of a job: label the result, then hand it on. A
@@ -137,7 +152,7 @@ static int receive_bundle(const cg_options *o, bool on_host, cg_board *board, cg
     MPI_Comm_size(MPI_COMM_WORLD, &world);
     if (cg_bundle_receive(o->bundle_file, on_host, &o->limits, set, jobs, njobs, &reader, &st) !=
         0) {
-        fprintf(stderr, "collgrad-check: rank %d: %s\n", rank, st.msg);
+        say("rank %d: %s", rank, st.msg);
         return -1;
     }
     if (!o->board_file)
@@ -146,8 +161,7 @@ static int receive_bundle(const cg_options *o, bool on_host, cg_board *board, cg
     if (world > CG_MAX_WORLD) /* every rank knows the world: all skip alike */
         return 0;
     if (MPI_Gather(&mine, 1, MPI_INT, seen, 1, MPI_INT, reader, MPI_COMM_WORLD) != MPI_SUCCESS) {
-        fprintf(stderr, "collgrad-check: rank %d: cannot learn which ranks see the status board\n",
-                rank);
+        say("rank %d: cannot learn which ranks see the status board", rank);
         return -1;
     }
     for (int r = 0; rank == reader && board->base && r < world; r++)
@@ -163,47 +177,50 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         return CG_EXIT_INFRA;
     }
     double t0 = cg_now();
-    int rc = 0, worst = 0, njobs = 0;
+    int rc = 0, worst = 0, njobs = 0, rank = 0, world = 1;
+    cg_board board = {0};
+    cg_status st = CG_STATUS_OK;
+    bool on_host = on_launch_host(o);
+    /* the board first: what the rank says from here on is part of its end */
+    if (MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS ||
+        MPI_Comm_size(MPI_COMM_WORLD, &world) != MPI_SUCCESS) {
+        say("cannot learn this rank's place in MPI_COMM_WORLD");
+        MPI_Abort(MPI_COMM_WORLD, CG_EXIT_INFRA);
+    }
+    if (o->board_file && on_host && cg_board_attach(&board, o->board_file, world, &st) == 0)
+        cg_board_start_rank(&board, rank);
+    else if (o->board_file && on_host) { /* a board that is not ours is bad input, never a SIGBUS later */
+        say("%s", st.msg);
+        rc = CG_EXIT_USAGE;
+    }
     /* a launcher's rank: stdout is the results stream (deliver), and only
      * results go there; whatever else anything prints lands on stderr */
     FILE *results = NULL;
     if (o->worker) {
         int fd = dup(STDOUT_FILENO);
         if (fd < 0 || !(results = fdopen(fd, "w")) || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
-            fprintf(stderr, "collgrad-check: cannot set the results stream aside: %s\n",
-                    strerror(errno));
+            say("cannot set the results stream aside: %s", strerror(errno));
             MPI_Abort(MPI_COMM_WORLD, CG_EXIT_INFRA);
         }
     }
     cg_tp tp;
-    cg_board board = {0};
     cg_job *jobs = NULL;
     cg_report *rep = NULL;
-    cg_status st = CG_STATUS_OK;
     int pre = cg_device_precheck(o, &st);
     if (pre != 0) { /* the launcher checked already; ranks started by hand check here */
-        int rank = 0;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank == 0)
-            fprintf(stderr, "collgrad-check: %s\n", st.msg);
+            say("%s", st.msg);
+        cg_board_close(&board);
         MPI_Finalize();
         return pre;
     }
     if (cg_tp_open(&tp, o->transport, &st) != 0) {
-        fprintf(stderr, "collgrad-check: %s\n", st.msg);
+        say("%s", st.msg);
         MPI_Abort(MPI_COMM_WORLD, CG_EXIT_INFRA);
     }
-    bool on_host = on_launch_host(o);
-    if (o->board_file && on_host && cg_board_attach(&board, o->board_file, tp.world, &st) == 0) {
-        cg_board_start_rank(&board, tp.rank);
-        if (cg_board_watch(&tp) != 0) {
-            fprintf(stderr, "collgrad-check: %s\n", tp.st.msg);
-            rc = CG_EXIT_INFRA;
-        }
-    } else if (o->board_file &&
-               on_host) { /* a board that is not ours is bad input, never a SIGBUS later */
-        fprintf(stderr, "collgrad-check: %s\n", st.msg);
-        rc = CG_EXIT_USAGE;
+    if (board.base && cg_board_watch(&tp) != 0) {
+        say("%s", tp.st.msg);
+        rc = CG_EXIT_INFRA;
     }
     /* collective: every rank takes part whatever went wrong above */
     cg_case_set bundled = {0};
@@ -214,7 +231,7 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         set = &bundled;
     if (!o->worker && cg_preflight_selection(o, set, tp.world, &st) != 0) {
         if (tp.rank == 0) /* every rank finds the same; one says it */
-            fprintf(stderr, "collgrad-check: %s\n", st.msg);
+            say("%s", st.msg);
         rc = CG_EXIT_USAGE;
     }
     cg_fault fault;
@@ -222,26 +239,26 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
     int data_fault = o->inject ? cg_fault_parse(o->inject, &fault, &st) : 1;
     if (data_fault == 0) {
         if (cg_fault_install(&tp, &fault) != 0) {
-            fprintf(stderr, "collgrad-check: %s\n", tp.st.msg);
+            say("%s", tp.st.msg);
             rc = CG_EXIT_INFRA;
         }
     } else if (data_fault < 0 || (o->inject && cg_process_fault_parse(o->inject, &pfault, &st) != 0)) {
-        fprintf(stderr, "collgrad-check: %s\n", st.msg);
+        say("%s", st.msg);
         rc = CG_EXIT_USAGE;
     } else if (o->inject && cg_process_fault_install(&tp, &pfault) != 0) {
-        fprintf(stderr, "collgrad-check: %s\n", tp.st.msg);
+        say("%s", tp.st.msg);
         rc = CG_EXIT_INFRA;
     }
     if (!o->worker)
         signal(SIGALRM, on_deadline);
     if (o->check_sync && cg_check_sync_install(&tp) != 0) {
-        fprintf(stderr, "collgrad-check: %s\n", tp.st.msg);
+        say("%s", tp.st.msg);
         rc = CG_EXIT_INFRA;
     }
     if (!o->bundle_file)
         njobs = cg_jobs_for_world(o, set, tp.world, &jobs);
     if (rc == 0 && njobs < 0) {
-        fprintf(stderr, "collgrad-check: cannot read the job list\n");
+        say("cannot read the job list");
         rc = CG_EXIT_INFRA;
     }
     if (rc == 0 && tp.rank == 0 && (!(rep = cg_report_new("distributed", o->transport, o->rules ? o->rules : "reference",
@@ -250,7 +267,7 @@ int cg_worker_main(const cg_options *o, const cg_case_set *set)
         rc = CG_EXIT_INFRA;
     if (rc == 0 && run_jobs(o, set, jobs, njobs, &tp, data_fault == 0,
                             pfault.kind ? &pfault : NULL, rep, results, &worst) != 0) {
-        fprintf(stderr, "collgrad-check: rank %d: out of memory or MPI failure\n", tp.rank);
+        say("rank %d: out of memory or MPI failure", tp.rank);
         rc = CG_EXIT_INFRA;
     }
     if (rc == 0 && tp.rank == 0 && !o->worker)

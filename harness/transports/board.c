@@ -205,6 +205,20 @@ void cg_board_job(int job, const char *case_name)
     snprintf(my_slot->case_name, sizeof my_slot->case_name, "%s", case_name);
 }
 
+void cg_board_say(const char *line)
+{
+    fprintf(stderr, "collgrad-check: %s\n", line);
+    fflush(stderr);
+    if (!my_slot)
+        return;
+    char *said = my_slot->said;
+    size_t at = strnlen(said, sizeof my_slot->said);
+    const char *sep = at ? "; " : "";
+    if (at + strlen(sep) + strlen(line) >= sizeof my_slot->said)
+        return; /* the first messages are the causes; a cut one would mislead */
+    snprintf(said + at, sizeof my_slot->said - at, "%s%s", sep, line);
+}
+
 void cg_board_mark_remote(cg_board *b, int rank)
 {
     if (b->slots && rank >= 0 && rank < b->world && b->slots[rank].state == CG_RANK_IDLE)
@@ -292,6 +306,8 @@ static void describe_running(const cg_board *b, char *buf, size_t len, size_t *a
             append(buf, len, at, "%srank %d stopped in %s of case %s", sep, r, call, s->case_name);
         } else if (s->before_call) {
             append(buf, len, at, "%srank %d stopped before %s of case %s", sep, r, call, s->case_name);
+        } else if (!s->case_name[0]) {
+            append(buf, len, at, "%srank %d stopped before its first case", sep, r);
         } else if (s->entry[0]) {
             append(buf, len, at, "%srank %d stopped outside any communication call, after %s of case %s", sep, r,
                    call, s->case_name);
@@ -327,6 +343,29 @@ static bool any_waiting(const cg_board *b)
     return false;
 }
 
+/* What the ranks said before they stopped (cg_board_say), each message once
+ * with the ranks that said it: "ranks 0,1 said: X". */
+static void describe_said(const cg_board *b, char *buf, size_t len, size_t *at)
+{
+    for (int r = 0; r < b->world; r++) {
+        const char *said = b->slots[r].said;
+        bool first = said[0] != '\0';
+        for (int q = 0; q < r && first; q++)
+            first = strncmp(b->slots[q].said, said, sizeof b->slots[q].said) != 0;
+        if (!first)
+            continue;
+        char who[256] = "";
+        size_t wat = 0;
+        int n = 0;
+        for (int q = r; q < b->world; q++)
+            if (strncmp(b->slots[q].said, said, sizeof b->slots[q].said) == 0)
+                append(who, sizeof who, &wat, "%s%d", n++ ? "," : "", q);
+        const char *sep = *at && buf[*at - 2] != ';' ? "; " : "";
+        append(buf, len, at, "%s%s %s said: %.*s", sep, n > 1 ? "ranks" : "rank", who,
+               (int)sizeof b->slots[r].said, said);
+    }
+}
+
 void cg_board_describe(const cg_board *b, char *buf, size_t len)
 {
     size_t at = 0;
@@ -357,4 +396,5 @@ void cg_board_describe(const cg_board *b, char *buf, size_t len)
     }
     describe_running(b, buf, len, &at);
     describe_remote(b, buf, len, &at);
+    describe_said(b, buf, len, &at);
 }

@@ -39,6 +39,7 @@ typedef struct cg_board_slot {
     char entry[24];
     char case_name[96];
     double since;            /* CLOCK_MONOTONIC seconds when in_call began */
+    char said[512];          /* what the rank said before it stopped (cg_board_say) */
 } cg_board_slot;
 
 typedef struct cg_board {
@@ -62,6 +63,14 @@ void cg_board_start_rank(cg_board *b, int rank);
 int cg_board_watch(cg_tp *tp);
 void cg_board_job(int job, const char *case_name); /* a new job starts on this rank */
 void cg_board_done(void);                           /* this rank finished its jobs */
+
+/* This rank says `line` (one message, no newline) on stderr and keeps it in
+ * its slot, so that the launcher reads it with the rank's end: stderr goes
+ * through mpiexec, which may exit (an MPI_Abort) before it forwarded what a
+ * rank wrote; a store to the mapped board is in the launcher's file when the
+ * rank is gone. Messages after the first are appended while they fit. A rank
+ * without a board (another node, a run by hand) says it on stderr alone. */
+void cg_board_say(const char *line);
 
 /* Mark slot `rank` as a rank on another node (CG_RANK_REMOTE), unless it
  * started on this board after all. */
