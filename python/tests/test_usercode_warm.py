@@ -16,6 +16,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BAD = os.path.join(HERE, "usercode_bad.py")
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "user_code")
 SEED = os.path.join(EXAMPLES, "seed_allreduce.py")
+BOUND = os.path.join(HERE, "usercode_bound.py")
+# usercode_bound's functions (it cannot be imported here: it makes groups at import)
+BOUND_FUNCTIONS = ["broadcast", "reduce", "all_reduce", "all_gather", "gather", "all_to_all", "all_to_all_single",
+                   "on_import_group", "on_import_mesh"]
 
 
 def bad(fn: str, **kw: object) -> cg.Result:
@@ -48,6 +52,28 @@ class Warm(unittest.TestCase):
             self.assertEqual(warm.starts(), 1)
         self.assertEqual(made.status, "pass", made.table())
         self.assertEqual(after.status, "pass", after.table())
+
+    def test_code_bound_to_the_first_checks_group_runs_as_in_a_cold_world(self) -> None:
+        # issue 52 item 6: torch.distributed.nn's default group=group.WORLD, a new_group and a
+        # DeviceMesh made at import bound the first check's group; from the second check on, the
+        # warm world raised "Group ... is not registered" (reduce, all_to_all) or an assertion
+        # inside torch (all_gather) where a cold world passes. Each function is right, so the
+        # truth is every check passing, all in the one world
+        with cg.warm_worlds() as warm:
+            results = {fn: cg.check(f"{BOUND}:{fn}", world=2, inputs=f"{BOUND}:make_inputs")
+                       for fn in BOUND_FUNCTIONS}
+            self.assertEqual(warm.starts(), 1, {fn: r.error for fn, r in results.items()})
+        for fn, r in results.items():
+            self.assertEqual(r.status, "pass", f"{fn}: {r.error or r.table()}")
+
+    def test_the_cli_checks_two_functions_of_one_module_as_cold(self) -> None:
+        # the command of issue 52 item 6: two torch.distributed.nn.reduce functions in one command
+        # (warm by default) gave the first PASS and the second exit 2
+        out = subprocess.run([sys.executable, "-m", "collgrad_torch", "check", f"{BOUND}:reduce",
+                              f"{BOUND}:gather", "--inputs", f"{BOUND}:make_inputs", "--world", "2"],
+                             capture_output=True, text=True, timeout=300,
+                             env=dict(os.environ, PYTHONPATH=os.path.dirname(HERE)))
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
 
     def test_an_error_replaces_the_world_and_the_next_check_runs(self) -> None:
         with cg.warm_worlds() as warm:

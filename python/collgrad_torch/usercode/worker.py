@@ -391,12 +391,15 @@ def _owner_alive(pid: int) -> bool:
 def serve(pool_dir: str, rank: int) -> int:
     """A warm world's rank (warm.py): run check after check, each named by
     the file job.N (N = 1, 2, ...) that holds its spec's path, in a fresh
-    process group. Ends after a check that failed (the owner replaces the
+    process group and as in a fresh process (fresh.py). Ends after a check that failed (the owner replaces the
     whole world), when the owner's process is gone, or its directory is."""
     with open(os.path.join(pool_dir, "owner"), encoding="ascii") as f:
         owner = int(f.read().strip())
     stack = open(os.path.join(pool_dir, f"rank{rank}.stack"), "w", encoding="utf-8")
     faulthandler.register(signal.SIGUSR1, file=stack, all_threads=True)
+    from . import fresh
+
+    fresh.import_group_defaults()  # before any group: their defaults then follow the current one
     seq = 1
     last_look = time.monotonic()
     while True:
@@ -415,7 +418,9 @@ def serve(pool_dir: str, rank: int) -> int:
                         shutil.rmtree(pool_dir, ignore_errors=True)
                     return 0
             continue
+        before = fresh.Fresh()
         code = one_check(spec_path, rank, serving=True)
+        before.restore()  # the next check imports the user's code again, in its own group
         sys.stdout.flush()
         sys.stderr.flush()
         if code != 0:
