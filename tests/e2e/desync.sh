@@ -33,6 +33,20 @@ t1=$(date +%s)
 expect_grep "desync: rank 1 ended its program while rank 0 issued all_reduce #1 \(backward, f64, 3 elements, root -1, program call 0\)" "$TMP/out"
 grep -q "matches no known mistake" "$TMP/out" && bad "a desync diagnosed as a wrong gradient" || ok
 [ $((t1 - t0)) -lt 15 ] && ok || bad "the desync at the end was reported after $((t1 - t0)) s (the deadline is 20 s)"
+# issue 52 item 5: the same inside a group of 2 of W=3. The skipping member (group rank 1,
+# world rank 2) ended its program while group rank 0 waited in the group's check, which the
+# world's end check never reached (the run ended at the deadline, "rank 1 waits in all_reduce
+# #1"); every rank now posts its end on each of its groups too
+printf 'case group_skip\nworlds 3\ng = group([1, 2])\nx = param(ones(3))\ny = all_reduce(x, sum, group=g)\nbackward(sum(y) * (rank + 1))\n' \
+  > "$TMP/group_skip.case"
+t0=$(date +%s)
+SKIP_RULES_CALL=0 expect_exit 1 -- "$BIN" --timeout 20 --check-sync --rules "$SKIP" "$TMP/group_skip.case"
+t1=$(date +%s)
+for r in 1 2; do
+  expect_grep "fail error\(\) rank $r .*desync: group rank 1 ended its program while group rank 0 issued all_reduce #1 \(backward, f64, 3 elements, root -1, program call 0\)" "$TMP/out"
+done
+[ $((t1 - t0)) -lt 15 ] && ok || bad "the desync in the group was reported after $((t1 - t0)) s (the deadline is 20 s)"
 # --check-sync costs nothing in correctness: every built-in collective case passes with it
 expect_exit 0 -- "$BIN" --world 2 --check-sync "$SRC/cases/collectives"
+expect_exit 0 -- "$BIN" --check-sync "$SRC/cases/subgroups"   # groups' ends meet too, at W = 3 and 4
 finish
