@@ -190,8 +190,8 @@ int cg_eval_comm(const cg_call *c, cg_val *out)
     /* a non-member's call is a no-op returning its input, as in PyTorch: a
      * tensor of its own (torch.distributed.nn clones before its call) whose
      * backward is the comm's to say (a rule set's, worker_comm.c), else a
-     * copy that passes the gradient through. Its root is not resolved: no
-     * non-member has one. */
+     * copy that passes the gradient through. Its root is the one it names,
+     * as a group rank (the rule set's refusal may depend on it). */
     for (int s = 0; rc == 0 && !is_recv && s < I->nslots; s++) {
         const cg_group *gr = I->active[s] && gid[s] >= 0 ? cg_group_at(I, gid[s]) : NULL;
         if (!gr || cg_group_index(gr, I->ranks[s]) >= 0)
@@ -202,6 +202,16 @@ int cg_eval_comm(const cg_call *c, cg_val *out)
         nc.group = gid[s];
         nc.nmembers = gr->n;
         nc.members = gr->members;
+        if (cg_coll_has_root(cc.kind)) { /* the root it names, in group ranks: a rule set may read it */
+            cg_tensor **alone = calloc((size_t)I->nslots, sizeof *alone);
+            if (alone)
+                alone[s] = in[s];
+            rc = alone ? root_arg(c, alone, gr, &nc.root)
+                       : cg_error_at(&I->st, e->pos, "expected memory, got out of memory");
+            free(alone);
+            if (rc != 0)
+                break;
+        }
         bool made = I->comm->nonmember
                         ? I->comm->nonmember(I->comm->self, I->g, &nc, s, in[s], &res[s]) == 0
                         : (res[s] = cg_clone(I->g, in[s])) != NULL;

@@ -43,10 +43,11 @@ typedef struct cg_rule_call {
  * The tool refuses a table whose abi_version differs from this one; the
  * number changes whenever cg_rules or cg_rule_call changes layout. */
 #define CG_RULES_ABI_VERSION                                                                       \
-    5 /* 2: cg_rules.docs; 3: cg_rule_call.counts and .st;
+    6 /* 2: cg_rules.docs; 3: cg_rule_call.counts and .st;
                                   4: cg_error(call->st, ...) replaces cg_rules_fail;
                                   5: cg_rules.measured, refuses, nonmember_backward;
-                                     cg_coll.members valid in backward, cg_coll.sized */
+                                     cg_coll.members valid in backward, cg_coll.sized;
+                                  6: cg_rules.refuses_at */
 #define CG_RULES_ENTRY "collgrad_rules"
 typedef const struct cg_rules *(*cg_rules_entry_fn)(void);
 
@@ -91,6 +92,13 @@ typedef struct cg_rules {
      * call->counts NULL: no communication. NULL table entry: the gradient
      * passes through (reference). */
     int (*nonmember_backward)(cg_rule_call *call);
+    /* ABI 6. Where a refused call raises on a rank: CG_PHASE_FORWARD (the
+     * call raises; also what a NULL entry means) or CG_PHASE_BACKWARD (the
+     * forward goes through, a member's over the transport, and the call's
+     * backward raises on that rank, before it communicates). `member`: the
+     * rank is in the call's group. As refuses, the answer depends on c and
+     * member alone, so every member raises in the same phase. */
+    cg_phase (*refuses_at)(const cg_coll *c, bool member);
 } cg_rules;
 
 /* What r's backward of `kind` with reduction `op` does, one phrase: r's own

@@ -30,12 +30,10 @@ static int check_table(const char *path, const cg_rules *r, cg_status *st)
     CG_CHECK(r->abi_version == CG_RULES_ABI_VERSION, st,
              "%s: rule set ABI version %d, this collgrad-check "
              "needs %d (rebuild the plugin against this version's rules.h: version 3 replaced "
-             "cg_rule_call.in_counts with counts, the forward's counts, whose inputs[] is what "
-             "in_counts was; "
-             "version 4 replaced cg_rules_fail(call, ...) with cg_error(call->st, ...) and "
-             "cg_rules_tp_fail(call) with cg_error(call->st, \"%%s\", call->tp->st.msg); "
-             "version 5 added measured, refuses and nonmember_backward at the end of cg_rules, "
-             "NULL keeping the old behaviour)",
+             "cg_rule_call.in_counts with counts (its inputs[]); version 4 replaced "
+             "cg_rules_fail(call, ...) with cg_error(call->st, ...); version 5 added measured, "
+             "refuses and nonmember_backward, version 6 refuses_at, at the end of cg_rules, NULL "
+             "keeping the old behaviour)",
              path, r->abi_version, CG_RULES_ABI_VERSION);
     CG_CHECK(r->name && r->wiring && r->backward, st, "%s: rule set table has no '%s'", path,
              !r->name ? "name" : !r->wiring ? "wiring" : "backward");

@@ -19,11 +19,11 @@
  *   - all_to_all_single (all_to_all with splits) is right for members;
  *   - all_gather, all_to_all, gather and scatter raise (group ranks passed
  *     where global ranks are meant), on some ranks at forward, on others at
- *     backward, the rest hanging: modelled as a refusal of the call; gather
- *     and scatter only where the root's group rank differs from its global
- *     rank (to global rank 0 on [0, 2] both are right for the members; a
- *     non-member that calls them raises, at forward for gather and at
- *     backward for scatter: not modelled, as for all_to_all_single).
+ *     backward: modelled as a refusal of the call, raised in the phase each
+ *     rank raises in (torch_nn_refuses_at); gather and scatter only where
+ *     the root's group rank differs from its global rank (to global rank 0
+ *     on [0, 2] both are right for the members; a non-member that calls
+ *     them raises there too: not modelled, as for all_to_all_single).
  * torch-nn@2.4 adds pytorch#130515: _Broadcast keeps ctx.rank =
  * get_rank(group), a group rank, and compares it with the global src. */
 #include "rules.h"
@@ -125,8 +125,8 @@ static const char *torch_nn_refuses(const cg_coll *c)
     case CG_C_ALL_GATHER:
         return "all_gather on a process group: gloo's backward is an _AlltoAll that scatters from "
                "group ranks as if global (\"Global rank 0 is not part of group\"), and a "
-               "non-member "
-               "gets no outputs (tests/torch/findings-subgroups.txt)";
+               "non-member gets no outputs to concatenate at forward (\"torch.cat(): expected a "
+               "non-empty list of Tensors\") (tests/torch/findings-subgroups.txt)";
     case CG_C_ALL_TO_ALL: /* the list form; all_to_all_single (sized) works */
         return c->sized
                    ? NULL
@@ -148,6 +148,24 @@ static const char *torch_nn_refuses(const cg_coll *c)
                "specified "
                "on source rank\") (tests/torch/findings-subgroups.txt)";
     default: return NULL;
+    }
+}
+
+/* Where each rank raises a refused call, as measured on [1, 2] of W = 3 in
+ * torch 1.13, 2.4 and 2.15 (findings-subgroups.txt): all_gather's forward
+ * goes through for the members, whose backward (an _AlltoAll scattering
+ * from group ranks) raises, while a non-member gets no outputs to
+ * concatenate at forward; gather and scatter raise at the root's forward
+ * (the other member's raise there is only its peer's end), and a
+ * non-member, whose forward has nothing to send, at backward; all_to_all
+ * raises at forward everywhere. */
+static cg_phase torch_nn_refuses_at(const cg_coll *c, bool member)
+{
+    switch (c->kind) {
+    case CG_C_ALL_GATHER: return member ? CG_PHASE_BACKWARD : CG_PHASE_FORWARD;
+    case CG_C_GATHER:
+    case CG_C_SCATTER: return member ? CG_PHASE_FORWARD : CG_PHASE_BACKWARD;
+    default: return CG_PHASE_FORWARD;
     }
 }
 
@@ -225,6 +243,7 @@ const cg_rules cg_rules_torch_nn = {
                 "findings-2.15-gloo.txt, findings-subgroups.txt)",
     .refuses = torch_nn_refuses,
     .nonmember_backward = torch_nn_nonmember_backward,
+    .refuses_at = torch_nn_refuses_at,
 };
 
 const cg_rules cg_rules_torch_nn_2_4 = {
@@ -243,4 +262,5 @@ const cg_rules cg_rules_torch_nn_2_4 = {
         "have the bug",
     .refuses = torch_nn_refuses,
     .nonmember_backward = torch_nn_nonmember_backward,
+    .refuses_at = torch_nn_refuses_at,
 };

@@ -49,11 +49,16 @@ typedef struct coll_ctx {
     const cg_rules *rules;
     coll_where at;
     const cg_coll_counts *counts; /* the forward's, owned by the graph */
+    const char *refusal;          /* refused at the backward (rules.h, refuses_at); NULL: not */
 } coll_ctx;
+
+static int raise_refusal(cg_graph *g, const cg_coll *c, const char *why, cg_phase phase);
 
 static int coll_backward(cg_graph *g, cg_node *n)
 {
     coll_ctx *ctx = n->ctx;
+    if (ctx->refusal)
+        return raise_refusal(g, &ctx->coll, ctx->refusal, CG_PHASE_BACKWARD);
     cg_tensor *x = n->in[0];
     /* reference's transpose writes gx whole where it receives into it */
     bool filled = ctx->rules == &cg_rules_reference && cg_reference_fills_gx(&ctx->coll, ctx->at.rank);
@@ -132,15 +137,24 @@ static int keep_members(cg_graph *g, cg_coll *c)
     return 0;
 }
 
-/* A call the framework this rule set emulates refuses outright: raised on
- * every rank that makes it, member or not, before anything is sent.
- * true with the graph's error. */
-static bool refused(const cg_wcomm *w, cg_graph *g, const cg_coll *c)
+/* A call the framework this rule set emulates refuses: raised on every
+ * rank that makes it, member or not, before anything is sent, at the
+ * forward or at the backward as the rule set says (rules.h: refuses_at).
+ * The refusal's message, NULL when the call is not refused; *phase where
+ * this rank raises it. */
+static const char *refusal(const cg_wcomm *w, const cg_coll *c, bool member, cg_phase *phase)
 {
     const char *why = w->rules->refuses ? w->rules->refuses(c) : NULL;
-    if (why)
-        cg_error(cg_graph_status(g), "%s at %s: %s", CG_RAISES_MARK, cg_coll_name(c->kind), why);
-    return why != NULL;
+    *phase = why && w->rules->refuses_at ? w->rules->refuses_at(c, member) : CG_PHASE_FORWARD;
+    return why;
+}
+
+/* -1 with the graph's error: "the framework raises at [backward of ]all_gather: why"
+ * (the phase as cg_error_phase reads it back) */
+static int raise_refusal(cg_graph *g, const cg_coll *c, const char *why, cg_phase phase)
+{
+    return cg_error(cg_graph_status(g), "%s at %s%s: %s", CG_RAISES_MARK,
+                    phase == CG_PHASE_BACKWARD ? "backward of " : "", cg_coll_name(c->kind), why);
 }
 
 static cgt_redop tp_op(cg_redop op) { return (cgt_redop)op; } /* same order by construction */
@@ -167,8 +181,12 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     if (!ev)
         return -1;
     coll_where at;
-    if (where(w, g, c, &at) != 0 || refused(w, g, c))
+    cg_phase phase;
+    const char *refused = refusal(w, c, true, &phase);
+    if (where(w, g, c, &at) != 0)
         return -1;
+    if (refused && phase != CG_PHASE_BACKWARD)
+        return raise_refusal(g, c, refused, phase);
     cg_coll_counts *counts = cg_alloc(g, sizeof *counts);
     coll_ctx *ctx = cg_alloc(g, sizeof *ctx);
     cg_tensor *x = in[0], *y = out[0] = output_tensor(&at, g, c, ev, x->dtype);
@@ -181,7 +199,7 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
         cg_error(cg_graph_status(g), "%s", at.tp->st.msg);
         return -1;
     }
-    cg_wiring wiring = w->rules->wiring(c);
+    cg_wiring wiring = refused ? CG_WIRE_COLLECTIVE : w->rules->wiring(c); /* a refusal's backward raises */
     if (wiring == CG_WIRE_DETACHED)
         return 0;
     if (wiring == CG_WIRE_IDENTITY) {
@@ -189,7 +207,7 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
             return -1;
         return 0;
     }
-    *ctx = (coll_ctx){*c, w->rules, at, counts};
+    *ctx = (coll_ctx){*c, w->rules, at, counts, refused};
     ctx->coll.splits = NULL; /* borrowed for the forward; the counts say the same */
     if (keep_members(g, &ctx->coll) != 0)
         return -1;
@@ -306,11 +324,14 @@ static int w_zero_grad(void *self, cg_graph *g)
 typedef struct nonmember_ctx {
     cg_coll coll;
     const cg_rules *rules;
+    const char *refusal; /* refused at the backward; NULL: not */
 } nonmember_ctx;
 
 static int nonmember_backward(cg_graph *g, cg_node *n)
 {
     nonmember_ctx *ctx = n->ctx;
+    if (ctx->refusal)
+        return raise_refusal(g, &ctx->coll, ctx->refusal, CG_PHASE_BACKWARD);
     cg_tensor *x = n->in[0];
     cg_tensor *gx = cg_tensor_like(g, x);
     if (!gx)
@@ -342,15 +363,17 @@ static int w_nonmember(void *self, cg_graph *g, const cg_coll *c, int slot, cg_t
 {
     cg_wcomm *w = self;
     (void)slot;
-    if (refused(w, g, c))
-        return -1;
-    if (!w->rules->nonmember_backward)
+    cg_phase phase;
+    const char *refused = refusal(w, c, false, &phase);
+    if (refused && phase != CG_PHASE_BACKWARD)
+        return raise_refusal(g, c, refused, phase);
+    if (!w->rules->nonmember_backward && !refused)
         return (*out = cg_clone(g, in)) ? 0 : -1;
     nonmember_ctx *ctx = cg_alloc(g, sizeof *ctx);
     cg_tensor *y = *out = cg_tensor_like(g, in);
     if (!ctx || !y || cg_tensor_copy_elems(g, y, 0, in, 0, in->numel) < 0)
         return -1;
-    *ctx = (nonmember_ctx){*c, w->rules};
+    *ctx = (nonmember_ctx){*c, w->rules, refused};
     ctx->coll.splits = NULL;
     if (keep_members(g, &ctx->coll) != 0)
         return -1;

@@ -113,13 +113,23 @@ if [ -f "$EXAMPLES/libbuggy_transport.so" ]; then
 fi
 # gather to a renumbered root: the root raises at forward in torch 1.13 and 2.15 (it passes no
 # gather_list: findings-subgroups.txt, gather_dst2, measured again; explore --seed 48), and so does
-# the emulation; the case says `expect raises rules=torch-nn at forward`, and the same case saying
-# `at backward` fails with the phase named (issue 39 item 1)
+# the emulation, while the non-member raises at backward (issue 52 item 3: it raised at forward,
+# or not at all where its unresolved root looked like the group's rank 0)
 expect_exit 0 -- timeout 120 "$BIN" --world 3 --verbose "$SUB/gather_subgroup.case"
 expect_grep "pass error\(\) rank 2 rules=torch-nn: .*gather_subgroup.case:13:5: the framework raises at gather: .*Argument ..gather_list.. must be specified on destination rank" "$TMP/out"
-sed 's/^expect raises rules=torch-nn at forward$/expect raises rules=torch-nn at backward/' \
-  "$SUB/gather_subgroup.case" > "$TMP/gather_at_backward.case"
-expect_exit 1 -- timeout 120 "$BIN" --world 3 "$TMP/gather_at_backward.case"
+expect_grep "pass error\(\) rank 1 rules=torch-nn: .*gather_subgroup.case:14:1: the framework raises at backward of gather: " "$TMP/out"
+# all_gather: the members' forward goes through and their backward raises, as in torch 1.13, 2.4
+# and 2.15; a non-member raises at forward ("torch.cat(): expected a non-empty list of Tensors")
+expect_exit 0 -- timeout 120 "$BIN" --world 3 --verbose "$SUB/all_gather_subgroup.case"
+for r in 1 2; do
+  expect_grep "pass error\(\) rank $r rules=torch-nn: .*all_gather_subgroup.case:14:1: the framework raises at backward of all_gather: " "$TMP/out"
+done
+expect_grep "pass error\(\) rank 0 rules=torch-nn: .*all_gather_subgroup.case:13:5: the framework raises at all_gather: " "$TMP/out"
+# a case saying the wrong phase fails with it named (issue 39 item 1): all_to_all's list form on a
+# renumbered group raises at forward on every rank
+printf 'case a2a_at_backward\nworlds 3\ng = group([1, 2])\nx = param(full(rank + 1, 2))\ny = all_to_all(x, group=g)\nbackward(sum(y) * (rank + 1))\nexpect raises rules=torch-nn at backward\n' \
+  > "$TMP/a2a_at_backward.case"
+expect_exit 1 -- timeout 120 "$BIN" --world 3 "$TMP/a2a_at_backward.case"
 expect_grep "expected torch-nn to raise at backward, but no rank's expected error came at backward" "$TMP/out"
 # a data fault follows its process into the groups it is in (the wrapper
 # wraps each split): world rank 2 is group rank 1 of [1, 2], the root of
