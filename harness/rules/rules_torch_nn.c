@@ -258,8 +258,8 @@ const cg_rules cg_rules_torch_nn_2_4 = {
     .backward = torch_nn_2_4_backward,
     .docs = torch_nn_2_4_docs,
     .measured =
-        "torch 2.4.0 over gloo (tests/torch/findings-subgroups.txt); 1.13 and 2.15.0 do not "
-        "have the bug",
+        "torch 2.4.0 and 2.4.1 over gloo (tests/torch/findings-subgroups.txt); 1.13 and 2.15.0 "
+        "do not have the bug",
     .refuses = torch_nn_refuses,
     .nonmember_backward = torch_nn_nonmember_backward,
     .refuses_at = torch_nn_refuses_at,
