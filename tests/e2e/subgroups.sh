@@ -32,7 +32,7 @@ grep -qE "rank [023] never reaches the backward of all_reduce #0 \(.*hang_hazard
 # pytorch#130515 as a backend would show it: every version is judged against
 # the truth, and the diagnosis names the one whose numbers these are
 expect_exit 1 -- "$BIN" --rules torch-nn@2.4 --world 3 "$SUB/broadcast_130515.case"
-expect_grep "diagnosis: matches rule set torch-nn@2.4: broadcast backward is a reduce SUM to the global src, then zeroed unless the rank's group rank equals that global src \(pytorch#130515\).*measured: torch 2.4.0 over gloo" "$TMP/out"
+expect_grep "diagnosis: matches rule set torch-nn@2.4: broadcast backward is a reduce SUM to the global src, then zeroed unless the rank's group rank equals that global src \(pytorch#130515\).*measured: torch 2.4.0 and 2.4.1 over gloo" "$TMP/out"
 expect_exit 1 -- "$BIN" --rules torch-nn --world 4 "$SUB/broadcast_130515.case"
 expect_grep "subgroup_broadcast_130515 \(W=4, rules=torch-nn@1.13\)" "$TMP/out"
 expect_grep "diagnosis: matches rule set torch-nn@1.13: broadcast backward is a reduce SUM to src, then zeroed where the rank is not src: .*a non-member, whose output is its own input, gets 0; measured: torch 1.13 and 2.15.0" "$TMP/out"
