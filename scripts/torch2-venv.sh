@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# torch 2.x (from PyPI: its Linux wheel brings the CUDA libraries, about 3 GB; TORCH_INDEX=URL
-# names another index, e.g. https://download.pytorch.org/whl/cpu for the CPU wheel) and pytest in a virtual
-# environment outside the tree, for the tests that need it (DTensor, DeviceMesh, the
-# functional collectives, torch.compile): those tests run with COLLGRAD_PYTHON naming
-# this venv's python and skip, with the reason, where it is missing.
+# torch 2.x and pytest in a virtual environment outside the tree, with pip's own defaults
+# (its Linux wheel brings the CUDA libraries, about 3 GB), for the tests that need it
+# (DTensor, DeviceMesh, the functional collectives, torch.compile). scripts/test.sh runs it,
+# so the README's test command has them; CI (CG_REQUIRE_TORCH2=1, .ci/run) fails where
+# they cannot run.
 #   scripts/torch2-venv.sh [VENV]        (default /opt/venv-torch2; TORCH_SPEC=torch==2.x pins it)
 # Idempotent: an existing venv whose torch imports is left as it is. pip's cache
 # (~/.cache/pip) keeps a second install short.
@@ -22,10 +22,6 @@ if ! /usr/bin/python3 -m venv --help > /dev/null 2>&1 || ! /usr/bin/python3 -c "
 fi
 $SUDO /usr/bin/python3 -m venv "$venv"
 $SUDO "$venv/bin/pip" install -q --upgrade pip
-if [ -n "${TORCH_INDEX:-}" ]; then
-  $SUDO "$venv/bin/pip" install -q "$spec" --index-url "$TORCH_INDEX" --extra-index-url https://pypi.org/simple
-else
-  $SUDO "$venv/bin/pip" install -q "$spec"
-fi
+$SUDO "$venv/bin/pip" install -q "$spec"
 $SUDO "$venv/bin/pip" install -q pytest numpy
 echo "$venv: torch $("$venv/bin/python" -c 'import torch; print(torch.__version__)')"

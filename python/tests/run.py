@@ -27,4 +27,9 @@ if os.environ.get("ASAN_OPTIONS"):
     pattern = "test_[!u]*.py"
 suite = unittest.defaultTestLoader.discover(here, pattern=pattern, top_level_dir=os.path.dirname(here))
 result = unittest.TextTestRunner(verbosity=2).run(suite)
+if pattern == "usercode_torch2.py" and os.environ.get("CG_REQUIRE_TORCH2") == "1" and result.skipped:
+    # CI: the torch 2.x tests must run there (.ci/run), a skip is a failure
+    print(f"CG_REQUIRE_TORCH2=1: {len(result.skipped)} torch 2.x test(s) skipped: "
+          + "; ".join(f"{t.id()}: {why}" for t, why in result.skipped))
+    sys.exit(1)
 sys.exit(0 if result.wasSuccessful() else 1)
