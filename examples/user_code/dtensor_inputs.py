@@ -1,6 +1,8 @@
 """DTensor inputs (issue 36 item 4; torch >= 2.4): make_inputs returns DTensors
-with placements over a 1-D DeviceMesh, and the check perturbs each rank's
-local part: the per-rank truth is d(sum_k L_k)/d(local part of rank r).
+with placements over a 1-D DeviceMesh, and the check reads them by DTensor's
+contract (issue 51): a Shard or Partial local part is perturbed alone, the
+per-rank truth d(sum_k L_k)/d(local part of rank r); a Replicate tensor is one
+logical tensor, every copy perturbed together, the truth d(sum_k L_k)/dw.
 
 full = [0, 1, ..., 2W - 1] (float64, the same on every rank).
 
@@ -10,9 +12,13 @@ to Replicate, takes the local whole, and L_r = (r + 1) sum(whole^2). The
 per-rank truth is 2 (1 + ... + W) x_r = W (W + 1) x_r: [0, 6] and [12, 18] at
 W=2.
 
-replicate_weight: w = distribute_tensor(full, Replicate()), every rank a copy;
-L_r = (r + 1) sum((w * w).to_local()). Perturbing rank r's copy alone changes
-only L_r, so the truth is 2 (r + 1) w on rank r.
+replicate_weight: w = distribute_tensor(full, Replicate()), one logical w with
+a copy on every rank; L_r = (r + 1) sum((w * w).to_local()). The truth is
+d(sum_k L_k)/dw = 2 (1 + ... + W) w = W (W + 1) w on every rank. The ranks'
+losses differ while w.to_local() declares its gradient Replicate (the
+default grad_placements): that breaks DTensor's contract, which wants
+grad_placements=[Partial()] there, and each copy gets only its own rank's
+2 (r + 1) w: replicas that diverge and sum to the truth ("partial").
 
 partial_sum: p = DTensor.from_local(v_r, Partial()) with v_r = full / W + r
 (the logical tensor is the sum of every rank's v_r); the function

@@ -16,6 +16,7 @@ if importlib.util.find_spec("torch") is None:
           "torch 2.x: scripts/torch2-venv.sh)")
     sys.exit(77)
 here = os.path.dirname(os.path.abspath(__file__))
+TORCH2_TESTS = ("usercode_torch2.py", "usercode_parallel.py")  # run with torch 2.x (tests/CMakeLists.txt)
 sys.path.insert(0, os.path.dirname(here))
 pattern = sys.argv[1] if len(sys.argv) > 1 else "test*.py"
 if os.environ.get("ASAN_OPTIONS"):
@@ -27,7 +28,7 @@ if os.environ.get("ASAN_OPTIONS"):
     pattern = "test_[!u]*.py"
 suite = unittest.defaultTestLoader.discover(here, pattern=pattern, top_level_dir=os.path.dirname(here))
 result = unittest.TextTestRunner(verbosity=2).run(suite)
-if pattern == "usercode_torch2.py" and os.environ.get("CG_REQUIRE_TORCH2") == "1" and result.skipped:
+if pattern in TORCH2_TESTS and os.environ.get("CG_REQUIRE_TORCH2") == "1" and result.skipped:
     # CI: the torch 2.x tests must run there (.ci/run), a skip is a failure
     print(f"CG_REQUIRE_TORCH2=1: {len(result.skipped)} torch 2.x test(s) skipped: "
           + "; ".join(f"{t.id()}: {why}" for t, why in result.skipped))

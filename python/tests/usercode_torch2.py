@@ -86,7 +86,7 @@ class CompileModes(unittest.TestCase):
 # (function, make_inputs, status, pattern); the truths are checked against the docstring's math
 DTENSOR_INPUTS_MEASURED: Dict[str, List[Any]] = {
     "2.15": [("shard_redistribute", "make_shard_inputs", "fail", patterns.OWN_LOSS),
-             ("replicate_weight", "make_replicate_inputs", "pass", None),
+             ("replicate_weight", "make_replicate_inputs", "fail", patterns.PARTIAL),
              ("partial_sum", "make_partial_inputs", "fail", patterns.OWN_LOSS)],
 }
 
@@ -95,8 +95,8 @@ def dtensor_input_truth(name: str, rank: int, world: int) -> List[float]:
     full = [float(v) for v in range(2 * world)]
     if name == "shard_redistribute":
         return [world * (world + 1) * v for v in full[2 * rank:2 * rank + 2]]
-    if name == "replicate_weight":
-        return [2 * (rank + 1) * v for v in full]
+    if name == "replicate_weight":  # one logical w (DTensor's contract): d(sum_k L_k)/dw on every rank
+        return [world * (world + 1) * v for v in full]
     whole = [sum(v / world + k for k in range(world)) for v in full]  # partial_sum: the ranks' v_k summed
     return [world * (world + 1) * v for v in whole]
 

@@ -10,10 +10,16 @@ torch.autograd.gradcheck does).
 A replicated input is one logical tensor that every rank holds a copy of (a
 data-parallel parameter): its truth perturbs every copy together.
 
-A DTensor input (torch 2.x; Shard, Replicate or Partial placements, made in
-make_inputs, which runs inside the process group) is checked through its
-local part: the truth perturbs each rank's local shard (or copy, or partial
-value) alone, and the observed gradient is the local part of its .grad.
+A DTensor input or parameter (torch 2.x, made in make_inputs, which runs
+inside the process group, or by parallelize_module / fully_shard) is checked
+by DTensor's contract (DESIGN section 16): its placements say what its local
+parts are. Replicate over a mesh of the whole world is one logical tensor
+whose copies are equal: a replicated leaf, every copy perturbed together.
+Shard and Partial local parts are distinct elements or addends: perturbed
+alone. The observed gradient is the one the optimizer's DTensor ops see:
+.grad redistributed to the parameter's placements (a Partial gradient
+reduced), its local part (worker.py). Replicate over part of a 2-D mesh is
+not modelled yet: such a leaf is perturbed per rank, and the check says so.
 """
 
 from dataclasses import dataclass
@@ -45,6 +51,21 @@ class InputError(Exception):
 def is_dtensor(t: Any) -> bool:
     """A DTensor (torch 2.x), known by its parts so torch 1.x needs no import."""
     return isinstance(t, torch.Tensor) and hasattr(t, "_local_tensor") and hasattr(t, "placements")
+
+
+def replicated_over_world(t: Any) -> bool:
+    """A DTensor whose every placement is Replicate on a mesh of the whole
+    world: one logical tensor, a copy on every rank (DTensor's contract)."""
+    if not is_dtensor(t) or not all(p.is_replicate() for p in t.placements):
+        return False
+    import torch.distributed as dist
+
+    return dist.is_initialized() and t.device_mesh.size() == dist.get_world_size()
+
+
+def placements(t: Any) -> str:
+    """"(Shard(dim=0),)" as a short text: "Shard(0)", "Replicate(), Shard(0)"."""
+    return ", ".join(str(p).replace("dim=", "") for p in t.placements) if is_dtensor(t) else ""
 
 
 @dataclass
@@ -99,7 +120,7 @@ def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
             params = [(p_name, p) for p_name, p in value.named_parameters() if p.requires_grad]
             if not params:
                 data.append(f"{name}: a module with no parameter that requires grad")
-            leaves.extend(Leaf(f"{name}.{p_name}", p, rep) for p_name, p in params)
+            leaves.extend(Leaf(f"{name}.{p_name}", p, rep or replicated_over_world(p)) for p_name, p in params)
             kwargs[name] = value
         elif isinstance(value, torch.Tensor):
             if value.is_complex() and value.requires_grad:
@@ -108,7 +129,7 @@ def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
                                  "real and imaginary parts as two inputs)")
             t = _as_double(value)
             if t.requires_grad and t.is_floating_point():
-                leaves.append(Leaf(name, t, rep))
+                leaves.append(Leaf(name, t, rep or replicated_over_world(t)))
             else:
                 data.append(f"{name}: {'requires_grad is False' if t.is_floating_point() else str(t.dtype)} (data, not checked)")
             kwargs[name] = t

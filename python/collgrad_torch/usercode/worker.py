@@ -146,19 +146,46 @@ def _changed(leaves: List[Any], saved: List[Any]) -> Optional[Tuple[str, float]]
     return None
 
 
-def _read_grads(held: List[Any], mode: str, seed: int) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    """The .grad of every tensor this rank holds: all of it (element mode),
-    or its derivative along the tensor's direction (fast mode)."""
+def _optimizer_grads(leaves: List[Any], notes: List[str]) -> Dict[str, Any]:
+    """Each leaf's gradient as the optimizer sees it, by name: a DTensor's
+    .grad redistributed to its parameter's placements (a Partial gradient is
+    a sum the optimizer's DTensor ops reduce first), then its local part.
+    Collective where a redistribution is due: every rank calls it, for the
+    same leaves in the same order (every rank holds every DTensor leaf)."""
+    from . import inputs
+
+    out: Dict[str, Any] = {}
+    for leaf in leaves:
+        g = leaf.tensor.grad
+        if g is not None and inputs.is_dtensor(g):
+            if inputs.is_dtensor(leaf.tensor):
+                # an addend's (Partial) gradient is the logical sum's: Replicate over that dimension
+                from torch.distributed.tensor import Replicate
+
+                want = tuple(Replicate() if p.is_partial() else p for p in leaf.tensor.placements)
+                if tuple(g.placements) != want:
+                    notes.append(f"{leaf.name}: a {inputs.placements(leaf.tensor)} tensor with a "
+                                 f"{inputs.placements(g)} gradient, redistributed to "
+                                 f"{', '.join(str(p) for p in want)} as the optimizer's DTensor ops do")
+                    g = g.redistribute(leaf.tensor.device_mesh, want)
+            g = g.to_local()
+        out[leaf.name] = g
+    return out
+
+
+def _read_grads(held: List[Any], mode: str, seed: int,
+                optimizer_grads: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The gradient of every tensor this rank holds (_optimizer_grads): all of
+    it (element mode), or its derivative along the tensor's direction (fast
+    mode)."""
     import torch
 
-    from . import fd, inputs
+    from . import fd
 
     grads: Dict[str, Any] = {}
     dirs: Dict[str, Any] = {}
     for t, leaf in held:
-        g = leaf.tensor.grad
-        if g is not None and inputs.is_dtensor(g):  # a DTensor's gradient: this rank's local part
-            g = g.to_local()
+        g = optimizer_grads[leaf.name]
         gd = None if g is None else g.detach().to(torch.float64).reshape(-1)
         if mode == "element":
             grads[t.name] = None if gd is None else gd.tolist()
@@ -203,7 +230,7 @@ def _compiled_pass(r: Rank, backend: str, fn: Callable[..., Any], ins: Any, save
         return {"error": f"{type(e).__name__}: {e}"[:4000], "traceback": traceback.format_exc()[-4000:]}
     finally:
         inputs.restore(ins.leaves, saved)
-    grads, dirs = _read_grads(held, mode, r.spec["seed"])
+    grads, dirs = _read_grads(held, mode, r.spec["seed"], _optimizer_grads(ins.leaves, []))
     for l in ins.leaves:
         l.tensor.grad = None
     return {"loss": loss, "grads": grads, "dirs": dirs, "notes": prog.notes}
@@ -274,7 +301,7 @@ def run(r: Rank) -> Dict[str, Any]:
         raise UserError(f"the {'step' if spec['step'] else 'function'} changed its input '{moved[0]}' in place "
                         f"on rank {r.rank} (by up to {moved[1]:.3g}){hint}: the check needs every "
                         "evaluation to start from the same point; clone before modifying")
-    grads, dirs = _read_grads(held, mode, spec["seed"])
+    grads, dirs = _read_grads(held, mode, spec["seed"], _optimizer_grads(ins.leaves, prog.notes))
     compiled = {m: _compiled_pass(r, m, fn, ins, saved, held, mode) for m in spec.get("modes") or []
                 if m != "eager"}
 
