@@ -7,11 +7,14 @@ r's loss is (r + 1) sum(whole^2), so the per-rank truth is d(sum_k L_k)/d x_r =
 2 (1 + ... + W) x_r: [0, 6] and [12, 18] at W=2 (x_0 = [0, 1], x_1 = [2, 3]).
 
 Measured with torch 2.15.0 (gloo, pip), W=2 and 4: both ways give each rank only its own
-loss's gradient (rank 0 [0, 2], rank 1 [8, 12] at W=2): DTensor takes a Replicate
-tensor's gradient to be the same on every rank and turns it back into Shard by keeping
-the local chunk, with no reduction -- replicated semantics. With the same loss on every
-rank (redistribute_same_loss) that is right under replicated semantics and 1/W of the
-per-rank truth. Needs torch >= 2.4 (DTensor's public module); the test skips on 1.13.
+loss's gradient (rank 0 [0, 2], rank 1 [8, 12] at W=2). That is DTensor's contract, not a
+torch bug: to_local() and full_tensor() declare the gradient coming back to the Replicate
+tensor Replicate, the same on every rank, and Replicate -> Shard then keeps the local
+chunk, with no reduction. Ranks whose losses differ break that contract: their code must
+say the gradient is an addend, to_local(grad_placements=[Partial()]), and the check names
+the mistake ("only this rank's own loss reaches it"). With the same loss on every rank
+(redistribute_same_loss) the contract holds: right under replicated semantics, 1/W of the
+per-rank sum. Needs torch >= 2.4 (DTensor's public module); the test skips on 1.13.
 """
 
 import torch
