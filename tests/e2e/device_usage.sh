@@ -26,7 +26,7 @@ if [ "$(grep -c "takes host buffers only" "$TMP/out")" -eq 1 ]; then ok; else ba
 if "$BIN" --transport nccl --oracle-only "$C" >/dev/null 2>&1 &&
    ! "$BIN" --transport nccl --device cuda --rules ./none.so "$C" 2>&1 | grep -q "built without"; then
   expect_exit 2 -- "$BIN" --transport nccl --rules ./librules.so "$C"
-  expect_grep "^collgrad-check: --device cuda: rule-set plugins receive host tensors \(rules ABI 5\); run ./librules.so with --device cpu$" "$TMP/out"
+  expect_grep "^collgrad-check: --device cuda: rule-set plugins receive host tensors \(rules ABI 6\); run ./librules.so with --device cpu$" "$TMP/out"
   expect_exit 2 -- "$BIN" --transport nccl --inject wrong_sum "$C"
   expect_grep "^collgrad-check: --device cuda: --inject wrong_sum rewrites host buffers; use --device cpu$" "$TMP/out"
 else
