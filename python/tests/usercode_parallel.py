@@ -65,6 +65,16 @@ def sp_norm_reference(world: int) -> Dict[str, List[List[float]]]:
     return {"truth": [g.grad.tolist()], "parts": parts}
 
 
+def row_parallel_reference(world: int) -> Dict[int, Dict[str, List[float]]]:
+    """The layer y = x W^T + b in one process: W's gradient cut into each rank's columns, b's whole."""
+    ex = _example("row_parallel")
+    w, b = ex.weight().requires_grad_(), ex.bias().requires_grad_()
+    ((ex.data() @ w.t() + b) ** 2).sum().backward()
+    cols = ex.D_IN // world
+    return {r: {"w": w.grad[:, r * cols:(r + 1) * cols].reshape(-1).tolist(), "b": b.grad.tolist()}
+            for r in range(world)}
+
+
 class ParallelZoo(unittest.TestCase):
     def setUp(self) -> None:
         if not TORCH2:
@@ -101,6 +111,19 @@ class ParallelZoo(unittest.TestCase):
                             self.assertClose(c.observed, [world * v for v in ref[c.rank][c.tensor]], "x W")
                         else:
                             self.assertTrue(c.ok, f"{fn} W={world}: {c.tensor} on rank {c.rank}\n{r.table()}")
+
+    def test_row_parallel(self) -> None:
+        # the Why's DTensor row-parallel layer: it ended with exit 2 ("replicated semantics is
+        # undefined here"), the Replicate bias perturbed on one rank at a time
+        for world in (2, 4):
+            ref = row_parallel_reference(world)
+            with self.subTest(world=world):
+                r = self.check("row_parallel", "row_parallel", world, "replicated")
+                self.assertEqual(r.status, "pass", r.error or r.table())
+                self.assertEqual(len(r.checks), 2 * world, r.table())
+                for c in r.checks:
+                    self.assertClose(c.truth, ref[c.rank][c.tensor], f"W={world} rank {c.rank} {c.tensor}")
+                    self.assertEqual(c.replicated, c.tensor == "b")
 
     def test_sp_norm(self) -> None:
         # the norm weight through to_local(grad_placements=[Partial()]) passes; through to_local()
