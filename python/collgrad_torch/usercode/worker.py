@@ -418,8 +418,9 @@ def _owner_alive(pid: int) -> bool:
 def serve(pool_dir: str, rank: int) -> int:
     """A warm world's rank (warm.py): run check after check, each named by
     the file job.N (N = 1, 2, ...) that holds its spec's path, in a fresh
-    process group and as in a fresh process (fresh.py). Ends after a check that failed (the owner replaces the
-    whole world), when the owner's process is gone, or its directory is."""
+    process group and as in a fresh process (fresh.py). Ends after a check
+    that failed (the owner replaces the whole world), when the owner's
+    process is gone, or its directory is."""
     with open(os.path.join(pool_dir, "owner"), encoding="ascii") as f:
         owner = int(f.read().strip())
     stack = open(os.path.join(pool_dir, f"rank{rank}.stack"), "w", encoding="utf-8")
