@@ -8,6 +8,15 @@ and all-reduce within their pair through torch.distributed.nn (autograd-aware).
 Rank r's loss is (r + 1) * sum(s^2) with s = sum over its pair of (k + 1) x_k, so the
 per-rank truth for x_r is sum over the pair's members k of (k + 1) * 2 s (r + 1): only the
 pair's losses depend on x_r.
+
+Data parallelism inside each pair (make_pair_dp_inputs): each pair trains its own weight w,
+held by the pair's two ranks (cg.replicated(w, group=pair)), each rank on its own data x_r,
+with L_r = (r + 1) * sum((x_r * w)^2). The pair's w is one logical tensor, and its truth is
+sum over the pair's members k of (k + 1) * 2 x_k^2 w.
+
+- pair_dp_step: backward, then all_reduce(w.grad, group=pair): right.
+- pair_dp_step_no_sync: the all_reduce forgotten: the pair's copies diverge, each its own
+  rank's part of the truth ("replicas diverge", "partial").
 """
 
 import torch
@@ -56,3 +65,24 @@ def pair_all_reduce_twice(rank: int, world: int, x: torch.Tensor) -> torch.Tenso
     group = pairs(world)[rank // 2]
     s = _PairSumTwice.apply((rank + 1) * x, group)
     return (rank + 1) * (s * s).sum()
+
+
+def make_pair_dp_inputs(rank: int, world: int) -> dict:
+    import collgrad_torch as cg
+
+    pair = pairs(world)[rank // 2]
+    w = torch.tensor([0.5, -1.0, 1.5], dtype=torch.float64, requires_grad=True)  # alike in a pair
+    return {"w": cg.replicated(w, group=pair), "x": torch.arange(3, dtype=torch.float64) + rank, "pair": pair}
+
+
+def pair_dp_step(rank: int, world: int, w: torch.Tensor, x: torch.Tensor, pair: object) -> torch.Tensor:
+    loss = (rank + 1) * ((x * w) ** 2).sum()
+    loss.backward()
+    dist.all_reduce(w.grad, group=pair)
+    return loss
+
+
+def pair_dp_step_no_sync(rank: int, world: int, w: torch.Tensor, x: torch.Tensor, pair: object) -> torch.Tensor:
+    loss = (rank + 1) * ((x * w) ** 2).sum()
+    loss.backward()
+    return loss

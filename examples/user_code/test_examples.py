@@ -72,6 +72,17 @@ def test_pair_all_reduce_twice(rank, world, x):
     return subgroup.pair_all_reduce_twice(rank, world, x)
 
 
+@collgrad(world=[2, 4], inputs=subgroup.make_pair_dp_inputs, step=True)
+def test_pair_dp_step(rank, world, **inputs):
+    return subgroup.pair_dp_step(rank, world, **inputs)
+
+
+@known_bug
+@collgrad(world=[2, 4], inputs=subgroup.make_pair_dp_inputs, step=True)
+def test_pair_dp_step_no_sync(rank, world, **inputs):
+    return subgroup.pair_dp_step_no_sync(rank, world, **inputs)
+
+
 @collgrad(world=[2, 4], inputs=all_to_all.make_inputs)
 def test_uneven(rank, world, x):
     return all_to_all.uneven(rank, world, x)

@@ -33,6 +33,22 @@ class Schedule(unittest.TestCase):
         with self.assertRaises(fd.FdError):
             fd.logicals([[_meta("w", 2, True)], [_meta("w", 3, True)]])
 
+    def test_group_held_copies_are_one_logical_per_group(self):
+        # W=4, a (2, 2) layout: ranks 0, 2 hold one slice of "b", ranks 1, 3 another (HSDP's
+        # (Replicate, Shard)); "x" is each rank's own
+        metas = [[_meta("x", 1), dict(_meta("b", 2, True), holders=[k % 2, k % 2 + 2])] for k in range(4)]
+        ts = fd.logicals(metas)
+        self.assertEqual([(t.name, t.owner, t.holders) for t in ts],
+                         [("x", 0, [0]), ("x", 1, [1]), ("x", 2, [2]), ("x", 3, [3]),
+                          ("b", -1, [0, 2]), ("b", -1, [1, 3])])
+
+    def test_group_held_copies_must_agree(self):
+        metas = [[dict(_meta("b", 2, True), holders=[0, 1])], [dict(_meta("b", 3, True), holders=[0, 1])]]
+        with self.assertRaises(fd.FdError):
+            fd.logicals(metas)
+        with self.assertRaises(fd.FdError):  # rank 1 does not say it holds a copy
+            fd.logicals([[dict(_meta("b", 2, True), holders=[0, 1])], [_meta("b", 2)]])
+
     def test_direction_is_unit_and_repeatable(self):
         a, b = fd.direction(3, 1, 10), fd.direction(3, 1, 10)
         self.assertTrue(bool((a == b).all()))
@@ -168,3 +184,36 @@ class Patterns(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DivergedReplicas(unittest.TestCase):
+    """W=2, one replicated w (both copies move together), L_k = c_k * w with c = (1, 3): the truth is
+    4 on both ranks. Copies that got 1 and 3 diverge and sum to it; 8 and 8 is x W, alike."""
+
+    def judged(self, g0, g1):
+        h = fd.STEP
+        metas = [[_meta("w", 1, True)], [_meta("w", 1, True)]]
+        losses = [[1 * (1 + h), 1 * (1 - h)], [3 * (1 + h), 3 * (1 - h)]]
+        res = _results(losses, [{"w": [g0]}, {"w": [g1]}], metas, [[1.0] * 3, [3.0] * 3])
+        for x in res:
+            x["values"] = {"w": [1.0]}
+        r = Result(name="t", world=2, backend="gloo", kind="fn", semantics="auto", reduction="sum")
+        judge.judge(res, r)
+        return r
+
+    def test_diverging_copies_named_with_their_values(self):
+        r = self.judged(1.0, 3.0)
+        self.assertFalse(r.ok)
+        for c in r.checks:
+            self.assertAlmostEqual(c.truth[0], 4.0, places=5)
+            self.assertTrue(c.patterns[0].startswith(patterns.DIVERGED), c.patterns)
+            self.assertIn("rank 0 1, rank 1 3", c.patterns[0])
+            self.assertIn(patterns.PARTIAL, c.patterns)
+            self.assertEqual(patterns.key(c.patterns[0]), "replicas_diverge")
+
+    def test_equal_copies_do_not_diverge(self):
+        r = self.judged(8.0, 8.0)
+        for c in r.checks:
+            self.assertNotIn(patterns.PARTIAL, c.patterns)
+            self.assertFalse(any(p.startswith(patterns.DIVERGED) for p in c.patterns))
+            self.assertIn(patterns.TIMES_W, c.patterns)

@@ -31,6 +31,8 @@ CASES: List[Any] = [
     ("seed_gatherlayer", "diffdist_gather", {}, "pass", None),
     ("subgroup", "pair_all_reduce", {}, "pass", None),
     ("subgroup", "pair_all_reduce_twice", {}, "fail", {2: patterns.TIMES_W, 4: "x 2: a group's size"}),
+    ("subgroup", "pair_dp_step", {"step": True, "inputs": "make_pair_dp_inputs"}, "pass", None),
+    ("subgroup", "pair_dp_step_no_sync", {"step": True, "inputs": "make_pair_dp_inputs"}, "fail", patterns.PARTIAL),
     ("all_to_all", "uneven", {}, "pass", None),
     ("megatron_tp", "tp_mlp", {"semantics": "replicated"}, "pass", None),
     ("megatron_tp", "tp_mlp_identity_backward", {"semantics": "replicated"}, "fail", patterns.PARTIAL),

@@ -75,6 +75,46 @@ def row_parallel_reference(world: int) -> Dict[int, Dict[str, List[float]]]:
             for r in range(world)}
 
 
+def _mlp_grads(batches: List[torch.Tensor]) -> Dict[str, torch.Tensor]:
+    """d/d theta of the mean over `batches` of (mlp(x_b)^2).sum(), on one nn.Module with the full
+    weights: the gradient data-parallel training averages."""
+    ex = _example("fsdp_step")
+    model = ex.mlp()
+    (sum((model(x) ** 2).sum() for x in batches) / len(batches)).backward()
+    return {f"model.{n}": p.grad for n, p in model.named_parameters()}
+
+
+def fsdp_reference(world: int) -> Dict[int, Dict[str, List[float]]]:
+    """FSDP2 over a 1-D mesh: each parameter Shard(0), rank r's local part its chunk r of rows;
+    the gradient the mean over the ranks' batches."""
+    grads = _mlp_grads(list(_example("fsdp_step").data().chunk(world)))
+    return {r: {n: g.chunk(world)[r].reshape(-1).tolist() for n, g in grads.items()} for r in range(world)}
+
+
+def hsdp_reference() -> Dict[int, Dict[str, List[float]]]:
+    """HSDP on (replicate=2, shard=2): (Replicate(), Shard(0)), rank r (coordinates (r // 2, r % 2))
+    holds chunk r % 2 of rows, as rank r + 2 or r - 2 does; the mean over the four batches."""
+    grads = _mlp_grads(list(_example("fsdp_step").data().chunk(4)))
+    return {r: {n: g.chunk(2)[r % 2].reshape(-1).tolist() for n, g in grads.items()} for r in range(4)}
+
+
+def fsdp_tp_reference() -> Dict[int, Dict[str, List[float]]]:
+    """FSDP2 + TP on (dp=2, tp=2), rank r at (dp, tp) = (r // 2, r % 2), batch dp's, the mean over
+    the two dp batches. up (ColwiseParallel, then fully_shard: tp's chunk of rows, dp's half of
+    it), down.weight (dp's rows, tp's columns), down.bias (dp's half, whole over tp)."""
+    grads = _mlp_grads(list(_example("fsdp_step").data().chunk(2)))
+    out: Dict[int, Dict[str, List[float]]] = {}
+    for r in range(4):
+        dp, tp = r // 2, r % 2
+        up_rows = slice(tp * 4 + dp * 2, tp * 4 + dp * 2 + 2)
+        out[r] = {"model.up.weight": grads["model.up.weight"][up_rows].reshape(-1).tolist(),
+                  "model.up.bias": grads["model.up.bias"][up_rows].tolist(),
+                  "model.down.weight": grads["model.down.weight"][dp * 2:dp * 2 + 2, tp * 4:tp * 4 + 4]
+                  .reshape(-1).tolist(),
+                  "model.down.bias": grads["model.down.bias"][dp * 2:dp * 2 + 2].tolist()}
+    return out
+
+
 class ParallelZoo(unittest.TestCase):
     def setUp(self) -> None:
         if not TORCH2:
@@ -89,6 +129,68 @@ class ParallelZoo(unittest.TestCase):
         path = os.path.join(PARALLEL, f"{module}.py")
         return cg.check(f"{path}:{fn}", world=world, inputs=f"{path}:make_inputs", semantics=semantics,
                         timeout=120)
+
+    def step(self, module: str, fn: str, world: int) -> cg.Result:
+        path = os.path.join(PARALLEL, f"{module}.py")
+        return cg.check(step=f"{path}:{fn}", world=world, inputs=f"{path}:make_inputs", reduction="mean",
+                        timeout=120)
+
+    def assertTruths(self, r: cg.Result, ref: Dict[int, Dict[str, List[float]]], what: str) -> None:
+        self.assertEqual(sorted((c.rank, c.tensor) for c in r.checks),
+                         sorted((k, n) for k in ref for n in ref[k]), r.error or r.table())
+        for c in r.checks:
+            self.assertClose(c.truth, ref[c.rank][c.tensor], f"{what}: rank {c.rank} {c.tensor}")
+
+    def test_fsdp_step(self) -> None:
+        # FSDP2's averaged step passes; with a divide factor of 1 every parameter is x W
+        for world in (2, 4):
+            ref = fsdp_reference(world)
+            for fn, status in (("step", "pass"), ("step_sum", "fail")):
+                with self.subTest(fn=fn, world=world):
+                    r = self.step("fsdp_step", fn, world)
+                    self.assertEqual(r.status, status, r.error or r.table())
+                    self.assertTruths(r, ref, f"{fn} W={world}")
+                    for c in r.checks:
+                        self.assertFalse(c.replicated, "Shard(0) over the world: each rank's own rows")
+                        if fn == "step_sum":
+                            self.assertIn(patterns.TIMES_W, c.patterns, r.table())
+
+    def test_hsdp_step(self) -> None:
+        # HSDP on (replicate, shard): one slice held by two ranks; the check once said "no known
+        # pattern" on every parameter of the correct step
+        ref = hsdp_reference()
+        for fn, status in (("step", "pass"), ("step_sum", "fail")):
+            with self.subTest(fn=fn):
+                r = self.step("hsdp_step", fn, 4)
+                self.assertEqual(r.status, status, r.error or r.table())
+                self.assertTruths(r, ref, fn)
+                for c in r.checks:
+                    self.assertTrue(c.replicated, "Replicate over the replicate dimension")
+                    self.assertEqual(c.over, "replicate", r.table())
+                    if fn == "step_sum":
+                        self.assertIn(patterns.TIMES_W, c.patterns, r.table())
+
+    def test_fsdp_tp_step(self) -> None:
+        # FSDP2 + TP: down.bias is one slice per dp coordinate held by a tp group; the check once
+        # said "x 2: a group's size" on it; the bias gradient all-reduced over tp again is x 2 there,
+        # naming the mesh dimension
+        ref = fsdp_tp_reference()
+        for fn, status in (("step", "pass"), ("step_bias_twice", "fail")):
+            with self.subTest(fn=fn):
+                r = self.step("fsdp_tp_step", fn, 4)
+                self.assertEqual(r.status, status, r.error or r.table())
+                self.assertTruths(r, ref, fn)
+                for c in r.checks:
+                    bias = c.tensor == "model.down.bias"
+                    self.assertEqual(c.replicated, bias)
+                    self.assertEqual(c.ok, fn == "step" or not bias, r.table())
+                    if bias:
+                        self.assertEqual(c.over, "tp")
+                        self.assertIn("(Shard(0), Replicate()) on mesh (dp=2, tp=2)", c.placements)
+                    if fn == "step_bias_twice" and bias:
+                        self.assertIn(patterns.key(c.patterns[0]), ("times_mesh_dim",), r.table())
+                        self.assertIn("mesh dimension 'tp'", c.patterns[0])
+                        self.assertClose(c.observed, [2 * v for v in ref[c.rank][c.tensor]], "x tp")
 
     def test_tp_mlp(self) -> None:
         # the TP-plan MLP passes (the check once said "x W" on down.bias: its copies were perturbed
@@ -139,6 +241,10 @@ class ParallelZoo(unittest.TestCase):
                         self.assertTrue(c.replicated)
                         self.assertClose(c.truth, ref["truth"][0], f"{fn} W={world} rank {c.rank}")
                         if fn == "norm_local":
+                            # the replicas diverge (named first, with every rank's value) and sum to the truth
+                            self.assertTrue(c.patterns[0].startswith(patterns.DIVERGED), r.table())
+                            for k in range(world):
+                                self.assertIn(f"rank {k} ", c.patterns[0])
                             self.assertIn(patterns.PARTIAL, c.patterns, r.table())
                             self.assertClose(c.observed, ref["parts"][c.rank], f"rank {c.rank}'s own rows")
 

@@ -2,7 +2,9 @@
 derivatives the parent computes from the losses the ranks recorded.
 
 A logical tensor is one checked input: a per-rank tensor (owner = its rank)
-or a replicated one (owner = -1: every rank perturbs its copy together).
+or a replicated one (owner = -1), held by every rank or by a group of ranks
+only (a DTensor Replicate over one dimension of a 2-D mesh, a tensor
+replicated over a subgroup): its holders perturb their copies together.
 Element mode perturbs one element at a time (2 forwards per element, all
 ranks together); fast mode perturbs each logical tensor along one random
 unit direction (gradcheck's fast mode), so its checks are directional
@@ -12,7 +14,7 @@ k), the replicated one (k = 0), and the own-loss one (k = r) come from the
 same forwards.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Sequence, Tuple
 
 import torch
@@ -32,27 +34,47 @@ class Logical:
     owner: int       # the rank that holds it, -1 when replicated
     numel: int
     shape: List[int]
+    holders: List[int] = field(default_factory=list)  # the ranks holding a copy: [owner], or every copy's rank
+
+
+def holders_of(m: Dict[str, Any], rank: int, world: int) -> List[int]:
+    """The ranks that hold a copy of the tensor a rank's meta entry declares
+    (a meta without "holders": replicated means every rank)."""
+    if m.get("holders"):
+        return sorted(int(k) for k in m["holders"])
+    return list(range(world)) if m["replicated"] else [rank]
 
 
 def logicals(metas: Sequence[List[Dict[str, Any]]]) -> List[Logical]:
-    """Every checked tensor of the world, per-rank ones rank by rank, then the
-    replicated ones; every rank must declare the same replicated tensors."""
+    """Every checked tensor of the world: per-rank ones rank by rank, then the
+    replicated ones in the order their first holder declares them. Every
+    holder of a replicated tensor must declare it alike (name, holders, shape)."""
+    world = len(metas)
     out: List[Logical] = []
     for rank, meta in enumerate(metas):
         for m in meta:
-            if not m["replicated"]:
-                out.append(Logical(len(out), m["name"], rank, m["numel"], m["shape"]))
-    reps = [(m["name"], m["shape"]) for m in metas[0] if m["replicated"]]
+            if holders_of(m, rank, world) == [rank]:
+                out.append(Logical(len(out), m["name"], rank, m["numel"], m["shape"], [rank]))
+    declared = [{(m["name"], tuple(holders_of(m, rank, world))): list(m["shape"]) for m in meta
+                 if holders_of(m, rank, world) != [rank]} for rank, meta in enumerate(metas)]
+    seen = set()
     for rank, meta in enumerate(metas):
-        mine = [(m["name"], m["shape"]) for m in meta if m["replicated"]]
-        if mine != reps:
-            raise FdError(f"replicated inputs differ between rank 0 {reps} and rank {rank} {mine}: "
-                          "a replicated tensor is one logical tensor with the same name and shape everywhere")
-    for name, shape in reps:
-        numel = 1
-        for s in shape:
-            numel *= s
-        out.append(Logical(len(out), name, -1, numel, list(shape)))
+        for m in meta:
+            held = holders_of(m, rank, world)
+            key = (m["name"], tuple(held))
+            if held == [rank] or key in seen:
+                continue
+            seen.add(key)
+            if rank not in held or any(k < 0 or k >= world for k in held):
+                raise FdError(f"rank {rank} declares '{m['name']}' replicated over ranks {held}, a group "
+                              f"it is not in (world {world})")
+            for k in held:
+                if declared[k].get(key) != list(m["shape"]):
+                    theirs = sorted((n, list(h), s) for (n, h), s in declared[k].items())
+                    raise FdError(f"replicated inputs differ between rank {rank} {[(m['name'], list(m['shape']))]} "
+                                  f"and rank {k} {theirs}: a replicated tensor is one logical tensor with the "
+                                  f"same name and shape on every rank that holds it (ranks {held})")
+            out.append(Logical(len(out), m["name"], -1, m["numel"], list(m["shape"]), held))
     return out
 
 

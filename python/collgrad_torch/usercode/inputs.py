@@ -13,35 +13,55 @@ data-parallel parameter): its truth perturbs every copy together.
 A DTensor input or parameter (torch 2.x, made in make_inputs, which runs
 inside the process group, or by parallelize_module / fully_shard) is checked
 by DTensor's contract (DESIGN section 16): its placements say what its local
-parts are. Replicate over a mesh of the whole world is one logical tensor
-whose copies are equal: a replicated leaf, every copy perturbed together.
-Shard and Partial local parts are distinct elements or addends: perturbed
-alone. The observed gradient is the one the optimizer's DTensor ops see:
-.grad redistributed to the parameter's placements (a Partial gradient
-reduced), its local part (worker.py). Replicate over part of a 2-D mesh is
-not modelled yet: such a leaf is perturbed per rank, and the check says so.
+parts are, per mesh dimension. Over a Replicate dimension the copies are
+one logical tensor: its holders (the ranks whose mesh coordinates differ
+there only) perturb their copies together. Over a Shard or Partial dimension
+the local parts are distinct elements or addends: perturbed alone. So a
+Replicate DTensor on a 1-D mesh is one tensor held by every rank of the
+mesh, and an HSDP parameter (Replicate, Shard) is one shard held by each
+replica group. The observed gradient is the one the optimizer's DTensor ops
+see: .grad redistributed to the parameter's placements (a Partial gradient
+reduced), its local part (worker.py).
 """
 
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import torch
 
 
 class Replicated:
-    """Marks an input as one logical tensor held by every rank (see replicated())."""
+    """Marks an input as one logical tensor held by every rank, or by the
+    ranks of `holders` only (see replicated())."""
 
-    def __init__(self, value: Any):
-        self.value = value
+    def __init__(self, value: Any, holders: Optional[List[int]] = None):
+        self.value, self.holders = value, holders
 
 
-def replicated(value: Any) -> Any:
+def _group_ranks(group: Any) -> List[int]:
+    """The global ranks of a process group (or a list of ranks, as given)."""
+    if isinstance(group, (list, tuple, range)):
+        return sorted(int(k) for k in group)
+    import torch.distributed as dist
+    import torch.distributed.distributed_c10d as c10d
+
+    get = getattr(dist, "get_process_group_ranks", None)  # torch >= 2.0
+    if get is not None:
+        return sorted(get(group))
+    return sorted(c10d._pg_group_ranks[group])  # torch 1.13: {group: {global rank: group rank}}
+
+
+def replicated(value: Any, *, group: Any = None) -> Any:
     """Declare a tensor or a module's parameters replicated: every rank holds
     a copy of one logical tensor, whose gradient is d(global loss)/d(theta),
-    checked on every rank (what data-parallel code means by a parameter)."""
+    checked on every rank (what data-parallel code means by a parameter).
+    With `group` (a process group, or a list of global ranks that includes
+    this rank) the copies are held by that group's ranks only: a tensor
+    replicated over one dimension of a 2-D layout, another group holding
+    another logical tensor of the same name."""
     if not isinstance(value, (torch.Tensor, torch.nn.Module)):
         raise TypeError(f"replicated() takes a tensor or an nn.Module, got {type(value).__name__}")
-    return Replicated(value)
+    return Replicated(value, None if group is None else _group_ranks(group))
 
 
 class InputError(Exception):
@@ -53,28 +73,67 @@ def is_dtensor(t: Any) -> bool:
     return isinstance(t, torch.Tensor) and hasattr(t, "_local_tensor") and hasattr(t, "placements")
 
 
-def replicated_over_world(t: Any) -> bool:
-    """A DTensor whose every placement is Replicate on a mesh of the whole
-    world: one logical tensor, a copy on every rank (DTensor's contract)."""
-    if not is_dtensor(t) or not all(p.is_replicate() for p in t.placements):
-        return False
+def dtensor_holders(t: Any) -> Optional[List[int]]:
+    """The ranks holding the same local part as this rank does by DTensor's
+    contract: those whose mesh coordinates agree with this rank's on every
+    dimension the tensor is not Replicate over (a Shard's slice or a
+    Partial's addend there is this rank's own). None: not a DTensor, or
+    this rank is not on its mesh."""
+    if not is_dtensor(t):
+        return None
+    mesh = t.device_mesh
+    coord = mesh.get_coordinate()
+    if coord is None:
+        return None
+    at = tuple(slice(None) if p.is_replicate() else c for p, c in zip(t.placements, coord))
+    return sorted(int(k) for k in mesh.mesh[at].reshape(-1).tolist())
+
+
+def mesh_dims(t: Any) -> List[Tuple[str, int]]:
+    """A DTensor's mesh as (dimension name, size) pairs; an unnamed dimension
+    is called by its index ("dim 0")."""
+    if not is_dtensor(t):
+        return []
+    mesh = t.device_mesh
+    names = getattr(mesh, "mesh_dim_names", None) or [f"dim {i}" for i in range(mesh.ndim)]
+    return [(str(n), int(s)) for n, s in zip(names, mesh.mesh.shape)]
+
+
+def replicated_over(t: Any) -> str:
+    """What a Replicate DTensor's copies span: "" on a 1-D mesh of the whole
+    world (every rank), else its Replicate dimensions' names ("tp")."""
+    if not is_dtensor(t):
+        return ""
     import torch.distributed as dist
 
-    return dist.is_initialized() and t.device_mesh.size() == dist.get_world_size()
+    dims = [n for (n, _), p in zip(mesh_dims(t), t.placements) if p.is_replicate()]
+    if len(dims) == t.device_mesh.ndim and t.device_mesh.size() == dist.get_world_size():
+        return ""
+    return ", ".join(dims)
 
 
 def placements(t: Any) -> str:
     """"(Shard(dim=0),)" as a short text: "Shard(0)", "Replicate(), Shard(0)"."""
-    return ", ".join(str(p).replace("dim=", "") for p in t.placements) if is_dtensor(t) else ""
+    return ", ".join(repr(p).replace("dim=", "") for p in t.placements) if is_dtensor(t) else ""
 
 
 @dataclass
 class Leaf:
     """One checked tensor on this rank. `tensor` is the object fn sees (a
-    leaf, a Parameter, or a DTensor); the check owns nothing else of it."""
+    leaf, a Parameter, or a DTensor); the check owns nothing else of it.
+    `holders`: the ranks holding a copy of it when only some do (a group's
+    replica, a DTensor's placements), else None: every rank when
+    `replicated`, this rank alone when not."""
     name: str
     tensor: torch.Tensor
     replicated: bool
+    holders: Optional[List[int]] = None
+
+    def ranks(self, rank: int, world: int) -> List[int]:
+        """Every rank holding a copy of this logical tensor, this one among them."""
+        if self.holders is not None:
+            return self.holders
+        return list(range(world)) if self.replicated else [rank]
 
     @property
     def local(self) -> torch.Tensor:
@@ -96,6 +155,18 @@ def _as_double(t: torch.Tensor) -> torch.Tensor:
     return t.detach().to(torch.float64).contiguous().requires_grad_(t.requires_grad)
 
 
+def _leaf(name: str, t: torch.Tensor, rep: bool, group: Optional[List[int]]) -> Leaf:
+    """A checked tensor: a DTensor's copies are what its placements say
+    (whatever `replicated` says of its module), a plain tensor's what
+    replicated() declared."""
+    held = group
+    if group is None and is_dtensor(t):
+        held, rep = dtensor_holders(t), False
+    if held is not None and len(held) == 1:
+        held = None  # this rank's alone: a per-rank leaf
+    return Leaf(name, t, rep or held is not None, held)
+
+
 def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
     """Convert make_inputs' result; `replicated_names` is True (every
     module's parameters), or the input names to treat as replicated."""
@@ -112,15 +183,16 @@ def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
         if not isinstance(name, str) or not name.isidentifier():
             raise InputError(f"input name {name!r} is not a Python identifier (fn receives it as a keyword)")
         rep = name in names
+        group: Optional[List[int]] = None
         if isinstance(value, Replicated):
-            value, rep = value.value, True
+            value, rep, group = value.value, True, value.holders
         if isinstance(value, torch.nn.Module):
             rep = rep or replicated_names is True
             value.to(torch.float64)
             params = [(p_name, p) for p_name, p in value.named_parameters() if p.requires_grad]
             if not params:
                 data.append(f"{name}: a module with no parameter that requires grad")
-            leaves.extend(Leaf(f"{name}.{p_name}", p, rep or replicated_over_world(p)) for p_name, p in params)
+            leaves.extend(_leaf(f"{name}.{p_name}", p, rep, group) for p_name, p in params)
             kwargs[name] = value
         elif isinstance(value, torch.Tensor):
             if value.is_complex() and value.requires_grad:
@@ -129,7 +201,7 @@ def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
                                  "real and imaginary parts as two inputs)")
             t = _as_double(value)
             if t.requires_grad and t.is_floating_point():
-                leaves.append(Leaf(name, t, rep or replicated_over_world(t)))
+                leaves.append(_leaf(name, t, rep, group))
             else:
                 data.append(f"{name}: {'requires_grad is False' if t.is_floating_point() else str(t.dtype)} (data, not checked)")
             kwargs[name] = t
@@ -186,7 +258,7 @@ def transform(raw: Any, how: Dict[str, Any]) -> Any:
                 t = _cut(t, caps.get(name, list(t.shape)), name in squeeze)
             if small:
                 t = _small(t)
-        out[name] = Replicated(t) if wrapped else t
+        out[name] = Replicated(t, value.holders) if wrapped else t
     return out
 
 
@@ -205,7 +277,7 @@ def place(raw: Any, device: Any) -> Any:
             t = t.detach().to(device).requires_grad_(t.requires_grad)
         elif isinstance(t, torch.nn.Module):
             t = t.to(device)
-        out[name] = Replicated(t) if wrapped else t
+        out[name] = Replicated(t, value.holders) if wrapped else t
     return out
 
 

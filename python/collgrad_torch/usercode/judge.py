@@ -56,7 +56,7 @@ def finite_differences(rows: Dict[int, List[List[float]]], tensors: Sequence[fd.
                 if math.isfinite(v):
                     continue
                 where = f"{t.name}[{e}]" if mode == "element" else f"{t.name}'s random direction"
-                whose = "replicated" if t.owner < 0 else f"rank {t.owner}'s"
+                whose = f"replicated over ranks {t.holders}" if t.owner < 0 else f"rank {t.owner}'s"
                 raise Refused(f"finite differences are not finite along {where} ({whose}): the derivative of "
                               f"rank {k}'s loss there measured {v!r} (the loss is nan or inf a step of "
                               f"{fd.STEP:g} away): the inputs are at the edge of the function's domain (a sqrt "
@@ -100,12 +100,9 @@ def judge(results: Sequence[Dict[str, Any]], r: Result) -> None:
     groups = sorted({g for res in results for g in res.get("groups", [])})
     for t in tensors:
         mine = [_check(results[rank], rank, t, rows[t.index], r, close, defined, groups, world)
-                for rank in ([t.owner] if t.owner >= 0 else range(world))]
-        if t.owner < 0 and world > 1 and any(not c.ok for c in mine):
-            total = [sum(vals) for vals in zip(*(c.observed for c in mine))]
-            if close(total, mine[0].truth):
-                for c in mine:
-                    c.patterns = [patterns.PARTIAL] + [p for p in c.patterns if not p.startswith("no known")]
+                for rank in t.holders]
+        if len(mine) > 1 and any(not c.ok for c in mine):
+            _copies(t, mine, close, r)
         r.checks.extend(mine)
     position = [{m["name"]: i for i, m in enumerate(res["meta"])} for res in results]
     r.checks.sort(key=lambda c: (c.rank, position[c.rank].get(c.tensor, 0)))  # each rank's inputs in its order
@@ -139,10 +136,37 @@ def _check(res: Dict[str, Any], rank: int, t: fd.Logical, rows: List[List[float]
                     truth=truth, max_abs_err=max(abs_err, default=0.0), max_rel_err=max(rel, default=0.0),
                     ok=not bad, first_bad=bad[0] if bad else -1, note=note,
                     replicated_truth=rep, own_truth=own)
+    m: Dict[str, Any] = next((m for m in res["meta"] if m["name"] == t.name), {})
+    mesh = [(str(n), int(size)) for n, size in m.get("mesh", [])]
+    over = set(str(m.get("over", "")).split(", ")) if len(t.holders) < world else {n for n, _ in mesh}
+    dims = [(n, size, len(t.holders) > 1 and n in over) for n, size in mesh]
+    if len(t.holders) > 1:
+        c.over = m.get("over") or ("" if len(t.holders) == world else f"ranks {', '.join(map(str, t.holders))}")
+    if m.get("placements"):
+        c.placements = (f"({m['placements']}) on mesh ({', '.join(f'{n}={size}' for n, size in mesh)})"
+                        + (f"; .grad ({res['grad_placements'][t.name]})"
+                           if res.get("grad_placements", {}).get(t.name) else ""))
     if bad:
         c.patterns = patterns.name(observed, truth, close, world, groups,
-                                   replicated=rep if r.semantics != "replicated" else None, own=own)
+                                   replicated=rep if r.semantics != "replicated" else None, own=own, dims=dims)
     return c
+
+
+def _copies(t: fd.Logical, mine: List[TensorCheck], close: patterns.Close, r: Result) -> None:
+    """The copies of one replicated tensor, where some copy's gradient is
+    wrong: gradients that differ between the copies are a finding of their
+    own (each holder's optimizer then moves its copy apart), and copies that
+    sum to the truth are each one part of it."""
+    found: List[str] = []
+    if any(not close(c.observed, mine[0].observed) for c in mine[1:]):
+        found.append(patterns.diverged([(c.rank, c.observed) for c in mine]))
+        r.notes.append(f"{t.name}: {found[0]}")
+    if close([sum(vals) for vals in zip(*(c.observed for c in mine))], mine[0].truth):
+        found.append(patterns.PARTIAL)
+    if found:
+        for c in mine:
+            if not c.ok:
+                c.patterns = found + [p for p in c.patterns if not p.startswith("no known")]
 
 
 def _replicas_alike(results: Sequence[Dict[str, Any]], tensors: Sequence[fd.Logical], r: Result) -> None:
@@ -150,10 +174,10 @@ def _replicas_alike(results: Sequence[Dict[str, Any]], tensors: Sequence[fd.Logi
     for t in tensors:
         if t.owner >= 0:
             continue
-        v0 = results[0]["values"].get(t.name, [])
-        for res in results[1:]:
-            vk = res["values"].get(t.name, [])
-            if vk != v0:
-                raise Refused(f"replicated input '{t.name}' holds different values on rank 0 and rank "
-                              f"{res['rank']}: make_inputs must give every rank the same copy "
+        first = t.holders[0]
+        v0 = results[first]["values"].get(t.name, [])
+        for k in t.holders[1:]:
+            if results[k]["values"].get(t.name, []) != v0:
+                raise Refused(f"replicated input '{t.name}' holds different values on rank {first} and rank "
+                              f"{k}: make_inputs must give every rank that holds it the same copy "
                               "(seed a generator alike, or broadcast it)")

@@ -11,7 +11,7 @@ difference, so a person can start from numbers.
 """
 
 import math
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Tuple
 
 Close = Callable[[Sequence[float], Sequence[float]], bool]
 
@@ -32,17 +32,40 @@ PARTIAL = ("partial: the ranks' gradients of this replicated tensor sum to the t
            "with an identity backward, an all_reduce of grad.contiguous())")
 
 
+DIVERGED = "replicas diverge"
+
+
+def diverged(copies: Sequence[Tuple[int, Sequence[float]]]) -> str:
+    """The finding for copies of one replicated tensor whose gradients differ,
+    naming each holder's value where the first two copies differ most."""
+    g0 = copies[0][1]
+    g1 = next((g for _, g in copies[1:] if list(g) != list(g0)), copies[1][1])
+    at = max(range(len(g0)), key=lambda i: abs(g0[i] - g1[i])) if g0 else 0
+    values = ", ".join(f"rank {k} {g[at]:.6g}" for k, g in copies) if g0 else ""
+    return (f"{DIVERGED}: the copies of this one logical tensor got different gradients (element {at}: {values}), "
+            "so each rank's optimizer moves its copy apart: a Replicate DTensor used through to_local() without "
+            "grad_placements=[Partial()] (torchtitan #2387, #2217), or a gradient sync that skips some copies")
+
+
 def key(text: str) -> str:
     """A pattern's short name, for the report's diagnosis.matches."""
     fixed = {REPLICATED: "replicated_only", OWN_LOSS: "own_loss", ZERO: "zero", TIMES_W: "times_world",
              OVER_W: "over_world", NEGATED: "negated", PARTIAL: "partial"}
     if text in fixed:
         return fixed[text]
+    if text.startswith(DIVERGED):
+        return "replicas_diverge"
     if text.startswith("no known pattern"):
         return "unknown"
     if text.startswith("not finite"):
         return "non_finite"
+    if "mesh dimension" in text:
+        return "over_mesh_dim" if text.startswith("x 1/") else "times_mesh_dim"
     return "over_group" if text.startswith("x 1/") else "times_group"
+
+
+def _dims_text(names: Sequence[str]) -> str:
+    return f"mesh dimension '{names[0]}'" if len(names) == 1 else f"mesh dimensions {', '.join(names)} (equal sizes)"
 
 
 def _scaled(c: float, t: Sequence[float]) -> List[float]:
@@ -51,9 +74,12 @@ def _scaled(c: float, t: Sequence[float]) -> List[float]:
 
 def name(observed: Sequence[float], truth: Sequence[float], close: Close, world: int,
          groups: Sequence[int], replicated: Optional[Sequence[float]] = None,
-         own: Optional[Sequence[float]] = None) -> List[str]:
+         own: Optional[Sequence[float]] = None, dims: Sequence[Tuple[str, int, bool]] = ()) -> List[str]:
     """Every known pattern `observed` matches (most specific first), or one
-    "no known pattern" line."""
+    "no known pattern" line. `dims`: the tensor's DTensor mesh as (name,
+    size, whether the tensor is Replicate there), so a factor of one
+    dimension's size names that dimension (of equal sizes, the Replicate ones:
+    where a replica's gradient is reduced)."""
     bad = next((i for i, o in enumerate(observed) if not math.isfinite(o)), None)
     if bad is not None:  # nan compares false with everything: no scaling can name it
         return [f"not finite: the gradient is {observed[bad]!r} at element {bad}, where finite differences "
@@ -68,7 +94,19 @@ def name(observed: Sequence[float], truth: Sequence[float], close: Close, world:
     scale = max((abs(v) for v in truth), default=0.0)
     if scale > 0 and not close(truth, _scaled(0.0, truth)):
         candidates = [(0.0, ZERO), (float(world), TIMES_W), (1.0 / world, OVER_W)]
-        for g in sorted(set(groups)):
+        named = set()
+        for _, g, _ in dims:
+            if 1 < g < world and g not in named:
+                named.add(g)
+                same = [d for d, size, _ in dims if size == g]
+                rep = [d for d, size, r in dims if size == g and r]
+                where = _dims_text(rep or same)
+                candidates.append((float(g), f"x {g}: the size of {where}: the gradient reduced over it once "
+                                             "too often (a sync the plan already made), or summed where its "
+                                             "mean is due"))
+                candidates.append((1.0 / g, f"x 1/{g}: divided by the size of {where} where a sum is due "
+                                            "(a mean over ranks that hold parts of one loss)"))
+        for g in sorted(set(groups) - named):
             if 1 < g < world:
                 candidates.append((float(g), f"x {g}: a group's size (the function made a group of {g} ranks): "
                                              "reduced over that group where it should not be, or twice"))

@@ -46,6 +46,8 @@ def _check(c: TensorCheck, r: Result) -> Dict[str, Any]:
     if c.first_bad >= 0:
         out["first_bad_expected"] = _num(c.truth[c.first_bad])
         out["first_bad_observed"] = _num(c.observed[c.first_bad])
+    if c.placements:
+        out["placements"] = c.placements
     note = [c.note] if c.note else []
     if not c.ok:
         note += c.patterns

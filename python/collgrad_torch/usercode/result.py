@@ -26,6 +26,8 @@ class TensorCheck:
     note: str = ""
     replicated_truth: Optional[List[float]] = None   # d L_0 / d x, when defined
     own_truth: Optional[List[float]] = None          # d L_rank / d x
+    over: str = ""                   # a replica's span when not every rank: mesh dimensions ("tp") or ranks
+    placements: str = ""             # a DTensor's: "(Shard(0), Replicate()) on (dp=2, tp=2); .grad (...)"
 
 
 @dataclass
@@ -95,18 +97,20 @@ class Result:
         if self.error is not None:
             lines.append(self.error)
             return "\n".join(lines)
-        width = max([24] + [len(c.tensor) + (13 if c.replicated else 0) for c in self.checks])
+        width = max([24] + [len(_label(c)) for c in self.checks])
         lines.append(f"  {'rank':>4}  {'tensor':<{width}} {'n':>6}  {'max abs err':>11}  {'max rel err':>11}  "
                      f"{'verdict':<7}  observed / truth")
         for c in self.checks:
             shown = min(3, len(c.observed))
             pair = ", ".join(f"{_fmt(o)}/{_fmt(t)}" for o, t in zip(c.observed[:shown], c.truth[:shown]))
             more = ", ..." if c.numel > shown else ""
-            name = c.tensor + (" (replicated)" if c.replicated else "")
+            name = _label(c)
             lines.append(f"  {c.rank:>4}  {name:<{width}} {c.numel:>6}  {_fmt(c.max_abs_err):>11}  "
                          f"{_fmt(c.max_rel_err):>11}  {'ok' if c.ok else 'WRONG':<7}  {pair}{more}")
             if c.note:
                 lines.append(f"        note: {c.note}")
+            if c.placements and not c.ok:
+                lines.append(f"        placements: {c.placements}")
             for p in ([] if c.ok else c.patterns):
                 lines.append(f"        pattern: {p}")
         lines.append(f"  replicated semantics: {'defined' if self.replicated_defined else 'undefined'}"
@@ -114,6 +118,13 @@ class Result:
         for n in self.notes:
             lines.append(f"  note: {n}")
         return "\n".join(lines)
+
+
+def _label(c: TensorCheck) -> str:
+    """The table's tensor column: its name, and what its copies span."""
+    if not c.replicated:
+        return c.tensor
+    return c.tensor + (f" (replicated over {c.over})" if c.over else " (replicated)")
 
 
 def _fmt(v: float) -> str:

@@ -146,17 +146,21 @@ def _changed(leaves: List[Any], saved: List[Any]) -> Optional[Tuple[str, float]]
     return None
 
 
-def _optimizer_grads(leaves: List[Any], notes: List[str]) -> Dict[str, Any]:
+def _optimizer_grads(leaves: List[Any], notes: List[str],
+                     raw: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """Each leaf's gradient as the optimizer sees it, by name: a DTensor's
     .grad redistributed to its parameter's placements (a Partial gradient is
     a sum the optimizer's DTensor ops reduce first), then its local part.
     Collective where a redistribution is due: every rank calls it, for the
-    same leaves in the same order (every rank holds every DTensor leaf)."""
+    same leaves in the same order (every rank holds every DTensor leaf).
+    `raw` gets each DTensor gradient's placements as backward left them."""
     from . import inputs
 
     out: Dict[str, Any] = {}
     for leaf in leaves:
         g = leaf.tensor.grad
+        if raw is not None and g is not None and inputs.is_dtensor(g):
+            raw[leaf.name] = inputs.placements(g)
         if g is not None and inputs.is_dtensor(g):
             if inputs.is_dtensor(leaf.tensor):
                 # an addend's (Partial) gradient is the logical sum's: Replicate over that dimension
@@ -270,7 +274,9 @@ def run(r: Rank) -> Dict[str, Any]:
     except inputs.InputError as e:
         raise UserError(f"rank {r.rank}: {e}") from None
     meta = [{"name": l.name, "shape": list(l.local.shape), "numel": l.local.numel(),
-             "replicated": l.replicated} for l in ins.leaves]
+             "replicated": l.replicated, "holders": l.ranks(r.rank, r.world),
+             "placements": inputs.placements(l.tensor), "mesh": inputs.mesh_dims(l.tensor),
+             "over": inputs.replicated_over(l.tensor) if l.holders else ""} for l in ins.leaves]
     store.set(f"meta/{r.rank}", json.dumps(meta))
     r.status("waiting for the other ranks' inputs")
     import datetime
@@ -285,7 +291,7 @@ def run(r: Rank) -> Dict[str, Any]:
         raise UserError("no input requires grad on any rank: nothing to check (make_inputs: "
                         "torch.randn(..., requires_grad=True), or a module with parameters)")
     mine = {l.name: l for l in ins.leaves}
-    held = [(t, mine[t.name]) for t in tensors if t.owner in (r.rank, -1)]
+    held = [(t, mine[t.name]) for t in tensors if r.rank in t.holders]
     saved = inputs.snapshot(ins.leaves)
     prog = Program(r, fn, spec["step"], ins.kwargs)
 
@@ -301,7 +307,8 @@ def run(r: Rank) -> Dict[str, Any]:
         raise UserError(f"the {'step' if spec['step'] else 'function'} changed its input '{moved[0]}' in place "
                         f"on rank {r.rank} (by up to {moved[1]:.3g}){hint}: the check needs every "
                         "evaluation to start from the same point; clone before modifying")
-    grads, dirs = _read_grads(held, mode, spec["seed"], _optimizer_grads(ins.leaves, prog.notes))
+    grad_placements: Dict[str, str] = {}
+    grads, dirs = _read_grads(held, mode, spec["seed"], _optimizer_grads(ins.leaves, prog.notes, grad_placements))
     compiled = {m: _compiled_pass(r, m, fn, ins, saved, held, mode) for m in spec.get("modes") or []
                 if m != "eager"}
 
@@ -338,7 +345,7 @@ def run(r: Rank) -> Dict[str, Any]:
     return {"rank": r.rank, "torch": torch.__version__, "backend": name, "mode": mode,
             "meta": meta, "data": ins.data, "grads": grads, "dirs": dirs, "losses": losses, "base": base,
             "groups": _group_sizes(), "notes": prog.notes, "inputs": described,
-            "roots": prog.roots, "compiled": compiled,
+            "roots": prog.roots, "compiled": compiled, "grad_placements": grad_placements,
             "values": {t.name: mine[t.name].local.detach().reshape(-1)[:256].tolist()
                        for t, _ in held if t.owner == -1}}
 
