@@ -217,3 +217,36 @@ class DivergedReplicas(unittest.TestCase):
             self.assertNotIn(patterns.PARTIAL, c.patterns)
             self.assertFalse(any(p.startswith(patterns.DIVERGED) for p in c.patterns))
             self.assertIn(patterns.TIMES_W, c.patterns)
+
+
+class DTensorLoss(unittest.TestCase):
+    """A loss that is a DTensor says its semantics: Replicate on every rank is one logical loss
+    (L = 2 w, held by both ranks of W=2: truth 2, not 4); copies held by groups of 2 of W=4 count
+    once per group (L_k = (k // 2 + 1) w: the global loss is 1 w + 2 w, truth 3)."""
+
+    def judged(self, world, coeff, copies, grads):
+        h = fd.STEP
+        metas = [[_meta("w", 1, True)] for _ in range(world)]
+        losses = [[coeff(k) * (1 + h), coeff(k) * (1 - h)] for k in range(world)]
+        res = _results(losses, [{"w": [g]} for g in grads], metas, [[float(coeff(k))] * 3 for k in range(world)])
+        for k, x in enumerate(res):
+            x["values"], x["loss_copies"] = {"w": [1.0]}, copies(k)
+        r = Result(name="t", world=world, backend="gloo", kind="fn", semantics="auto", reduction="sum")
+        judge.judge(res, r)
+        return r
+
+    def test_replicate_loss_is_one_loss(self):
+        r = self.judged(2, lambda k: 2, lambda k: [0, 1], [2.0, 2.0])
+        self.assertTrue(r.ok, r.table())
+        self.assertEqual(r.semantics, "replicated")
+        self.assertAlmostEqual(r.checks[0].truth[0], 2.0, places=5)
+
+    def test_copies_over_a_group_count_once(self):
+        r = self.judged(4, lambda k: k // 2 + 1, lambda k: [k // 2 * 2, k // 2 * 2 + 1], [3.0] * 4)
+        self.assertTrue(r.ok, r.table())
+        self.assertEqual(r.semantics, "auto")
+        self.assertAlmostEqual(r.checks[0].truth[0], 3.0, places=5)
+
+    def test_losses_of_different_kinds_refused(self):
+        with self.assertRaises(judge.Refused):
+            self.judged(2, lambda k: 2, lambda k: [0, 1] if k == 0 else [1], [2.0, 2.0])

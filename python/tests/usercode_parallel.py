@@ -115,6 +115,16 @@ def fsdp_tp_reference() -> Dict[int, Dict[str, List[float]]]:
     return out
 
 
+def loss_parallel_reference(world: int) -> Dict[int, Dict[str, List[float]]]:
+    """Cross entropy of one nn.Linear over the full vocabulary; head.weight and head.bias are
+    Shard(0) (ColwiseParallel): rank r holds chunk r of the vocabulary's rows."""
+    ex = _example("loss_parallel")
+    model = ex.head()
+    torch.nn.functional.cross_entropy(model(ex.data()), ex.labels()).backward()
+    return {r: {"model.weight": model.weight.grad.chunk(world)[r].reshape(-1).tolist(),
+                "model.bias": model.bias.grad.chunk(world)[r].tolist()} for r in range(world)}
+
+
 class ParallelZoo(unittest.TestCase):
     def setUp(self) -> None:
         if not TORCH2:
@@ -154,6 +164,21 @@ class ParallelZoo(unittest.TestCase):
                         self.assertFalse(c.replicated, "Shard(0) over the world: each rank's own rows")
                         if fn == "step_sum":
                             self.assertIn(patterns.TIMES_W, c.patterns, r.table())
+
+    def test_loss_parallel(self) -> None:
+        # the loss is a Replicate DTensor: one logical loss, replicated semantics without being asked
+        for world in (2, 4):
+            ref = loss_parallel_reference(world)
+            for fn, status in (("step", "pass"), ("step_scaled", "fail")):
+                with self.subTest(fn=fn, world=world):
+                    path = os.path.join(PARALLEL, "loss_parallel.py")
+                    r = cg.check(step=f"{path}:{fn}", world=world, inputs=f"{path}:make_inputs", timeout=120)
+                    self.assertEqual(r.status, status, r.error or r.table())
+                    self.assertEqual(r.semantics, "replicated", r.table())
+                    self.assertTruths(r, ref, f"{fn} W={world}")
+                    for c in r.checks:
+                        if fn == "step_scaled":
+                            self.assertIn(patterns.OVER_W, c.patterns, r.table())
 
     def test_hsdp_step(self) -> None:
         # HSDP on (replicate, shard): one slice held by two ranks; the check once said "no known

@@ -56,7 +56,10 @@ def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, 
     d(global loss)/d theta with every copy perturbed together.
     semantics="replicated" checks d L_0/d x_r instead (defined only when every
     rank's loss is the same function); "auto" judges per-rank and names a
-    result that is right under replicated semantics only. fd="element"
+    result that is right under replicated semantics only, save where the loss
+    is a DTensor, whose placements say what it is (Replicate on every rank:
+    one logical loss, replicated semantics; Replicate over a subgroup: one
+    loss per group; Partial: the sum of the parts). fd="element"
     perturbs each element (the default while the inputs have at most
     fd_budget elements in all), "fast" one random direction per tensor.
 

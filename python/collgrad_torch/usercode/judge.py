@@ -95,6 +95,15 @@ def judge(results: Sequence[Dict[str, Any]], r: Result) -> None:
     finite_differences(rows, tensors, mode)
     defined, reason = replicated_semantics(results, rows, tensors, close)
     r.replicated_defined, r.replicated_reason = defined, reason
+    copies = _loss_copies(results)
+    if copies == world > 1 and r.semantics == "auto":
+        if not defined:
+            raise Refused(f"the loss is a Replicate DTensor on every rank, one logical loss, but its copies "
+                          f"differ: {reason} (DTensor's contract broken upstream: a to_local() whose result "
+                          "differs between ranks, made Replicate by from_local without a redistribute)")
+        r.semantics = "replicated"
+        r.notes.append("the loss is a Replicate DTensor over the whole world: one logical loss, judged under "
+                       "replicated semantics (d L / d x)")
     if r.semantics == "replicated" and not defined:
         raise Refused(f"replicated semantics is undefined here: {reason}")
     groups = sorted({g for res in results for g in res.get("groups", [])})
@@ -114,9 +123,12 @@ def judge(results: Sequence[Dict[str, Any]], r: Result) -> None:
 def _check(res: Dict[str, Any], rank: int, t: fd.Logical, rows: List[List[float]], r: Result,
            close: patterns.Close,
            defined: bool, groups: List[int], world: int) -> TensorCheck:
-    per_rank = [sum(row) for row in rows]
+    # the global loss counts each logical loss once: ranks holding copies of one (a DTensor loss
+    # Replicate over tp) add it `copies` times, and a mean is over the distinct losses
+    copies = len(res.get("loss_copies") or [0])
+    per_rank = [sum(row) / copies for row in rows]
     if r.reduction == "mean":
-        per_rank = [v / world for v in per_rank]
+        per_rank = [v * copies / world for v in per_rank]
     rep = [row[0] for row in rows] if defined else None
     own = [row[rank] for row in rows]
     truth = rep if (r.semantics == "replicated" and rep is not None) else per_rank
@@ -150,6 +162,18 @@ def _check(res: Dict[str, Any], rank: int, t: fd.Logical, rows: List[List[float]
         c.patterns = patterns.name(observed, truth, close, world, groups,
                                    replicated=rep if r.semantics != "replicated" else None, own=own, dims=dims)
     return c
+
+
+def _loss_copies(results: Sequence[Dict[str, Any]]) -> int:
+    """How many ranks hold each copy of the logical loss (1: every rank's
+    loss is its own), from a DTensor loss's placements; every rank must say
+    the same."""
+    sizes = {len(res.get("loss_copies") or [0]) for res in results}
+    if len(sizes) > 1:
+        raise Refused("the ranks' losses are not alike: some return a DTensor Replicate over "
+                      f"{', '.join(str(len(res.get('loss_copies') or [0])) for res in results)} ranks "
+                      "(per rank in order); return the same kind of loss on every rank")
+    return sizes.pop()
 
 
 def _copies(t: fd.Logical, mine: List[TensorCheck], close: patterns.Close, r: Result) -> None:

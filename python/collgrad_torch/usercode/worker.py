@@ -85,6 +85,10 @@ def _seed(seed: int, rank: int) -> None:
 def _scalar(value: Any, what: str, rank: int) -> float:
     import torch
 
+    from . import inputs
+
+    if inputs.is_dtensor(value):  # a Replicate loss's copy, a Partial loss's addend (loss_copies says which)
+        value = value.to_local()
     if isinstance(value, torch.Tensor):
         if not value.is_floating_point():  # .long(), a comparison: no gradient, and a value that steps
             raise UserError(f"{what} on rank {rank} has dtype {str(value.dtype).replace('torch.', '')}: a loss "
@@ -99,6 +103,16 @@ def _scalar(value: Any, what: str, rank: int) -> float:
     raise UserError(f"{what} on rank {rank} is a {type(value).__name__}, not a scalar tensor")
 
 
+def _loss_copies(loss: Any, rank: int) -> List[int]:
+    """The ranks whose loss is the same logical loss as this rank's: a
+    DTensor loss says so by its placements (Replicate over the whole mesh:
+    every rank holds the one loss, loss_parallel's; Partial: each rank holds
+    an addend of the sum, its own); a plain tensor is this rank's own."""
+    from . import inputs
+
+    return inputs.dtensor_holders(loss) or [rank]
+
+
 class Program:
     """The user's fn (we run backward) or step (it runs its own backward and
     gradient sync); both give this rank's loss."""
@@ -107,6 +121,7 @@ class Program:
         self.r, self.fn, self.is_step, self.kwargs = r, fn, is_step, kwargs
         self.notes: List[str] = []
         self.roots = 1
+        self.loss_copies: List[int] = []   # the ranks holding a copy of this rank's loss (a DTensor's)
 
     def run(self, backward: bool) -> float:
         import torch
@@ -117,6 +132,8 @@ class Program:
             raise UserError(f"{'the step' if self.is_step else 'fn'} destroyed the default process group on rank "
                             f"{self.r.rank} (dist.destroy_process_group): the check runs it again at every "
                             "finite-difference point in the group it made; leave the group to the check")
+        first = out[0] if isinstance(out, (list, tuple)) and out else out
+        self.loss_copies = _loss_copies(first, self.r.rank)
         if self.is_step:
             return _scalar(out, "the step's returned loss", self.r.rank)
         roots = list(out) if isinstance(out, (list, tuple)) else [out]
@@ -344,7 +361,7 @@ def run(r: Rank) -> Dict[str, Any]:
     r.store = store
     return {"rank": r.rank, "torch": torch.__version__, "backend": name, "mode": mode,
             "meta": meta, "data": ins.data, "grads": grads, "dirs": dirs, "losses": losses, "base": base,
-            "groups": _group_sizes(), "notes": prog.notes, "inputs": described,
+            "groups": _group_sizes(), "notes": prog.notes, "inputs": described, "loss_copies": prog.loss_copies,
             "roots": prog.roots, "compiled": compiled, "grad_placements": grad_placements,
             "values": {t.name: mine[t.name].local.detach().reshape(-1)[:256].tolist()
                        for t, _ in held if t.owner == -1}}
