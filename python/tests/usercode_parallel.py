@@ -125,6 +125,19 @@ def loss_parallel_reference(world: int) -> Dict[int, Dict[str, List[float]]]:
                 "model.bias": model.bias.grad.chunk(world)[r].tolist()} for r in range(world)}
 
 
+def moe_ep_reference(world: int) -> Dict[int, Dict[str, List[float]]]:
+    """Every rank's tokens through their experts in one process (no dispatch): each token
+    times its expert's full weight, the losses summed; experts Shard(0): rank r hosts row r."""
+    ex = _example("moe_ep")
+    w = ex.experts(world).requires_grad_()
+    xs = [ex.tokens(r).requires_grad_() for r in range(world)]
+    total = sum(((torch.stack([x[t] @ w[e] for t, e in enumerate(ex.route(r, world))])) ** 2).sum()
+                for r, x in enumerate(xs))
+    total.backward()
+    return {r: {"experts": w.grad[r].reshape(-1).tolist(), "x": xs[r].grad.reshape(-1).tolist()}
+            for r in range(world)}
+
+
 class ParallelZoo(unittest.TestCase):
     def setUp(self) -> None:
         if not TORCH2:
@@ -179,6 +192,23 @@ class ParallelZoo(unittest.TestCase):
                     for c in r.checks:
                         if fn == "step_scaled":
                             self.assertIn(patterns.OVER_W, c.patterns, r.table())
+
+    def test_moe_ep(self) -> None:
+        # expert parallelism over all_to_all_single_autograd; expert gradients scaled by the EP
+        # degree on a summed loss are x W, the tokens' gradients untouched
+        for world in (2, 4):
+            ref = moe_ep_reference(world)
+            for fn, status in (("step", "pass"), ("step_expert_scaled", "fail")):
+                with self.subTest(fn=fn, world=world):
+                    path = os.path.join(PARALLEL, "moe_ep.py")
+                    r = cg.check(step=f"{path}:{fn}", world=world, inputs=f"{path}:make_inputs", timeout=120)
+                    self.assertEqual(r.status, status, r.error or r.table())
+                    self.assertTruths(r, ref, f"{fn} W={world}")
+                    for c in r.checks:
+                        self.assertEqual(c.ok, fn == "step" or c.tensor == "x", r.table())
+                        if not c.ok:
+                            self.assertIn(patterns.TIMES_W, c.patterns, r.table())
+                            self.assertIn("(Shard(0)) on mesh (ep=", c.placements)
 
     def test_hsdp_step(self) -> None:
         # HSDP on (replicate, shard): one slice held by two ranks; the check once said "no known
