@@ -250,3 +250,18 @@ class DTensorLoss(unittest.TestCase):
     def test_losses_of_different_kinds_refused(self):
         with self.assertRaises(judge.Refused):
             self.judged(2, lambda k: 2, lambda k: [0, 1] if k == 0 else [1], [2.0, 2.0])
+
+
+class ConstantFactor(unittest.TestCase):
+    def close(self, a, b):
+        return all(abs(x - y) <= 1e-9 + 1e-6 * abs(y) for x, y in zip(a, b))
+
+    def test_any_constant_is_named_when_no_count_is(self):
+        # 4 = the microbatch count, not W=2 nor a group's size
+        p = patterns.name([4.0, -8.0, 12.0], [1.0, -2.0, 3.0], self.close, 2, [])
+        self.assertEqual(p, [f"x 4: {patterns.FACTOR}"])
+        self.assertEqual(patterns.key(p[0]), "constant_factor")
+
+    def test_one_element_has_no_factor(self):
+        p = patterns.name([4.0], [1.0], self.close, 2, [])
+        self.assertTrue(p[0].startswith("no known pattern"), p)

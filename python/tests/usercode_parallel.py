@@ -138,6 +138,23 @@ def moe_ep_reference(world: int) -> Dict[int, Dict[str, List[float]]]:
             for r in range(world)}
 
 
+def pipeline_reference(world: int) -> Dict[int, Dict[str, List[float]]]:
+    """The whole model on the whole batch in one process, its MSE; stage r's parameters are
+    layers stage_layers(r) of it, named as the stage's Sequential names them (stage.0, stage.2)."""
+    ex = _example("pipeline")
+    full = ex.model()
+    F = torch.nn.functional
+    F.mse_loss(full(ex.data()), ex.target()).backward()
+    out: Dict[int, Dict[str, List[float]]] = {}
+    for r in range(world):
+        out[r] = {}
+        for i, layer in enumerate(ex.stage_layers(r, world)):
+            lin = full[2 * layer]
+            out[r][f"stage.{2 * i}.weight"] = lin.weight.grad.reshape(-1).tolist()
+            out[r][f"stage.{2 * i}.bias"] = lin.bias.grad.tolist()
+    return out
+
+
 class ParallelZoo(unittest.TestCase):
     def setUp(self) -> None:
         if not TORCH2:
@@ -209,6 +226,23 @@ class ParallelZoo(unittest.TestCase):
                         if not c.ok:
                             self.assertIn(patterns.TIMES_W, c.patterns, r.table())
                             self.assertIn("(Shard(0)) on mesh (ep=", c.placements)
+
+    def test_pipeline(self) -> None:
+        # GPipe over 4 microbatches, one stage per rank's layers; without scale_grads every
+        # stage's gradient is 4 (the microbatch count) times the truth
+        for world in (2, 4):
+            ref = pipeline_reference(world)
+            for inputs, status in (("make_inputs", "pass"), ("make_inputs_unscaled", "fail")):
+                with self.subTest(inputs=inputs, world=world):
+                    path = os.path.join(PARALLEL, "pipeline.py")
+                    r = cg.check(step=f"{path}:step", world=world, inputs=f"{path}:{inputs}", timeout=120)
+                    self.assertEqual(r.status, status, r.error or r.table())
+                    self.assertTruths(r, ref, f"{inputs} W={world}")
+                    for c in r.checks:
+                        if status == "fail":
+                            self.assertClose(c.observed, [4 * v for v in ref[c.rank][c.tensor]], "x 4")
+                            want = patterns.TIMES_W if world == 4 else f"x 4: {patterns.FACTOR}"
+                            self.assertIn(want, c.patterns, r.table())
 
     def test_hsdp_step(self) -> None:
         # HSDP on (replicate, shard): one slice held by two ranks; the check once said "no known

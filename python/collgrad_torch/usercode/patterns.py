@@ -3,7 +3,8 @@
 Given what a rank observed for one tensor and the truths the finite
 differences give (per-rank, replicated, own-loss), say which known mistake
 it matches: observed = c x truth for c in {W, 1/W, a group's size and its
-inverse, 0, -1}, right under replicated semantics only (#58005), only
+inverse, a mesh dimension's size and its inverse, 0, -1} or, failing those,
+any constant c on every element, right under replicated semantics only (#58005), only
 the rank's own loss reaching it (GatherLayer), or a gradient that is nan or
 inf where the truth is finite. Each pattern names the public
 issues that show it; anything else is "no known pattern" with the largest
@@ -47,6 +48,22 @@ def diverged(copies: Sequence[Tuple[int, Sequence[float]]]) -> str:
             "grad_placements=[Partial()] (torchtitan #2387, #2217), or a gradient sync that skips some copies")
 
 
+FACTOR = ("a constant factor on every element: a scale applied once too often or missing (a loss divided, "
+          "or not, by a microbatch, accumulation or batch count: pipelining's scale_grads, gradient "
+          "accumulation; an integer factor is a count)")
+
+
+def _constant_factor(observed: Sequence[float], truth: Sequence[float], close: Close) -> Optional[float]:
+    """c with observed = c x truth on every element, where at least two truth
+    elements are nonzero (one element alone always has some factor)."""
+    if sum(1 for t in truth if t != 0.0) < 2:
+        return None
+    c = sum(o * t for o, t in zip(observed, truth)) / sum(t * t for t in truth)
+    if not math.isfinite(c) or abs(c - 1.0) < 1e-6 or not close(observed, _scaled(c, truth)):
+        return None
+    return c
+
+
 def key(text: str) -> str:
     """A pattern's short name, for the report's diagnosis.matches."""
     fixed = {REPLICATED: "replicated_only", OWN_LOSS: "own_loss", ZERO: "zero", TIMES_W: "times_world",
@@ -55,6 +72,8 @@ def key(text: str) -> str:
         return fixed[text]
     if text.startswith(DIVERGED):
         return "replicas_diverge"
+    if text.endswith(FACTOR):
+        return "constant_factor"
     if text.startswith("no known pattern"):
         return "unknown"
     if text.startswith("not finite"):
@@ -119,6 +138,9 @@ def name(observed: Sequence[float], truth: Sequence[float], close: Close, world:
                 found.append(text)
     if found:
         return found
+    factor = _constant_factor(observed, truth, close)
+    if factor is not None:
+        return [f"x {factor:.6g}: {FACTOR}"]
     worst, at = -1.0, 0
     for i, (o, t) in enumerate(zip(observed, truth)):
         if abs(o - t) > worst:
