@@ -155,6 +155,17 @@ def pipeline_reference(world: int) -> Dict[int, Dict[str, List[float]]]:
     return out
 
 
+def ring_attention_reference(world: int) -> Dict[int, Dict[str, List[float]]]:
+    """Plain softmax attention of the full Q, K, V in one process, each rank's loss the energy
+    of its rows of the output, summed; each gradient cut into the ranks' rows."""
+    ex = _example("ring_attention")
+    q, k, v = (ex.full(n, world).requires_grad_() for n in ("q", "k", "v"))
+    out = torch.softmax(q @ k.t() / ex.D ** 0.5, dim=1) @ v
+    (out ** 2).sum().backward()
+    return {r: {n: t.grad[r * ex.S:(r + 1) * ex.S].reshape(-1).tolist() for n, t in (("q", q), ("k", k), ("v", v))}
+            for r in range(world)}
+
+
 class ParallelZoo(unittest.TestCase):
     def setUp(self) -> None:
         if not TORCH2:
@@ -243,6 +254,20 @@ class ParallelZoo(unittest.TestCase):
                             self.assertClose(c.observed, [4 * v for v in ref[c.rank][c.tensor]], "x 4")
                             want = patterns.TIMES_W if world == 4 else f"x 4: {patterns.FACTOR}"
                             self.assertIn(want, c.patterns, r.table())
+
+    def test_ring_attention(self) -> None:
+        # K/V gradients sent on along the ring instead of back: right at W=2 (the next rank is
+        # the previous one), wrong K and V at W=4, Q untouched
+        for world in (2, 4):
+            ref = ring_attention_reference(world)
+            for fn in ("ring", "ring_grad_wrong_way"):
+                wrong = fn == "ring_grad_wrong_way" and world > 2
+                with self.subTest(fn=fn, world=world):
+                    r = self.check("ring_attention", fn, world, "auto")
+                    self.assertEqual(r.status, "fail" if wrong else "pass", r.error or r.table())
+                    self.assertTruths(r, ref, f"{fn} W={world}")
+                    for c in r.checks:
+                        self.assertEqual(c.ok, not wrong or c.tensor == "q", r.table())
 
     def test_hsdp_step(self) -> None:
         # HSDP on (replicate, shard): one slice held by two ranks; the check once said "no known
