@@ -328,6 +328,20 @@ class ParallelZoo(unittest.TestCase):
                         else:
                             self.assertTrue(c.ok, f"{fn} W={world}: {c.tensor} on rank {c.rank}\n{r.table()}")
 
+    def test_checkpointed_tp(self) -> None:
+        # the TP MLP under torch.utils.checkpoint: non-reentrant passes; reentrant with a data
+        # input leaves every parameter without a gradient: x 0
+        for world in (2, 4):
+            ref = tp_mlp_reference(world)
+            for fn, status in (("checkpointed", "pass"), ("checkpointed_reentrant", "fail")):
+                with self.subTest(fn=fn, world=world):
+                    r = self.check("checkpointed_tp", fn, world, "replicated")
+                    self.assertEqual(r.status, status, r.error or r.table())
+                    self.assertTruths(r, ref, f"{fn} W={world}")
+                    for c in r.checks:
+                        if status == "fail":
+                            self.assertIn(patterns.ZERO, c.patterns, r.table())
+
     def test_row_parallel(self) -> None:
         # the Why's DTensor row-parallel layer: it ended with exit 2 ("replicated semantics is
         # undefined here"), the Replicate bias perturbed on one rank at a time

@@ -155,7 +155,7 @@ def _check(res: Dict[str, Any], rank: int, t: fd.Logical, rows: List[List[float]
     if len(t.holders) > 1:
         c.over = m.get("over") or ("" if len(t.holders) == world else f"ranks {', '.join(map(str, t.holders))}")
     if m.get("placements"):
-        c.placements = (f"({m['placements']}) on mesh ({', '.join(f'{n}={size}' for n, size in mesh)})"
+        c.placements = (f"({m['placements']}) on mesh ({', '.join(str(size) if n.startswith('dim ') else f'{n}={size}' for n, size in mesh)})"
                         + (f"; .grad ({res['grad_placements'][t.name]})"
                            if res.get("grad_placements", {}).get(t.name) else ""))
     if bad:

@@ -23,7 +23,8 @@ OWN_LOSS = ("only this rank's own loss reaches it: the backward drops the other 
             "(GatherLayer-style: seeds/003, SimCLR's GatherLayer; torch.distributed.nn's PRODUCT "
             "backward at W=2, pytorch #58005)")
 ZERO = ("x 0: no gradient path through the communication (a c10d collective has no autograd formula, "
-        "or the result was computed on a discarded copy; pytorch #152127)")
+        "or the result was computed on a discarded copy; pytorch #152127), or around it (a reentrant "
+        "torch.utils.checkpoint whose inputs require no grad)")
 TIMES_W = ("x W: summed where it should be averaged, or reduced twice (pytorch #160285's expert "
            "gradients, DeepSpeed #5248, Megatron-LM #7452)")
 OVER_W = "x 1/W: averaged where it should be summed, or divided by the world twice"
