@@ -1,4 +1,4 @@
-"""Activation checkpointing around a tensor-parallel block (issue 51, torch >= 2.4): the
+"""Activation checkpointing around a tensor-parallel block (issue 51, torch >= 2.6): the
 MLP of tp_mlp.py (ColwiseParallel up, RowwiseParallel down on a 1-D mesh) run under
 torch.utils.checkpoint, so its activations are recomputed in backward, collectives and
 all. Every rank computes the same loss from the same input: replicated semantics, and the

@@ -1,4 +1,4 @@
-"""A vocabulary-parallel output layer with loss_parallel (issue 51, torch >= 2.4), as
+"""A vocabulary-parallel output layer with loss_parallel (issue 51, torch >= 2.6), as
 torchtitan writes its LM head: parallelize_module(head, mesh, ColwiseParallel(
 output_layouts=Shard(-1), use_local_output=False)) leaves the logits sharded over the
 vocabulary, and F.cross_entropy inside `with loss_parallel():` computes the loss without

@@ -1,4 +1,4 @@
-"""A row-parallel linear layer written with DTensor by hand (issue 51, torch >= 2.4):
+"""A row-parallel linear layer written with DTensor by hand (issue 51, torch >= 2.6):
 y = x @ W^T + b with W's columns (the rows of x's features) split over the ranks:
 rank r holds x_r = x[:, cols_r] and w_r = W[:, cols_r]; its product x_r @ w_r^T is an
 addend of the whole, made whole by DTensor.from_local(..., [Partial()]).redistribute(

@@ -1,4 +1,4 @@
-"""A replicated norm weight under sequence parallelism (issue 51, torch >= 2.4):
+"""A replicated norm weight under sequence parallelism (issue 51, torch >= 2.6):
 the rows of x are split over the ranks (rank r holds rows r*R/W .. (r+1)*R/W,
 a sequence shard), and every rank scales its rows by one logical weight g, a
 Replicate DTensor on a mesh of the whole world. The global loss is the sum of

@@ -1,5 +1,5 @@
 """A tensor-parallel MLP as torchtitan and the PyTorch TP tutorial write it
-(issue 51, torch >= 2.4): parallelize_module(mlp, mesh, {"up": ColwiseParallel(),
+(issue 51, torch >= 2.6): parallelize_module(mlp, mesh, {"up": ColwiseParallel(),
 "down": RowwiseParallel()}) on a 1-D mesh of the whole world. up.weight and
 up.bias are Shard(0), down.weight Shard(1), down.bias Replicate: one logical
 bias held by every rank. Every rank computes the same loss from the same

@@ -181,7 +181,10 @@ def _optimizer_grads(leaves: List[Any], notes: List[str],
         if g is not None and inputs.is_dtensor(g):
             if inputs.is_dtensor(leaf.tensor):
                 # an addend's (Partial) gradient is the logical sum's: Replicate over that dimension
-                from torch.distributed.tensor import Replicate
+                try:
+                    from torch.distributed.tensor import Replicate
+                except ImportError:  # torch 2.4 keeps DTensor private
+                    from torch.distributed._tensor import Replicate  # type: ignore[no-redef]
 
                 want = tuple(Replicate() if p.is_partial() else p for p in leaf.tensor.placements)
                 if tuple(g.placements) != want:
