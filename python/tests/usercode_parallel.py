@@ -344,6 +344,24 @@ class ParallelZoo(unittest.TestCase):
                         if status == "fail":
                             self.assertIn(patterns.ZERO, c.patterns, r.table())
 
+    def test_tp_block_at_scale(self) -> None:
+        # item 6: a 12.6M-parameter TP transformer block with fd="fast": the block passes, the
+        # bias reduced twice is named alone, x W (scripts/usercode-tp-block.sh times it)
+        path = os.path.join(PARALLEL, "tp_block.py")
+        args = dict(inputs=f"{path}:make_inputs", fd="fast", semantics="replicated", timeout=300)
+        for world in (2, 4):
+            with self.subTest(world=world):
+                r = cg.check(f"{path}:block", world=world, **args)  # type: ignore[arg-type]
+                self.assertEqual(r.status, "pass", r.error or r.table())
+                self.assertEqual(len({c.tensor for c in r.checks}), 16)
+                bug = cg.check(step=f"{path}:block_bias_twice", world=world, **args)  # type: ignore[arg-type]
+                self.assertEqual(bug.status, "fail", bug.error or bug.table())
+                bad = [c for c in bug.checks if not c.ok]
+                self.assertEqual(sorted((c.rank, c.tensor) for c in bad),
+                                 [(k, "block.mlp.down.bias") for k in range(world)], bug.table())
+                for c in bad:
+                    self.assertIn(patterns.TIMES_W, c.patterns, bug.table())
+
     def test_row_parallel(self) -> None:
         # the Why's DTensor row-parallel layer: it ended with exit 2 ("replicated semantics is
         # undefined here"), the Replicate bias perturbed on one rank at a time
