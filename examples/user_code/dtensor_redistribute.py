@@ -14,7 +14,8 @@ chunk, with no reduction. Ranks whose losses differ break that contract: their c
 say the gradient is an addend, to_local(grad_placements=[Partial()]), and the check names
 the mistake ("only this rank's own loss reaches it"). With the same loss on every rank
 (redistribute_same_loss) the contract holds: right under replicated semantics, 1/W of the
-per-rank sum. Needs torch >= 2.4 (DTensor's public module); the test skips on 1.13.
+per-rank sum. Needs DTensor's public module, torch.distributed.tensor (2.15.0 has it,
+2.4.1 not); the test skips without it.
 """
 
 import torch

@@ -115,8 +115,8 @@ def name(observed: Sequence[float], truth: Sequence[float], close: Close, world:
     if scale > 0 and not close(truth, _scaled(0.0, truth)):
         candidates = [(0.0, ZERO), (float(world), TIMES_W), (1.0 / world, OVER_W)]
         named = set()
-        for _, g, _ in dims:
-            if 1 < g < world and g not in named:
+        for _, g, _ in dims:  # a 1-D mesh of the whole world too: "x W" then names its dimension
+            if 1 < g <= world and g not in named:
                 named.add(g)
                 same = [d for d, size, _ in dims if size == g]
                 rep = [d for d, size, r in dims if size == g and r]
