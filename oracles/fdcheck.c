@@ -68,12 +68,12 @@ static int difference(const cg_case *cs, cg_oracle *o, const cg_otensor *t, int6
                 &o->deadline)) { /* each step re-runs the whole program: a stop ends them */
             char why[128];
             cg_error_infra(&o->st, "%s", cg_cancel_reason(&o->deadline, why, sizeof why));
-            return 3;
+            return CG_EXIT_INFRA;
         }
         if (isnan(f[i])) { /* a run that failed says why; a NaN objective does not */
             cg_error(&o->st, "finite difference run failed: %s",
                      st.msg[0] ? st.msg : "the objective is NaN at the perturbed point");
-            return 2;
+            return CG_EXIT_USAGE;
         }
     }
     double d1 = (f[0] - f[1]) / (2 * h), d2 = (f[2] - f[3]) / (4 * h);
@@ -97,7 +97,7 @@ int cg_oracle_fdcheck(const cg_case *cs, cg_oracle *o)
         cg_fd_element *est = calloc(FD_SAMPLES + 1, sizeof *est);
         if (!est || !(t->fd = calloc((size_t)t->numel, sizeof *t->fd))) {
             free(est);
-            return 3;
+            return CG_EXIT_INFRA;
         }
         for (int64_t e = 0; e < t->numel; e++)
             t->fd[e] = NAN; /* not sampled */

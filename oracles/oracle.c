@@ -30,7 +30,7 @@ int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_pertur
     R->sim = cg_sim_new(world);
     if (!R->g || !R->sim) {
         cg_error_infra(st, "%s: out of memory", cs->file);
-        return 3;
+        return CG_EXIT_INFRA;
     }
     if (d)
         cg_graph_set_deadline(R->g, *d);
@@ -40,7 +40,7 @@ int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_pertur
     R->I = cg_interp_new(cs, world, ranks, world, CG_F64, R->g, &R->comm);
     if (!R->I) {
         cg_error_infra(st, "%s: out of memory", cs->file);
-        return 3;
+        return CG_EXIT_INFRA;
     }
     cg_interp_set_perturb(R->I, p);
     cg_interp_set_share(R->I, &R->share);
@@ -57,7 +57,7 @@ int cg_sim_run_open(cg_sim_run *R, const cg_case *cs, int world, const cg_pertur
     if (R->share.broken) /* stopped early, to run again unshared: its mailbox is not the program's */
         return 0;
     if (cg_sim_check_mailbox(R->sim, st) != 0)
-        return 2;
+        return CG_EXIT_USAGE;
     return 0;
 }
 
@@ -210,7 +210,7 @@ static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode 
     }
     o->shared = share;
     if (o->st.code == 0 && (phase = "copying the forward values", collect_tensors(o, &R) != 0))
-        o->st.code = 3;
+        o->st.code = CG_EXIT_INFRA;
     if (o->st.code == 0) {
         phase = "the backward pass";
         o->nbackward = cg_sim_nbackward(R.sim);
@@ -228,7 +228,7 @@ static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode 
         if (fd && !nd)
             o->st.code = cg_oracle_fdcheck(cs, o);
     }
-    if (o->st.code == 3)
+    if (o->st.code == CG_EXIT_INFRA)
         name_infra_error(o, cs, phase);
     if (fill_missing_grads(o) != 0 && o->st.code == 0)
         cg_error_infra(&o->st, "%s: out of memory", cs->file);

@@ -73,8 +73,8 @@ typedef struct cg_oracle {
     cg_sim_mode mode;        /* how its collectives differentiate */
     cg_deadline deadline;    /* its runs stop here (cg_oracle_run_within); at 0 = none */
     bool per_root_ready;     /* own_loss and per_root are filled */
-    cg_status st;            /* st.code: CG_OK, CG_E_CASE (a bad program: st.msg is
-                                "file:line:col: expected ...") or CG_E_INFRA */
+    cg_status st;            /* st.code: CG_EXIT_OK, CG_EXIT_USAGE (a bad program: st.msg is
+                                "file:line:col: expected ...") or CG_EXIT_INFRA */
     int ntensors;
     cg_otensor *tensors;     /* ordered by rank, then first binding */
     int nroot_ranks;         /* ranks with at least one root after the last zero_grad */

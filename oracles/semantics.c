@@ -63,7 +63,7 @@ static int pass(const cg_sim_run *R, cg_tensor *const *roots, const double *weig
     if (n > 0 && cg_backward_weighted(R->g, roots, weight, n) != 0) {
         const cg_status *gs = cg_graph_status(R->g);
         cg_error(st, "backward: %s", gs->msg);
-        return gs->code ? gs->code : CG_E_CASE;
+        return gs->code ? gs->code : CG_EXIT_USAGE;
     }
     return 0;
 }
@@ -225,7 +225,7 @@ static int judge_replicated(cg_oracle *o, const cg_sim_run *R, int first_rank, c
     double *weight = calloc((size_t)o->world, sizeof *weight), wsum = 0.0;
     if (!weight || prime_sqrts(weight, o->world) != 0) {
         free(weight);
-        return 3;
+        return CG_EXIT_INFRA;
     }
     for (int k = 0; k < o->world; k++) {
         cg_tensor *const *roots;
@@ -237,7 +237,7 @@ static int judge_replicated(cg_oracle *o, const cg_sim_run *R, int first_rank, c
     cg_tensor **roots = all_roots(R, o->world, weight, &seeds, &n);
     free(weight);
     if (!roots)
-        return 3;
+        return CG_EXIT_INFRA;
     int rc = pass(R, roots, seeds, n, st);
     free(roots);
     free(seeds);
@@ -262,13 +262,13 @@ int cg_oracle_derive(cg_oracle *o, const cg_sim_run *R, cg_status *st)
     o->nroot_ranks = count_root_ranks(o, R, &first_rank);
     cg_tensor **roots = all_roots(R, o->world, NULL, NULL, &n);
     if (!roots)
-        return 3;
+        return CG_EXIT_INFRA;
     int rc = pass(R, roots, NULL, n, st);
     free(roots);
     if (rc != 0)
         return rc;
     if (take_per_rank(o, R) != 0)
-        return 3;
+        return CG_EXIT_INFRA;
     if ((rc = judge_replicated(o, R, first_rank, st)) != 0)
         return rc;
     for (int i = 0; o->replicated_defined && i < o->ntensors; i++) {
@@ -278,7 +278,7 @@ int cg_oracle_derive(cg_oracle *o, const cg_sim_run *R, cg_status *st)
             continue;
         }
         if (!(ot->replicated = zeros(ot->numel)))
-            return 3;
+            return CG_EXIT_INFRA;
         for (int64_t e = 0; e < ot->numel; e++)
             ot->replicated[e] = ot->per_rank[e] / o->nroot_ranks;
     }
@@ -299,7 +299,7 @@ int cg_oracle_derive_per_root(cg_oracle *o, const cg_sim_run *R, cg_status *st)
         cg_otensor *ot = &o->tensors[i];
         if ((!ot->own_loss && !(ot->own_loss = zeros(ot->numel))) ||
             (!ot->per_root && !(ot->per_root = calloc((size_t)o->world, sizeof *ot->per_root))))
-            return 3;
+            return CG_EXIT_INFRA;
     }
     for (int k = 0; k < o->world; k++) {
         cg_tensor *const *roots;
@@ -309,7 +309,7 @@ int cg_oracle_derive_per_root(cg_oracle *o, const cg_sim_run *R, cg_status *st)
         for (int i = 0; i < o->ntensors; i++) {
             cg_otensor *ot = &o->tensors[i];
             if (!ot->per_root[k] && !(ot->per_root[k] = zeros(ot->numel)))
-                return 3;
+                return CG_EXIT_INFRA;
         }
         int rc = pass(R, roots, NULL, n, st);
         if (rc != 0)

@@ -231,7 +231,7 @@ static void add_testcase(sbuf *b, const cg_report *r, int i)
     if (c->status == CG_FAIL)
         add_failure(b, c);
     if (c->status == CG_ERROR) {
-        add(b, "      <error type=\"%s\" message=\"", c->error_class == 2 ? "bad case" : "infrastructure");
+        add(b, "      <error type=\"%s\" message=\"", c->error_class == CG_EXIT_USAGE ? "bad case" : "infrastructure");
         add_xml(b, c->message ? c->message : "error", true);
         add(b, "\"/>\n");
     }

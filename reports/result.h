@@ -9,14 +9,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "exit_class.h" /* cg_exit: the tool's exit status */
 #include "tensor.h"
 
 typedef enum { CG_PASS = 0, CG_FAIL, CG_ERROR, CG_SKIP } cg_outcome;
 
-/* The tool's exit status, from a run's worst outcome (cg_exit_status) or a
- * subcommand's: a failed check 1, a bad case or command line 2, the
- * infrastructure (launch, MPI, out of memory, deadline) 3. */
-enum { CG_EXIT_OK = 0, CG_EXIT_FAIL = 1, CG_EXIT_USAGE = 2, CG_EXIT_INFRA = 3 };
+/* The tool's exit status (exit_class.h) comes from a run's worst outcome
+ * (cg_exit_status) or a subcommand's: a failed check CG_EXIT_FAIL, a bad case
+ * or command line CG_EXIT_USAGE, the infrastructure (launch, MPI, out of
+ * memory, deadline) CG_EXIT_INFRA. */
 const char *cg_outcome_name(cg_outcome s); /* "pass", "fail", "error", "skip" */
 
 /* How close is close enough: |obs - exp| <= atol + rtol * |exp|, elementwise. */

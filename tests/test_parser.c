@@ -718,7 +718,7 @@ START_TEST(test_error_length_bounded)
     memset(&st, '#', sizeof st);
     st = CG_STATUS_OK;
     ck_assert_ptr_null(cg_parse_case(file, text, strlen(text), &st));
-    ck_assert_int_eq(st.code, CG_E_CASE);
+    ck_assert_int_eq(st.code, CG_EXIT_USAGE);
     ck_assert_uint_eq(strlen(st.msg), sizeof st.msg - 1);
     ck_assert_int_eq(strncmp(st.msg, file, sizeof st.msg - 1), 0);
     ck_assert_ptr_null(cg_parse_case("t.case", text, strlen(text), NULL));

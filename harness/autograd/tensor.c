@@ -39,7 +39,7 @@ struct cg_graph {
     cg_tensor **touched;
     int64_t ntouched, cap_touched, pending;
     int64_t walked;       /* tape nodes the passes have visited, in all (a cost the tests bound) */
-    cg_status st;              /* the last error: CG_E_CASE, or CG_E_INFRA (memory, a stop: cancel.h) */
+    cg_status st;              /* the last error: CG_EXIT_USAGE, or CG_EXIT_INFRA (memory, a stop: cancel.h) */
     char nondiff[NONDIFF_LEN]; /* first non-differentiable point met; "" = none */
     cg_cuda_arena *device;     /* non-NULL: tensor data lives here (cg_graph_use_cuda) */
     int64_t max_tensor, max_total; /* element budget (cg_graph_set_limits); 0 = none */

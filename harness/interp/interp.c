@@ -306,7 +306,7 @@ int cg_interp_run(cg_interp *I)
     I->st = CG_STATUS_OK;
     if (run_stmts(I, I->cs->stmts, I->cs->nstmts) == 0)
         return 0;
-    if (I->st.code == CG_OK) /* every failure names itself; a silent one is still a failure */
+    if (I->st.code == CG_EXIT_OK) /* every failure names itself; a silent one is still a failure */
         cg_error(&I->st, "%s: the program failed without a message",
                  I->cs->file ? I->cs->file : "?");
     return -1;

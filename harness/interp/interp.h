@@ -67,8 +67,8 @@ static inline void cg_share_break(cg_share *sh, const char *why)
 }
 
 int cg_interp_run(cg_interp *I);
-/* The run's status: its code says whose fault a failure was, CG_E_CASE
- * (the program's) or CG_E_INFRA (out of memory, a stop: cancel.h). */
+/* The run's status: its code says whose fault a failure was, CG_EXIT_USAGE
+ * (the program's) or CG_EXIT_INFRA (out of memory, a stop: cancel.h). */
 const cg_status *cg_interp_status(const cg_interp *I);
 
 /* The final binding of name in slot s, or NULL. */

@@ -39,7 +39,7 @@ struct cg_interp {
     bool has_perturb;
     cg_perturb perturb;
     cg_status st;        /* the last error: "file:line:col: ... (rank R, world W)"; its code
-                            CG_E_CASE, or CG_E_INFRA (memory, a stop: tensor.h) */
+                            CG_EXIT_USAGE, or CG_EXIT_INFRA (memory, a stop: tensor.h) */
     cg_group *groups;    /* every group made, in program order: the id is the index */
     int ngroups, capgroups;
     cg_genv *genv; /* per slot */

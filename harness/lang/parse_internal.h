@@ -69,7 +69,7 @@ typedef struct cg_parser {
  * "FILE:LINE:COL: expected WHAT, got <cg_p_got>". Once one is there the
  * parse has failed, and the current token reads as end of file (cg_p_tok),
  * so every loop unwinds and each function frees what it built. */
-static inline bool cg_p_failed(const cg_parser *p) { return p->st.code != CG_OK; }
+static inline bool cg_p_failed(const cg_parser *p) { return p->st.code != CG_EXIT_OK; }
 static inline const cg_token *cg_p_tok(const cg_parser *p)
 {
     static const cg_token eof = {.kind = CG_TOK_EOF};

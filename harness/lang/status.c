@@ -14,7 +14,7 @@ static int record(cg_status *st, int code, const char *prefix, const char *fmt, 
     int at = snprintf(msg, sizeof msg, "%s", prefix);
     vsnprintf(msg + at, sizeof msg - (size_t)at, fmt, ap);
     memcpy(st->msg, msg, sizeof msg);
-    st->code = code == CG_E_CASE && st->code == CG_E_INFRA ? CG_E_INFRA : code;
+    st->code = code == CG_EXIT_USAGE && st->code == CG_EXIT_INFRA ? CG_EXIT_INFRA : code;
     return -1;
 }
 
@@ -27,7 +27,7 @@ int cg_error(cg_status *st, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    record(st, CG_E_CASE, "", fmt, ap);
+    record(st, CG_EXIT_USAGE, "", fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -36,27 +36,27 @@ int cg_error_infra(cg_status *st, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    record(st, CG_E_INFRA, "", fmt, ap);
+    record(st, CG_EXIT_INFRA, "", fmt, ap);
     va_end(ap);
     return -1;
 }
 
 int cg_error_at(cg_status *st, cg_srcpos pos, const char *fmt, ...)
 {
-    if (st && st->code != CG_OK)
+    if (st && st->code != CG_EXIT_OK)
         return -1;
     char prefix[CG_ERR_LEN];
     snprintf(prefix, sizeof prefix, "%s:%d:%d: ", pos.file ? pos.file : "?", pos.line, pos.col);
     va_list ap;
     va_start(ap, fmt);
-    record(st, CG_E_CASE, prefix, fmt, ap);
+    record(st, CG_EXIT_USAGE, prefix, fmt, ap);
     va_end(ap);
     return -1;
 }
 
 int cg_error_at_rank(cg_status *st, cg_srcpos pos, int rank, int world, const char *fmt, ...)
 {
-    if (st && st->code != CG_OK)
+    if (st && st->code != CG_EXIT_OK)
         return -1;
     char msg[CG_ERR_LEN];
     va_list ap;
@@ -70,9 +70,9 @@ int cg_error_at_rank(cg_status *st, cg_srcpos pos, int rank, int world, const ch
 
 int cg_error_wrap(cg_status *st, const cg_status *cause, cg_srcpos pos, int rank, int world)
 {
-    if (st && st->code != CG_OK)
+    if (st && st->code != CG_EXIT_OK)
         return -1;
-    int code = cause->code == CG_E_INFRA ? CG_E_INFRA : CG_E_CASE;
+    int code = cause->code == CG_EXIT_INFRA ? CG_EXIT_INFRA : CG_EXIT_USAGE;
     cg_error_at_rank(st, pos, rank, world, "%s", cause->msg);
     if (st)
         st->code = code;

@@ -12,6 +12,8 @@
 
 #include <stdarg.h>
 
+#include "exit_class.h"
+
 #ifdef __cplusplus
 extern "C" { /* the GPU module's kernel files are CUDA C++ */
 #endif
@@ -24,18 +26,13 @@ typedef struct cg_srcpos {
     int line, col;    /* 1-based */
 } cg_srcpos;
 
-typedef enum {
-    CG_OK = 0,
-    CG_E_CASE = 2,  /* the case's or the user's fault: a bad program, option or plugin */
-    CG_E_INFRA = 3, /* not theirs: out of memory, a system call, a stop, a library */
-} cg_status_code;
-
 typedef struct cg_status {
-    int code;             /* cg_status_code */
-    char msg[CG_ERR_LEN]; /* "" while code is CG_OK */
+    int code;             /* cg_exit: CG_EXIT_OK, CG_EXIT_USAGE (the case's or the user's fault) or
+                             CG_EXIT_INFRA (not theirs), the exit status the error maps to */
+    char msg[CG_ERR_LEN]; /* "" while code is CG_EXIT_OK */
 } cg_status;
 
-#define CG_STATUS_OK ((cg_status){CG_OK, ""})
+#define CG_STATUS_OK ((cg_status){CG_EXIT_OK, ""})
 
 /* Record an error in st (a NULL st records nothing) and return -1, so a
  * failing function ends with `return cg_error(st, ...)`. The message is
@@ -45,7 +42,7 @@ typedef struct cg_status {
 int cg_error(cg_status *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cg_error_infra(cg_status *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* cg_error's core, for wrappers that hold a status in their own context
- * (a graph's, an interpreter's): code CG_E_CASE or CG_E_INFRA. -1. */
+ * (a graph's, an interpreter's): code CG_EXIT_USAGE or CG_EXIT_INFRA. -1. */
 int cg_verror(cg_status *st, int code, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 /* "file:line:col: <message>" (the case language's place of an error). A
  * located error is a cause: one already in st is earlier, so it stands and

@@ -57,7 +57,7 @@ static int bad_usage(const char *fmt, const char *arg)
     fputs("collgrad-check matrix: ", stderr);
     fprintf(stderr, fmt, arg);
     fputs("\nTry 'collgrad-check matrix --help'.\n", stderr);
-    return 2;
+    return CG_EXIT_USAGE;
 }
 
 /* A backend by its full name ("torch-nn" is torch-nn@1.13, as a run reports it), NULL if unknown. */
@@ -150,7 +150,7 @@ static int parse(int argc, char **argv, matrix_opts *o)
             if (value)
                 *value = argv[++i];
             else if (split_backends(o, argv[++i]) != 0)
-                return 2;
+                return CG_EXIT_USAGE;
         } else if (a[0] == '-' && a[1]) {
             return bad_usage("unknown option '%s'", a);
         } else {
@@ -292,7 +292,7 @@ static int check_targets(const matrix_opts *o)
             continue;
         if (cg_report_target_check(opt[i], path[i], &st) != 0) {
             fprintf(stderr, "collgrad-check matrix: %s\n", st.msg);
-            return 2;
+            return CG_EXIT_USAGE;
         }
         for (int k = 0; k < i; k++)
             if (path[k] && strcmp(path[k], path[i]) == 0) {
@@ -346,21 +346,21 @@ int cg_matrix_main(int argc, char **argv)
     if (len <= 0) {
         fprintf(stderr, "collgrad-check matrix: cannot find this executable: %s\n",
                 strerror(errno));
-        return 3;
+        return CG_EXIT_INFRA;
     }
     self[len] = '\0';
     if (o.reports &&
         ((mkdir(o.reports, 0777) != 0 && errno != EEXIST) || access(o.reports, W_OK | X_OK) != 0)) {
         fprintf(stderr, "collgrad-check matrix: --reports %s: cannot write there: %s\n", o.reports,
                 strerror(errno));
-        return 2;
+        return CG_EXIT_USAGE;
     }
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/collgrad-matrix-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
         fprintf(stderr, "collgrad-check matrix: cannot create a directory in %s: %s\n",
                 tmp && *tmp ? tmp : "/tmp", strerror(errno));
-        return 3;
+        return CG_EXIT_INFRA;
     }
     cJSON *reports[MAX_COLUMNS] = {0};
     char notes[MAX_COLUMNS][600];
@@ -407,16 +407,16 @@ int cg_matrix_main(int argc, char **argv)
     for (int c = 0, col = 0; m && rc == 0 && c < o.nbackends; c++)
         if (reports[c] && cg_matrix_add_column(m, col++, o.backends[c], reports[c]) != 0) {
             fprintf(stderr, "collgrad-check matrix: out of memory\n");
-            rc = 3;
+            rc = CG_EXIT_INFRA;
         }
     if (m && rc == 0 && cg_matrix_sort(m) != 0)
-        rc = 3;
+        rc = CG_EXIT_INFRA;
     for (int c = 0; m && rc == 0 && c < o.nbackends; c++) /* what is not in the table, and why */
         if (notes[c][0]) {
             char line[700];
             snprintf(line, sizeof line, "%s left out: %s", o.backends[c], notes[c]);
             if (cg_matrix_add_note(m, line) != 0)
-                rc = 3;
+                rc = CG_EXIT_INFRA;
         }
     for (int c = 0; c < o.nbackends; c++)
         cJSON_Delete(reports[c]);
@@ -425,11 +425,11 @@ int cg_matrix_main(int argc, char **argv)
         if (!o.md && !o.html && !o.json)
             o.md = "-";
         if (o.md && write_to(o.md, m, md, title) != 0)
-            rc = 3;
+            rc = CG_EXIT_INFRA;
         if (o.html && write_to(o.html, m, cg_matrix_write_html, title) != 0)
-            rc = 3;
+            rc = CG_EXIT_INFRA;
         if (o.json && write_to(o.json, m, json, title) != 0)
-            rc = 3;
+            rc = CG_EXIT_INFRA;
     }
     cg_matrix_free(m);
     return rc;

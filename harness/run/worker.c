@@ -90,7 +90,7 @@ static void pack_rank(buf *b, cg_graph *g, const cg_interp *I, const char *error
     const cg_tensor **host = n > 0 ? host_views(g, bind, n) : NULL;
     if (n > 0 && !host) {
         put_str(b, cg_graph_status(g)->msg); /* reading the results back failed: say why */
-        put_i64(b, 3);
+        put_i64(b, CG_EXIT_INFRA);
         put_i64(b, 0);
         return;
     }
@@ -203,11 +203,11 @@ static void run_rank(const cg_case *cs, const cg_rules *rules, cg_tp *tp, const 
      * collective of the world */
     int ended = cg_check_sync_end(tp);
     if (!r.I)
-        pack_rank(b, r.g, NULL, r.st.msg, 3);
+        pack_rank(b, r.g, NULL, r.st.msg, CG_EXIT_INFRA);
     else if (failed)
         pack_rank(b, r.g, r.I, cg_interp_status(r.I)->msg, cg_interp_status(r.I)->code);
     else if (settled != 0)
-        pack_rank(b, r.g, r.I, tp->st.msg, 3);
+        pack_rank(b, r.g, r.I, tp->st.msg, CG_EXIT_INFRA);
     else if (ended != 0)
         pack_rank(b, r.g, r.I, tp->st.msg, tp->st.code);
     else
@@ -286,13 +286,13 @@ static bool infra_error(const cg_case *cs, const cg_observed *obs, cg_case_resul
 {
     for (int r = 0; r < obs->world; r++) {
         const cg_obs_rank *rk = &obs->ranks[r];
-        if (!rk->error || rk->error_class != 3)
+        if (!rk->error || rk->error_class != CG_EXIT_INFRA)
             continue;
         char msg[1024];
         snprintf(msg, sizeof msg, "%s on rank %d in case %s: %s",
                  strstr(rk->error, "out of memory") ? "out of memory" : "stopped", r, cs->name, rk->error);
         res->status = CG_ERROR;
-        res->error_class = 3;
+        res->error_class = CG_EXIT_INFRA;
         res->message = strdup(msg);
         return true;
     }
@@ -310,9 +310,9 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_device dev
         if (res) {
             res->status = CG_ERROR;
             res->message = strdup(st.msg);
-            res->error_class = 2;
+            res->error_class = CG_EXIT_USAGE;
         }
-        *error_class = 2;
+        *error_class = CG_EXIT_USAGE;
         return 0;
     }
     bool root = tp->rank == 0;
@@ -340,9 +340,9 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_device dev
     if (root && rc == 1) {
         res->status = CG_ERROR;
         res->message = strdup(gathered.msg);
-        res->error_class = *error_class = 3;
+        res->error_class = *error_class = CG_EXIT_INFRA;
     } else if (root && rc == 0 && infra_error(cs, &obs, res)) {
-        *error_class = 3; /* a rank out of memory or stopped: not a gradient to judge */
+        *error_class = CG_EXIT_INFRA; /* a rank out of memory or stopped: not a gradient to judge */
     } else if (root && rc == 0) {
         int cls = cg_judge_check(&j, res, &need);
         if (cls)

@@ -17,8 +17,10 @@ still report a missing torch itself.
 
 from typing import Any
 
+from .exit_class import ExitClass
+
 __all__ = ["check", "assert_gradients", "replicated", "Result", "TensorCheck", "CheckError",
-           "GradientMismatch", "warm_worlds", "shrink", "Shrunk"]
+           "GradientMismatch", "warm_worlds", "shrink", "Shrunk", "ExitClass"]
 
 
 def __getattr__(name: str) -> Any:

@@ -5,6 +5,8 @@ own entry point, `python -m collgrad_torch.rank`."""
 import sys
 from typing import List, Optional
 
+from .exit_class import ExitClass
+
 USAGE = "usage: python -m collgrad_torch check [FN] [--step FN] --inputs MAKE_INPUTS [options]  (check --help)"
 
 
@@ -12,10 +14,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE)
-        return 0 if argv else 2
+        return ExitClass.PASS if argv else ExitClass.USAGE
     if argv[0] != "check":
         print(f"python -m collgrad_torch: unknown command '{argv[0]}'\n{USAGE}", file=sys.stderr)
-        return 2
+        return ExitClass.USAGE
     from .usercode import cli
 
     return cli.main(argv[1:])

@@ -25,6 +25,7 @@ import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import ir
+from .exit_class import ExitClass
 from .results import Writer, tensors
 
 
@@ -172,24 +173,24 @@ def main(argv: Optional[List[str]] = None) -> int:
         import torch.distributed  # noqa: F401 (the process group needs it; fail here if it is missing)
     except Exception as e:
         writer.line({"fatal": f"{sys.executable} cannot import torch: {type(e).__name__}: {e}"})
-        return 3
+        return ExitClass.INFRA
     try:
         doc = ir.load(args.ir)
     except (OSError, ir.IRError) as e:
         writer.line({"fatal": f"{args.ir}: {e}"})
-        return 2
+        return ExitClass.USAGE
     from . import ops
 
     lacking = ops.missing(doc.ops)
     if lacking:
         writer.line({"fatal": f"{args.ir}: this collgrad_torch has no entry for the tool's op(s) "
                               f"{', '.join(lacking)}: install the package of the same tool version"})
-        return 2
+        return ExitClass.USAGE
     from . import apis, comm, backend as pg
 
     if args.api not in apis.APIS:
         writer.line({"fatal": f"unknown API '{args.api}' (expected one of {', '.join(apis.APIS)})"})
-        return 2
+        return ExitClass.USAGE
     hello: Dict[str, Any] = {"rank": rank, "world": world, "torch": torch.__version__,
                              "python": sys.executable,
                              "python_version": sys.version.split()[0], "api": args.api,
@@ -200,7 +201,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         device = pg.device(name, rank)
     except Exception as e:
         writer.line({"fatal": f"cannot form the {args.backend} process group: {type(e).__name__}: {e}"})
-        return 3
+        return ExitClass.INFRA
     hello["backend_name"] = name
     hello["device"] = str(device or "cpu")
     if args.api == "rpc":
@@ -211,7 +212,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             api_rpc.init(f"{args.store}.rpc", rank, world, args.startup_timeout)
         except Exception as e:
             writer.line({"fatal": f"cannot join the RPC group: {type(e).__name__}: {e}"})
-            return 3
+            return ExitClass.INFRA
     try:
         apis.make(args.api, None, name)
     except comm.Unavailable as e:

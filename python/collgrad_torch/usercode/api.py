@@ -5,6 +5,7 @@ import math
 import time
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
+from ..exit_class import ExitClass
 from . import fd as fdmod
 from . import judge as judgemod
 from . import refs, warm as warmmod, world as worldmod
@@ -177,7 +178,7 @@ def _judge(ranks: Sequence[Dict[str, Any]], result: Result) -> None:
     try:
         judgemod.judge(ranks, result)
     except (judgemod.Refused, fdmod.FdError) as e:
-        result.error, result.error_class = str(e), 2
+        result.error, result.error_class = str(e), ExitClass.USAGE
 
 
 def _judge_mode(ranks: Sequence[Dict[str, Any]], base: Result, mode: str) -> Result:
@@ -191,7 +192,7 @@ def _judge_mode(ranks: Sequence[Dict[str, Any]], base: Result, mode: str) -> Res
     if failed:
         r.error = "\n".join(f"rank {k} under torch.compile(backend={mode!r}): {c['error']}" for k, c in failed)
         r.error = r.error + "\n" + failed[0][1].get("traceback", "").rstrip()
-        r.error_class = 2
+        r.error_class = ExitClass.USAGE
         return r
     _judge([dict(res, grads=c["grads"], dirs=c["dirs"], notes=res.get("notes", []) + c.get("notes", []))
             for res, c in zip(ranks, runs)], r)

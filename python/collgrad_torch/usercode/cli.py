@@ -21,6 +21,7 @@ import sys
 import time
 from typing import Any, List, Optional
 
+from ..exit_class import ExitClass
 from . import api, report, shrinking, warm as warm_mod
 from .result import Result
 
@@ -119,14 +120,14 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def exit_status(results: List[Result]) -> int:
-    """3 a check that could not run for the infrastructure, 2 for the code,
-    1 a wrong gradient, 0 all right; every compile mode of a check counts."""
+def exit_status(results: List[Result]) -> ExitClass:
+    """INFRA a check that could not run for the infrastructure, USAGE for the
+    code, FAIL a wrong gradient, PASS all right; every compile mode counts."""
     results = [m for r in results for m in r.all()]
     errors = [r.error_class for r in results if r.error is not None]
     if errors:
-        return 3 if 3 in errors else 2
-    return 0 if all(r.ok for r in results) else 1
+        return ExitClass.INFRA if ExitClass.INFRA in errors else ExitClass.USAGE
+    return ExitClass.PASS if all(r.ok for r in results) else ExitClass.FAIL
 
 
 def _progress(done: int, total: int, r: Result, t0: float) -> None:
@@ -159,16 +160,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         args = p.parse_args(argv)
     except SystemExit as e:
-        return 0 if e.code == 0 else 2
+        return ExitClass.PASS if e.code == 0 else ExitClass.USAGE
     if bool(args.fn) == (args.step is not None):
         p.print_usage(sys.stderr)
         print("python -m collgrad_torch check: give a function FILE.py:NAME or --step FILE.py:NAME, not both",
               file=sys.stderr)
-        return 2
+        return ExitClass.USAGE
     why = _refuse_outputs(args)
     if why:
         print(f"python -m collgrad_torch check: {why}", file=sys.stderr)
-        return 2
+        return ExitClass.USAGE
     fns: List[Optional[str]] = list(args.fn) if args.fn else [None]
     jobs = [(fn, world) for fn in fns for world in args.world]
     results: List[Result] = []
@@ -184,7 +185,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                               modes=args.modes)
             except api.CheckError as e:
                 print(f"python -m collgrad_torch check: {e}", file=sys.stderr)
-                return 2
+                return ExitClass.USAGE
             print(r.table(), flush=True)
             results.append(r)
             if args.shrink and r.status == "fail":
@@ -198,10 +199,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             report.write_junit(args.junit, results)
     except OSError as e:
         print(f"python -m collgrad_torch check: cannot write the report: {e}", file=sys.stderr)
-        return 3
+        return ExitClass.INFRA
     status = exit_status(results)
     passed = sum(r.ok for r in results)
     print(f"{passed} of {len(results)} checks passed"
-          + {0: "", 1: ": wrong gradients", 2: ": the function or its inputs are at fault",
-             3: ": infrastructure (a rank died or hung)"}[status])
+          + {ExitClass.PASS: "", ExitClass.FAIL: ": wrong gradients",
+             ExitClass.USAGE: ": the function or its inputs are at fault",
+             ExitClass.INFRA: ": infrastructure (a rank died or hung)"}[status])
     return status

@@ -15,6 +15,7 @@ import time
 from typing import Any, Dict, List, Optional, Sequence
 from xml.sax.saxutils import quoteattr, escape
 
+from ..exit_class import ExitClass
 from . import patterns
 from .result import Result, TensorCheck
 
@@ -81,7 +82,7 @@ def case(r: Result) -> Dict[str, Any]:
         "checks": [_check(c, r) for c in r.checks]}
     if r.error is not None:
         out["message"] = r.error
-        out["error_class"] = r.error_class if r.error_class in (2, 3) else 3
+        out["error_class"] = int(r.error_class if r.error_class in (ExitClass.USAGE, ExitClass.INFRA) else ExitClass.INFRA)
     d = _diagnosis(r)
     if d:
         out["diagnosis"] = d

@@ -50,7 +50,7 @@ class Result:
     replicated_reason: str = ""
     notes: List[str] = field(default_factory=list)
     error: Optional[str] = None      # the check could not complete
-    error_class: int = 0             # 2 the function or its inputs, 3 infrastructure
+    error_class: int = 0             # ExitClass.USAGE the function or its inputs, .INFRA infrastructure
     ref: str = ""                    # the function's reference (FILE.py:NAME or MODULE:NAME)
     # each rank's inputs as make_inputs gave them (shrink.py asks for them): name -> description
     rank_inputs: List[Dict[str, Any]] = field(default_factory=list)

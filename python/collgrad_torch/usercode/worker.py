@@ -25,6 +25,8 @@ import time
 import traceback
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..exit_class import ExitClass
+
 
 class UserError(Exception):
     """The function or its inputs are at fault (exit 2)."""
@@ -396,16 +398,17 @@ def one_check(spec_path: str, rank: int, serving: bool) -> int:
     try:
         result = run(r)
     except UserError as e:
-        r.write("error.json", {"rank": r.rank, "class": 2, "phase": r.phase, "message": str(e), "traceback": ""})
-        return 2
+        r.write("error.json", {"rank": r.rank, "class": ExitClass.USAGE, "phase": r.phase, "message": str(e),
+                               "traceback": ""})
+        return ExitClass.USAGE
     except SystemExit as e:  # no Exception: it would end this rank without a word, its peers waiting
-        r.write("error.json", {"rank": r.rank, "class": 2, "phase": r.phase,
+        r.write("error.json", {"rank": r.rank, "class": ExitClass.USAGE, "phase": r.phase,
                                "message": f"the function called sys.exit({e.code!r}): return the loss instead",
                                "traceback": traceback.format_exc()[-8000:]})
-        return 2
+        return ExitClass.USAGE
     except Exception as e:
         text = f"{type(e).__name__}: {e}"
-        cls = 3 if _infrastructure(e, r.phase) else 2
+        cls = ExitClass.INFRA if _infrastructure(e, r.phase) else ExitClass.USAGE
         r.write("error.json", {"rank": r.rank, "class": cls, "phase": r.phase,
                                "message": text[:4000], "traceback": traceback.format_exc()[-8000:]})
         return cls

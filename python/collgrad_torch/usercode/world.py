@@ -23,6 +23,8 @@ import tempfile
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ..exit_class import ExitClass
+
 STARTUP_S = 120.0        # importing torch and joining the group, W ranks on a loaded machine
 STARTING = (None, "joining the process group", "importing the user's code")
 RANK_BYTES = 400 << 20   # a rank that imports torch and runs small tensors: about 250-350 MB resident
@@ -30,8 +32,8 @@ ERROR_GRACE_S = 1.0
 
 
 class WorldError(Exception):
-    """The check could not complete: error_class 2 (the user's code or
-    inputs), 3 (infrastructure: a rank died or hung, the group did not form)."""
+    """The check could not complete: error_class ExitClass.USAGE (the user's
+    code or inputs) or .INFRA (a rank died or hung, the group did not form)."""
 
     def __init__(self, message: str, error_class: int):
         super().__init__(message)
@@ -52,12 +54,12 @@ def _mem_available() -> Optional[int]:
 def refuse_world(world: int) -> None:
     """Before starting anything: a world this machine cannot hold."""
     if not isinstance(world, int) or world < 1:
-        raise WorldError(f"world must be a positive integer, got {world!r}", 2)
+        raise WorldError(f"world must be a positive integer, got {world!r}", ExitClass.USAGE)
     avail = _mem_available()
     if avail is not None and world * RANK_BYTES > avail:
         raise WorldError(f"world {world} needs about {world * RANK_BYTES >> 20} MiB for its ranks "
                          f"({RANK_BYTES >> 20} MiB each with torch loaded) and this machine has "
-                         f"{avail >> 20} MiB available: refused before starting", 2)
+                         f"{avail >> 20} MiB available: refused before starting", ExitClass.USAGE)
 
 
 def isolation() -> Tuple[List[str], str]:
@@ -157,7 +159,7 @@ class World:
 
     def watch(self, running: Callable[[], bool]) -> None:
         """Until every rank has finished, one has failed (after a short grace
-        for the others' errors), or the ranks' process is gone; WorldError(3)
+        for the others' errors), or the ranks' process is gone; WorldError(INFRA)
         for a hang, with the call each rank waits in."""
         world = self.spec["world"]
         statuses: List[Optional[str]] = [None] * world
@@ -180,7 +182,7 @@ class World:
             starting = not self.warm and any(st is None or self._phase(st)[1] in STARTING for st in statuses)
             limit = max(self.timeout, STARTUP_S) if starting else self.timeout
             if now - moved > limit:
-                raise WorldError(self._hang_message(statuses, limit), 3)
+                raise WorldError(self._hang_message(statuses, limit), ExitClass.INFRA)
 
     def failed(self) -> bool:
         return any(os.path.exists(self.path(r, "error.json")) or self.died(r) is not None
@@ -222,10 +224,11 @@ class World:
                               + (f"; its output ends:\n{tail}" if tail else ""))
         errors = [json.loads(_read(self.path(r, "error.json")) or "{}") for r in range(world)
                   if os.path.exists(self.path(r, "error.json"))]
-        errors.sort(key=lambda e: (e.get("class", 3), e.get("rank", 0)))
+        errors.sort(key=lambda e: (e.get("class", ExitClass.INFRA), e.get("rank", 0)))
         if deaths or errors:
             message = "\n".join(deaths + ([self._error_message(errors)] if errors else []))
-            raise WorldError(message, 3 if deaths else min(e.get("class", 3) for e in errors))
+            raise WorldError(message, ExitClass.INFRA if deaths
+                             else min(e.get("class", ExitClass.INFRA) for e in errors))
         results = []
         for r in range(world):
             text = _read(self.path(r, "json"))
@@ -233,7 +236,7 @@ class World:
                 tail = (_read(os.path.join(self.log_dir, f"rank{r}.log"))
                         or _read(os.path.join(self.log_dir, "spawn.log")) or "")[-2000:]
                 raise WorldError(f"rank {r} ended without a result (exit status {returncode}); "
-                                 f"its output ends:\n{tail}", 3)
+                                 f"its output ends:\n{tail}", ExitClass.INFRA)
             results.append(json.loads(text))
         return results
 
