@@ -265,3 +265,14 @@ class ConstantFactor(unittest.TestCase):
     def test_one_element_has_no_factor(self):
         p = patterns.name([4.0], [1.0], self.close, 2, [])
         self.assertTrue(p[0].startswith("no known pattern"), p)
+
+
+class ReproInputs(unittest.TestCase):
+    def test_a_group_replica_keeps_its_group_in_a_reproduction(self):
+        import torch
+
+        from collgrad_torch.usercode import inputs
+
+        t = torch.ones(2, dtype=torch.float64, requires_grad=True)
+        d = inputs.describe({"w": inputs.replicated(t, group=[2, 3]), "v": inputs.replicated(t), "x": t})
+        self.assertEqual((d["w"]["replicated"], d["v"]["replicated"], d["x"]["replicated"]), ([2, 3], True, False))

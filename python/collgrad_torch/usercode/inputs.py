@@ -284,19 +284,21 @@ def place(raw: Any, device: Any) -> Any:
 def describe(raw: Any) -> Dict[str, Any]:
     """Each input of make_inputs' result as a reproduction script writes it:
     a tensor's shape, dtype, requires_grad and values; a module or anything
-    else by its type only."""
+    else by its type only. "replicated" is False, True (every rank), or the
+    ranks of the group that holds the copies."""
     out: Dict[str, Any] = {}
     if not isinstance(raw, dict):
         return out
     for name, value in raw.items():
         wrapped = isinstance(value, Replicated)
         t = value.value if wrapped else value
+        rep: Any = list(value.holders) if wrapped and value.holders else wrapped
         if is_dtensor(t):
-            out[str(name)] = {"kind": "DTensor", "placements": [str(p) for p in t.placements], "replicated": wrapped}
+            out[str(name)] = {"kind": "DTensor", "placements": [str(p) for p in t.placements], "replicated": rep}
         elif isinstance(t, torch.Tensor):
             out[str(name)] = {"kind": "tensor", "shape": list(t.shape), "dtype": str(t.dtype).replace("torch.", ""),
-                              "requires_grad": bool(t.requires_grad), "replicated": wrapped,
+                              "requires_grad": bool(t.requires_grad), "replicated": rep,
                               "values": t.detach().cpu().tolist()}
         else:
-            out[str(name)] = {"kind": type(t).__name__, "replicated": wrapped}
+            out[str(name)] = {"kind": type(t).__name__, "replicated": rep}
     return out

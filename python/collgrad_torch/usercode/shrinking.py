@@ -228,7 +228,8 @@ def script(s: Shrunk, spec: Dict[str, Any], args: Dict[str, Any]) -> str:
                   "    for name, d in INPUTS[rank].items():",
                   "        t = torch.tensor(d[\"values\"], dtype=getattr(torch, d[\"dtype\"])).reshape(d[\"shape\"])",
                   "        t.requires_grad_(d[\"requires_grad\"])",
-                  "        out[name] = cg.replicated(t) if d[\"replicated\"] else t",
+                  "        group = d[\"replicated\"] if isinstance(d[\"replicated\"], list) else None",
+                  "        out[name] = cg.replicated(t, group=group) if d[\"replicated\"] else t",
                   "    return out"]
     else:  # a module among the inputs: the original make_inputs, cut as the shrink cut it
         lines += [f"TRANSFORM = {spec['transform']!r}", "", "",
