@@ -25,6 +25,7 @@ from collgrad_torch.usercode import patterns  # noqa: E402
 TORCH2 = tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 6)
 PARALLEL = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         "examples", "user_code", "parallel")
+sys.path.insert(0, PARALLEL)  # the examples import each other (fsdp_step uses tp_mlp's MLP)
 
 
 def _example(name: str):  # type: ignore[no-untyped-def]
@@ -41,7 +42,7 @@ def tp_mlp_reference(world: int) -> Dict[int, Dict[str, List[float]]]:
     each rank's local part as ColwiseParallel / RowwiseParallel place them: up.weight and
     up.bias Shard(0), down.weight Shard(1), down.bias Replicate (the whole)."""
     ex = _example("tp_mlp")
-    model = ex._mlp()
+    model = ex.mlp_module()
     (model(ex.data()) ** 2).sum().backward()
     h = ex.H // world
     out: Dict[int, Dict[str, List[float]]] = {}

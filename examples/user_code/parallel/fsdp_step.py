@@ -13,16 +13,10 @@ nn.Module on the full batch computes (python/tests/usercode_parallel.py).
 
 import torch
 
-D, H, ROWS = 4, 8, 8  # H, D and ROWS divisible by W = 2 and 4
+from tp_mlp import D
+from tp_mlp import mlp_module as mlp  # the TP examples' MLP: the same logical weights everywhere
 
-
-def mlp() -> torch.nn.Module:
-    torch.manual_seed(0)  # the same logical weights on every rank (and in the reference)
-    m = torch.nn.Sequential()
-    m.add_module("up", torch.nn.Linear(D, H))
-    m.add_module("act", torch.nn.Tanh())
-    m.add_module("down", torch.nn.Linear(H, D))
-    return m.double()
+ROWS = 8  # divisible by W = 2 and 4
 
 
 def data() -> torch.Tensor:

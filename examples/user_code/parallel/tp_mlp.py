@@ -21,7 +21,7 @@ import torch
 D, H, ROWS = 4, 8, 4  # H and D divisible by W = 2 and 4
 
 
-def _mlp() -> torch.nn.Module:
+def mlp_module() -> torch.nn.Module:
     torch.manual_seed(0)  # the same logical weights on every rank (and in the reference)
     m = torch.nn.Sequential()
     m.add_module("up", torch.nn.Linear(D, H))
@@ -40,7 +40,7 @@ def make_inputs(rank: int, world: int) -> dict:
     from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
     mesh = init_device_mesh("cpu", (world,))
-    model = parallelize_module(_mlp(), mesh, {"up": ColwiseParallel(), "down": RowwiseParallel()})
+    model = parallelize_module(mlp_module(), mesh, {"up": ColwiseParallel(), "down": RowwiseParallel()})
     return {"model": model, "x": data()}
 
 
