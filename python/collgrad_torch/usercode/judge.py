@@ -148,20 +148,28 @@ def _check(res: Dict[str, Any], rank: int, t: fd.Logical, rows: List[List[float]
                     truth=truth, max_abs_err=max(abs_err, default=0.0), max_rel_err=max(rel, default=0.0),
                     ok=not bad, first_bad=bad[0] if bad else -1, note=note,
                     replicated_truth=rep, own_truth=own)
-    m: Dict[str, Any] = next((m for m in res["meta"] if m["name"] == t.name), {})
-    mesh = [(str(n), int(size)) for n, size in m.get("mesh", [])]
-    over = set(str(m.get("over", "")).split(", ")) if len(t.holders) < world else {n for n, _ in mesh}
-    dims = [(n, size, len(t.holders) > 1 and n in over) for n, size in mesh]
-    if len(t.holders) > 1:
-        c.over = m.get("over") or ("" if len(t.holders) == world else f"ranks {', '.join(map(str, t.holders))}")
-    if m.get("placements"):
-        c.placements = (f"({m['placements']}) on mesh ({', '.join(str(size) if n.startswith('dim ') else f'{n}={size}' for n, size in mesh)})"
-                        + (f"; .grad ({res['grad_placements'][t.name]})"
-                           if res.get("grad_placements", {}).get(t.name) else ""))
+    dims = _placed(res, t, world, c)
     if bad:
         c.patterns = patterns.name(observed, truth, close, world, groups,
                                    replicated=rep if r.semantics != "replicated" else None, own=own, dims=dims)
     return c
+
+
+def _placed(res: Dict[str, Any], t: fd.Logical, world: int, c: TensorCheck) -> List[Tuple[str, int, bool]]:
+    """What the rank said of t's placements, into c (what its copies span, the
+    parameter's and its gradient's placements); returns t's mesh dimensions
+    as (name, size, whether t's copies span it) for the patterns."""
+    m: Dict[str, Any] = next((m for m in res["meta"] if m["name"] == t.name), {})
+    mesh = [(str(n), int(size)) for n, size in m.get("mesh", [])]
+    copied = len(t.holders) > 1
+    spans = {n for n, _ in mesh} if len(t.holders) == world else set(str(m.get("over", "")).split(", "))
+    if copied:
+        c.over = m.get("over") or ("" if len(t.holders) == world else f"ranks {', '.join(map(str, t.holders))}")
+    if m.get("placements"):
+        shape = ", ".join(str(size) if n.startswith("dim ") else f"{n}={size}" for n, size in mesh)
+        grad = res.get("grad_placements", {}).get(t.name)
+        c.placements = f"({m['placements']}) on mesh ({shape})" + (f"; .grad ({grad})" if grad else "")
+    return [(n, size, copied and n in spans) for n, size in mesh]
 
 
 def _loss_copies(results: Sequence[Dict[str, Any]]) -> int:
