@@ -19,7 +19,7 @@
 #include "ir.h"
 #include "report_json.h"
 #include "rules.h"
-#include "transport_threads.h"
+#include "threads_run.h"
 
 /* W = 3; y on rank 1, off the group, is x: 6 elements. */
 static const char *const program = "case nonmember\n"

@@ -15,7 +15,7 @@
 
 #include "case_set.h"
 #include "judge.h"
-#include "transport_threads.h"
+#include "threads_run.h"
 
 static const cg_obs_tensor *find(const cg_observed *obs, int rank, const char *name)
 {

@@ -1,20 +1,21 @@
 /* threads_run.c — one case under one rule set on W threads over the
- * in-process transport (transport_threads.h): what a worker does per rank
- * (worker.c's run_rank), with the results kept in memory instead of sent. */
+ * in-process transport (threads_run.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "interp.h"
-#include "transport_threads_internal.h"
 #include "rank_run.h"
+#include "threads_run.h"
+
+#include <pthread.h>
 
 typedef struct rank_run {
     const cg_case *cs;
     const cg_oracle *plan;
     const cg_rules *rules;
     cg_threads *sh;
-    struct cg_transport inst;
+    int rank;
     cg_obs_rank *out;
     bool oom;
 } rank_run;
@@ -53,14 +54,9 @@ static bool keep_bindings(const cg_interp *I, cg_obs_rank *out)
 static void *rank_main(void *arg)
 {
     rank_run *rr = arg;
-    int me = rr->inst.rank, world = rr->sh->world;
+    int me = rr->rank;
     cg_tp tp;
-    memset(&tp, 0, sizeof tp);
-    tp.ops = cg_threads_ops();
-    tp.inst = &rr->inst;
-    tp.rank = me;
-    tp.world = world;
-    /* no watchers: no status board, no sync check on a private re-run */
+    cg_threads_tp(rr->sh, me, &tp);
     cg_rank_run r;
     if (cg_rank_run_program(&r, rr->cs, rr->rules, &tp, rr->plan->events, rr->plan->nevents, false,
                             NULL, NULL) != 0) {
@@ -86,22 +82,22 @@ static int run_threads(const cg_case *cs, const cg_oracle *plan, const cg_rules 
     int world = plan->world;
     memset(obs, 0, sizeof *obs);
     obs->world = world;
-    cg_threads sh;
     rank_run *runs = calloc((size_t)world, sizeof *runs);
     pthread_t *threads = calloc((size_t)world, sizeof *threads);
-    if (!runs || !threads || cg_threads_init(&sh, world) != 0) {
+    cg_threads *sh = runs && threads ? cg_threads_new(world, m, st) : NULL;
+    if (!sh) {
         free(runs);
         free(threads);
-        cg_error_infra(st, "out of memory for %d threads", world);
+        if (st && !st->code)
+            cg_error_infra(st, "out of memory for %d threads", world);
         return -1;
     }
-    sh.misorder = m;
     int started = 0, rc = 0;
     for (int r = 0; r < world; r++) {
         runs[r] =
-            (rank_run){cs, plan, rules, &sh, {&sh, r, false, CG_STATUS_OK}, &obs->ranks[r], false};
+            (rank_run){cs, plan, rules, sh, r, &obs->ranks[r], false};
         if (pthread_create(&threads[r], NULL, rank_main, &runs[r]) != 0) {
-            cg_threads_abort(&sh, "could not start the thread of rank %d", r);
+            cg_threads_abort(sh, "could not start the thread of rank %d", r);
             cg_error(st, "could not start the thread of rank %d", r);
             rc = -1;
             break;
@@ -115,7 +111,7 @@ static int run_threads(const cg_case *cs, const cg_oracle *plan, const cg_rules 
             cg_error_infra(st, "rank %d ran out of memory", r);
             rc = -1;
         }
-    cg_threads_destroy(&sh);
+    cg_threads_free(sh);
     free(runs);
     free(threads);
     if (rc != 0)

@@ -18,7 +18,7 @@
 #include "interp.h"
 #include "plan_share.h"
 #include "rank_run.h"
-#include "transport_threads.h"
+#include "threads_run.h"
 
 enum { RESULT_TAG = 32767 };
 

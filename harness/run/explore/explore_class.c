@@ -17,7 +17,7 @@
 #include "judge.h"
 #include "report_json.h"
 #include "rules.h"
-#include "transport_threads.h"
+#include "threads_run.h"
 
 /* Where "file:line:col: " ends in e, or NULL. */
 static const char *past_location(const char *e)

@@ -13,7 +13,7 @@
 #include "expect.h"
 #include "judge.h"
 #include "rules.h"
-#include "transport_threads.h"
+#include "threads_run.h"
 
 static void add_rank_warnings(const cg_pt_job *job, int world, cg_case_result *res)
 {

@@ -1,5 +1,5 @@
 /* transport_threads_sync.c — where the in-process transport's ranks meet:
- * the shared state, the barrier that can be aborted (a wait limit, a rank
+ * the shared state (made and freed), the barrier that can be aborted (a wait limit, a rank
  * that finished, another's failure), buffered send/recv and MPI_Comm_split.
  * The collectives built on them are transport_threads.c. */
 #include "transport_threads_internal.h"
@@ -40,6 +40,41 @@ void cg_threads_destroy(cg_threads *sh)
             }
     pthread_cond_destroy(&sh->cv);
     pthread_mutex_destroy(&sh->mu);
+}
+
+cg_threads *cg_threads_new(int world, cg_misorder m, cg_status *st)
+{
+    cg_threads *sh = calloc(1, sizeof *sh);
+    struct cg_transport *ends = calloc((size_t)world, sizeof *ends);
+    if (!sh || !ends || cg_threads_init(sh, world) != 0) {
+        free(sh);
+        free(ends);
+        cg_error_infra(st, "out of memory for %d threads", world);
+        return NULL;
+    }
+    sh->misorder = m;
+    sh->endpoints = ends;
+    for (int r = 0; r < world; r++)
+        ends[r] = (struct cg_transport){.sh = sh, .rank = r};
+    return sh;
+}
+
+void cg_threads_free(cg_threads *sh)
+{
+    if (!sh)
+        return;
+    cg_threads_destroy(sh);
+    free(sh->endpoints);
+    free(sh);
+}
+
+void cg_threads_tp(cg_threads *sh, int rank, cg_tp *tp)
+{
+    memset(tp, 0, sizeof *tp);
+    tp->ops = cg_threads_ops();
+    tp->inst = &sh->endpoints[rank];
+    tp->rank = rank;
+    tp->world = sh->world;
 }
 
 /* The first reason wins; every waiter wakes up. Mutex held. */

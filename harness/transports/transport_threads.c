@@ -2,7 +2,7 @@
  * every collective of the table, each computed by every rank from the
  * buffers the ranks publish. Where the ranks meet (the barrier that can be
  * aborted, messages, splits) is transport_threads_sync.c; the runner that
- * drives W threads through a case is threads_run.c. */
+ * drives W threads through a case is harness/run/threads_run.c. */
 #include "transport_threads_internal.h"
 
 #include <errno.h>
@@ -217,7 +217,7 @@ static int th_barrier(cg_transport *t) { return cg_threads_meet(t, false); }
 static int th_rank(const cg_transport *t) { return t->rank; }
 static int th_world(const cg_transport *t) { return t->sh->world; }
 static const char *th_last_error(const cg_transport *t) { return t->st.msg; }
-/* The runner's own instances live in its arrays; a group's was malloc'd by
+/* The world's instances live in its state (cg_threads_new); a group's was malloc'd by
  * cg_threads_split, and leaving it is this rank finishing there (its state is the
  * parent's to free). */
 static void th_destroy(cg_transport *t)
@@ -233,7 +233,7 @@ static const cg_transport_ops threads_ops = {
     .name = "threads",
     .version = "1",
     .caps = CGT_CAP_HOST | CGT_CAP_HALF,
-    .create = NULL, /* instances are made by the runner (threads_run.c), never over MPI */
+    .create = NULL, /* instances are made with the world's state (cg_threads_new), never over MPI */
     .destroy = th_destroy,
     .rank = th_rank,
     .world = th_world,

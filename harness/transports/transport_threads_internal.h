@@ -1,7 +1,6 @@
 /* transport_threads_internal.h — the in-process transport's shared state,
- * shared by transport_threads.c (the table), transport_threads_sync.c (where
- * the ranks meet) and threads_run.c (the runner).
- * Not a public interface: transport_threads.h is. */
+ * shared by transport_threads.c (the table) and transport_threads_sync.c
+ * (where the ranks meet). Not a public interface: transport_threads.h is. */
 #ifndef CG_TRANSPORT_THREADS_INTERNAL_H
 #define CG_TRANSPORT_THREADS_INTERNAL_H
 
@@ -26,7 +25,7 @@ typedef struct cg_threads_slot {
     const size_t *counts2; /* all_to_all: the elements it receives from each rank */
 } cg_threads_slot;
 
-typedef struct cg_threads {
+struct cg_threads {
     int world;
     pthread_mutex_t mu;
     pthread_cond_t cv;        /* any change: an arrival, a message, an abort, a finish */
@@ -47,7 +46,8 @@ typedef struct cg_threads {
     struct cg_threads **children;
     int nchildren;
     cg_misorder misorder; /* a hypothesis of the diagnosis: wrong rank order (groups inherit it) */
-} cg_threads;
+    struct cg_transport *endpoints; /* the world's: one instance per rank (cg_threads_new) */
+};
 
 /* One rank's instance of the transport. */
 struct cg_transport {
@@ -60,10 +60,6 @@ struct cg_transport {
 /* 0, or -1 when the mutex or condition cannot be made. */
 int cg_threads_init(cg_threads *sh, int world);
 void cg_threads_destroy(cg_threads *sh); /* frees undelivered messages and the groups */
-/* Wake every waiter with this reason (the first one is kept). */
-void cg_threads_abort(cg_threads *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* rank has left its program: waits that need it end. */
-void cg_threads_finished(cg_threads *sh, int rank);
 
 /* ---- where the ranks meet (transport_threads_sync.c); each returns -1 with
  * t->st set on an abort, a wait past CG_THREADS_WAIT_LIMIT, or a missing rank */
