@@ -360,7 +360,7 @@ void cg_diagnose(const cg_diag_inputs *in, cg_case_result *res)
     /* a transport's mistakes last, where nothing above explains the gradients: the
      * truth's gradients permuted over the ranks (any permutation, named in the
      * sentence), else a re-run over a misordering transport (runs named after the
-     * mistake, from cg_threads_run_emulations) */
+     * mistake, from cg_emulations_run) */
     if (n == 0 && !values_wrong && diagnose_permuted_grads(in, res))
         return;
     for (int i = 0; i < in->nruns && n == 0; i++)

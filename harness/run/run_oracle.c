@@ -124,9 +124,8 @@ int cg_run_oracle_only(const cg_options *o, const cg_case_set *set, cg_report *r
             }
             /* the oracle alone: its own finite differences, no observed run */
             cg_judge_job j = {cs, orc, NULL, {NULL, false, cg_case_tol(cs, cg_tol_for(cs->dtype)), NULL}, false,
-                              false};
-            cg_judge_need need;
-            int cls = cg_judge_check(&j, res, &need);
+                              false, NULL, NULL, NULL};
+            int cls = cg_judge(&j, res);
             cg_case_finish(res);
             if (res->status == CG_ERROR && cls > worst)
                 worst = cls;

@@ -125,36 +125,4 @@ int cg_threads_run_rules(const cg_case *cs, const cg_oracle *plan, const cg_rule
     return run_threads(cs, plan, rules, (cg_misorder){CG_MISORDER_NONE, 0}, obs, st);
 }
 
-int cg_threads_run_misordered(const cg_case *cs, const cg_oracle *plan, cg_misorder m, cg_observed *obs,
-                              cg_status *st)
-{
-    return run_threads(cs, plan, cg_rules_find("reference"), m, obs, st);
-}
-
-int cg_threads_run_emulations(const cg_case *cs, const cg_oracle *plan, const char *first, cg_observed *obs,
-                              cg_rule_run *runs, int max)
-{
-    const cg_rules *const *all = cg_rules_all();
-    int n = 0;
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; all[i] && n < max; i++) {
-            bool is_first = first && strcmp(all[i]->name, first) == 0;
-            if (strcmp(all[i]->name, "reference") == 0 || is_first != (pass == 0))
-                continue;
-            memset(&obs[n], 0, sizeof obs[n]);
-            bool ok = cg_threads_run_rules(cs, plan, all[i], &obs[n], NULL) == 0;
-            runs[n] = (cg_rule_run){all[i]->name, ok ? &obs[n] : NULL};
-            n++;
-        }
-    /* a transport that misorders: the gradient face of wrong_rank_order where a
-     * local term adds to the misordered part (no permutation of the truth shows it) */
-    static const cg_misorder hypotheses[] = {{CG_MISORDER_REDUCE_SCATTER, -1}, {CG_MISORDER_REDUCE_SCATTER, 1},
-                                             {CG_MISORDER_ALL_GATHER, -1}, {CG_MISORDER_ALL_GATHER, 1}};
-    for (size_t h = 0; plan->world > 1 && h < sizeof hypotheses / sizeof hypotheses[0] && n < max; h++) {
-        memset(&obs[n], 0, sizeof obs[n]);
-        bool ok = cg_threads_run_misordered(cs, plan, hypotheses[h], &obs[n], NULL) == 0;
-        runs[n] = (cg_rule_run){"wrong_rank_order", ok ? &obs[n] : NULL};
-        n++;
-    }
-    return n;
-}
+const cg_emulation_runner cg_threads_runner = {"threads", run_threads};

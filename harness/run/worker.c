@@ -262,23 +262,6 @@ static int run_and_gather(const cg_case *cs, const cg_rules *rules, cg_tp *tp,
     return rc;
 }
 
-/* The emulations' runs a diagnosis compares with, on threads in rank 0's
- * process (transport_threads.h: the re-runs are references, on the host
- * whatever the run under test used, and an emulation that raises on one
- * rank only ends there instead of leaving the others waiting in MPI); rank
- * 0 judges (judge.h). */
-static void diagnose_job(const cg_judge_job *j, cg_judge_need need, const char *label, cg_case_result *res)
-{
-    enum { MAX_RUNS = 16 };
-    cg_observed runs_obs[MAX_RUNS];
-    cg_rule_run runs[MAX_RUNS] = {{0}};
-    int n = need == CG_JUDGE_GRADIENTS_WRONG ? cg_threads_run_emulations(j->cs, j->o, NULL, runs_obs, runs, MAX_RUNS)
-                                             : 0;
-    cg_judge_diagnose(j, need, runs, n, label, res);
-    for (int i = 0; i < n; i++)
-        cg_observed_free(&runs_obs[i]);
-}
-
 /* A rank that ran out of memory (or was stopped) did not compute anything
  * to judge: the job is an infrastructure error naming the rank and case.
  * true when res was set so. */
@@ -334,9 +317,12 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_device dev
     memset(&obs, 0, sizeof obs);
     cg_status gathered = CG_STATUS_OK;
     int rc = run_and_gather(cs, rules, tp, o, dev, &obs, &gathered);
+    /* rank 0 judges; the emulations' runs a diagnosis compares with are made
+     * on threads in its process (threads_run.h: references, on the host
+     * whatever the run under test used, and an emulation that raises on one
+     * rank only ends there instead of leaving the others waiting in MPI) */
     cg_judge_job j = {cs, o, &obs, {job->rules, job->expect_only, cg_case_tol(cs, cg_tol_for(cs->dtype)), rules->name},
-                      fd, diagnose};
-    cg_judge_need need = CG_JUDGE_NO_DIAGNOSIS; /* rank 0 decides */
+                      fd, diagnose, &cg_threads_runner, NULL, job->rules};
     if (root && rc == 1) {
         res->status = CG_ERROR;
         res->message = strdup(gathered.msg);
@@ -344,12 +330,10 @@ int cg_worker_job(const cg_case *cs, const cg_job *job, cg_tp *tp, cg_device dev
     } else if (root && rc == 0 && infra_error(cs, &obs, res)) {
         *error_class = CG_EXIT_INFRA; /* a rank out of memory or stopped: not a gradient to judge */
     } else if (root && rc == 0) {
-        int cls = cg_judge_check(&j, res, &need);
+        int cls = cg_judge(&j, res);
         if (cls)
             *error_class = cls;
     }
-    if (root && need)
-        diagnose_job(&j, need, job->rules, res);
     cg_observed_free(&obs);
     rc = rc < 0 ? -1 : 0;
     cg_oracle_free(o);

@@ -142,7 +142,6 @@ static bool shape_note(const char *semantics, bool failed, const char *note)
 
 void cg_explore_rules_class(const char *text, const char *file, const char *rules, char cls[CG_CLASS_LEN])
 {
-    enum { MAX_RUNS = 16 };
     cls[0] = '\0';
     cg_status st = CG_STATUS_OK;
     const cg_rules *rs = cg_rules_load(rules, &st);
@@ -157,18 +156,8 @@ void cg_explore_rules_class(const char *text, const char *file, const char *rule
                  st.msg[0] ? st.msg : "out of memory");
     } else {
         cg_judge_job j = {cs, o, &obs, {rules, false, cg_case_tol(cs, cg_tol_for(cs->dtype)), rs->name}, false,
-                          true};
-        cg_judge_need need;
-        cg_judge_check(&j, res, &need);
-        if (need) {
-            cg_observed runs_obs[MAX_RUNS];
-            cg_rule_run runs[MAX_RUNS];
-            int n = need == CG_JUDGE_GRADIENTS_WRONG
-                        ? cg_threads_run_emulations(cs, o, NULL, runs_obs, runs, MAX_RUNS) : 0;
-            cg_judge_diagnose(&j, need, runs, n, rules, res);
-            for (int i = 0; i < n; i++)
-                cg_observed_free(&runs_obs[i]);
-        }
+                          true, &cg_threads_runner, NULL, rules};
+        cg_judge(&j, res);
         cg_case_finish(res);
         const char *rank_error = NULL;
         bool shape = false;

@@ -129,11 +129,11 @@ static void judge_by_oracle(const char *text, const char *file, char cls[CG_CLAS
         *atol = program_atol(o, cs->dtype, grad);
         cg_report *rep = cg_report_new("oracle", "none", "reference", "cpu");
         cg_case_result *res = rep ? cg_report_add_case(rep, cs->name, cs->file, NULL, o->world) : NULL;
-        cg_judge_job j = {cs, o, NULL, {NULL, false, cg_case_tol(cs, cg_tol_for(cs->dtype)), NULL}, false, false};
-        cg_judge_need need;
+        cg_judge_job j = {cs, o, NULL, {NULL, false, cg_case_tol(cs, cg_tol_for(cs->dtype)), NULL}, false, false,
+                          NULL, NULL, NULL};
         if (!res)
             snprintf(cls, CG_CLASS_LEN, "tool: out of memory");
-        else if (cg_judge_check(&j, res, &need) != 0 || (cg_case_finish(res), res->status != CG_PASS))
+        else if (cg_judge(&j, res) != 0 || (cg_case_finish(res), res->status != CG_PASS))
             snprintf(cls, CG_CLASS_LEN, "tool: oracle vs finite differences");
         cg_report_free(rep);
     }

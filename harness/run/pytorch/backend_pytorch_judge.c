@@ -1,7 +1,6 @@
 /* backend_pytorch_judge.c — one job of the Python ranks, judged like an MPI
- * job (worker.c): the oracle's checks, the distributed diff, and on a
- * mismatch the diagnosis against every emulation, re-run here over threads
- * (transport_threads.h) instead of over MPI. What differs is what a real
+ * job (worker.c) by the same call (judge.h), the emulations re-run on threads
+ * (threads_run.h) for the diagnosis. What differs is what a real
  * framework can do that the tool's own ranks cannot: skip a job (the API has
  * no such op), hang (a collective timed out), raise with its own words, and
  * warn. */
@@ -94,17 +93,18 @@ static const char *first_error(const cg_observed *obs, int *rank)
 }
 
 /* The framework raised: which emulations raise at the same statement? */
-static void diagnose_raise(const cg_pt_context *ctx, const cg_pt_rank *k, const cg_rule_run *runs, int nruns,
+static void diagnose_raise(const cg_pt_context *ctx, const cg_pt_rank *k, const cg_emulations *runs,
                            cg_case_result *res)
 {
     const char *names[32];
     int n = 0;
-    for (int i = 0; i < nruns && n < 32; i++) {
+    for (int i = 0; i < runs->n && n < 32; i++) {
+        const cg_rule_run *run = &runs->runs[i];
         bool alike = false; /* any rank's: the rank before it may have stopped only because it raised */
-        for (int r = 0; runs[i].obs && r < runs[i].obs->world && !alike; r++)
-            alike = raised_alike(runs[i].obs->ranks[r].error, k);
+        for (int r = 0; run->obs && r < run->obs->world && !alike; r++)
+            alike = raised_alike(run->obs->ranks[r].error, k);
         if (alike)
-            names[n++] = runs[i].rules;
+            names[n++] = run->rules;
     }
     char text[1024];
     bool forward = k->phase && strcmp(k->phase, "forward") == 0;
@@ -142,65 +142,57 @@ bool cg_pytorch_error_is_echo(const char *message)
 static void diagnose_hang(const cg_pt_context *ctx, const cg_case *cs, const cg_pt_job *job, int world,
                           cg_case_result *res)
 {
-    enum { MAX_RUNS = 16 };
     const cg_pt_rank *first = NULL, *k = NULL;
     for (int r = 0; r < world && !first; r++)
         if (job->ranks[r].outcome == CG_PT_RAISED && !cg_pytorch_error_is_echo(job->ranks[r].message))
             first = &job->ranks[r];
     if (!first || !ctx->diagnose)
         return;
-    cg_observed runs_obs[MAX_RUNS];
-    cg_rule_run runs[MAX_RUNS];
-    int n = cg_threads_run_emulations(cs, job->plan, ctx->emulation, runs_obs, runs, MAX_RUNS);
+    cg_emulations runs;
+    cg_emulations_run(&cg_threads_runner, cs, job->plan, ctx->emulation, &runs);
     /* the rank an emulation explains, else the first that raised: a non-member's error of the
      * runner's own line (torch.cat of no tensors) comes before the root's refusal */
     for (int r = 0; r < world && !k; r++)
-        for (int i = 0; i < n && !k && job->ranks[r].outcome == CG_PT_RAISED; i++)
-            for (int q = 0; runs[i].obs && q < runs[i].obs->world && !k; q++)
-                if (raised_alike(runs[i].obs->ranks[q].error, &job->ranks[r]))
+        for (int i = 0; i < runs.n && !k && job->ranks[r].outcome == CG_PT_RAISED; i++) {
+            const cg_observed *o = runs.runs[i].obs;
+            for (int q = 0; o && q < o->world && !k; q++)
+                if (raised_alike(o->ranks[q].error, &job->ranks[r]))
                     k = &job->ranks[r];
-    diagnose_raise(ctx, k ? k : first, runs, n, res);
-    for (int i = 0; i < n; i++)
-        cg_observed_free(&runs_obs[i]);
+        }
+    diagnose_raise(ctx, k ? k : first, &runs, res);
+    cg_emulations_free(&runs);
 }
 
-/* Gradients or values differ from the oracle: re-run every emulation over
- * threads and let the diagnosis compare (diagnose.h), then say which
- * framework version it was about. */
-static void diagnose(const cg_pt_context *ctx, const cg_judge_job *j, const cg_pt_job *job, bool values_wrong,
-                     cg_case_result *res)
+/* A rank raised where the truth does not: which emulations raise alike (their
+ * runs only when gradients, not values, are wrong, as the judge's own). */
+static void diagnose_raised(const cg_pt_context *ctx, const cg_pt_job *job, const cg_case *cs, int rank,
+                            bool values_wrong, cg_case_result *res)
 {
-    enum { MAX_RUNS = 16 };
-    cg_observed runs_obs[MAX_RUNS];
-    cg_rule_run runs[MAX_RUNS];
-    int raised_rank = -1;
-    const char *raised = first_error(j->obs, &raised_rank);
-    /* the API's own emulation first: where several give the same numbers,
-     * the diagnosis names and explains the first */
-    int n = values_wrong ? 0 : cg_threads_run_emulations(j->cs, job->plan, ctx->emulation, runs_obs, runs, MAX_RUNS);
-    if (raised) {
-        diagnose_raise(ctx, &job->ranks[raised_rank], runs, n, res);
-    } else {
-        cg_judge_diagnose(j, values_wrong ? CG_JUDGE_VALUES_WRONG : CG_JUDGE_GRADIENTS_WRONG, runs, n, ctx->label,
-                          res);
-        if (res->diag_explanation) { /* name the framework and version the verdict is about */
-            char text[1400];
-            if (res->ndiag == 0)
-                snprintf(text, sizeof text, "unknown behaviour: no emulation and no known mistake gives what "
-                         "%s computed at torch %s over %s (the numbers are in the checks): a finding",
-                         ctx->label, ctx->torch, ctx->backend);
-            else
-                snprintf(text, sizeof text, "%s at torch %s over %s: %s", ctx->label, ctx->torch, ctx->backend,
-                         res->diag_explanation);
-            char *dup = strdup(text);
-            if (dup) {
-                free(res->diag_explanation);
-                res->diag_explanation = dup;
-            }
-        }
+    cg_emulations runs = {0};
+    if (!values_wrong)
+        cg_emulations_run(&cg_threads_runner, cs, job->plan, ctx->emulation, &runs);
+    diagnose_raise(ctx, &job->ranks[rank], &runs, res);
+    cg_emulations_free(&runs);
+}
+
+/* The judge's explanation names the framework and version it is about. */
+static void name_framework(const cg_pt_context *ctx, cg_case_result *res)
+{
+    if (!res->diag_explanation)
+        return;
+    char text[1400];
+    if (res->ndiag == 0)
+        snprintf(text, sizeof text, "unknown behaviour: no emulation and no known mistake gives what "
+                 "%s computed at torch %s over %s (the numbers are in the checks): a finding",
+                 ctx->label, ctx->torch, ctx->backend);
+    else
+        snprintf(text, sizeof text, "%s at torch %s over %s: %s", ctx->label, ctx->torch, ctx->backend,
+                 res->diag_explanation);
+    char *dup = strdup(text);
+    if (dup) {
+        free(res->diag_explanation);
+        res->diag_explanation = dup;
     }
-    for (int i = 0; i < n; i++)
-        cg_observed_free(&runs_obs[i]);
 }
 
 /* The diff labels its checks with the rule set it was given (the emulation,
@@ -254,14 +246,21 @@ int cg_pt_judge(const cg_pt_context *ctx, const cg_case *cs, cg_pt_job *job, int
     obs.world = world;
     for (int r = 0; r < world; r++)
         obs.ranks[r] = job->ranks[r].obs;
+    /* a framework's raise is diagnosed here (its ranks say where and what), the
+     * rest by the judge, the API's own emulation first: where several give the
+     * same numbers, the diagnosis names and explains the first */
+    int raised_rank = -1;
+    bool raised = first_error(&obs, &raised_rank) != NULL;
     cg_judge_job j = {cs, job->plan, &obs, {ctx->emulation, false, cg_case_tol(cs, cg_tol_for(cs->dtype)), NULL},
-                      ctx->fd, ctx->diagnose};
+                      ctx->fd, ctx->diagnose && !raised, &cg_threads_runner, ctx->emulation, ctx->label};
     int first = res->nchecks;
-    cg_judge_need need;
-    cg_judge_check(&j, res, &need);
+    cg_judge(&j, res);
     relabel(res, first, ctx);
-    if (need)
-        diagnose(ctx, &j, job, need == CG_JUDGE_VALUES_WRONG, res);
+    bool values_wrong;
+    if (raised && ctx->diagnose && cg_diag_needed(res, &obs, &values_wrong))
+        diagnose_raised(ctx, job, cs, raised_rank, values_wrong, res);
+    else
+        name_framework(ctx, res);
     cg_case_finish(res);
     return 0;
 }
