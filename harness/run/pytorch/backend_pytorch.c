@@ -18,7 +18,7 @@
 
 #include "backend_pytorch_internal.h"
 #include "expect.h"
-#include "export_ir.h"
+#include "ir_document.h"
 #include "report_json.h"
 #include "rules.h"
 #include "runner.h"
