@@ -95,7 +95,7 @@ for opt in --oracle-only --world -R --include -E --exclude --repeat --rules --tr
 done
 expect_grep "^  $TMP/sel$" "$TMP/out"
 # the man page documents the same options, and renders
-MAN="$SRC/harness/run/collgrad-check.1"
+MAN="$SRC/harness/tool/collgrad-check.1"
 for opt in $(grep -oE -- '--[a-z][a-z-]+' "$TMP/out" | sort -u); do
   grep -qF -- "$(printf '%s' "$opt" | sed 's/-/\\-/g')" "$MAN" && ok || bad "collgrad-check.1 does not document $opt"
 done
