@@ -10,10 +10,11 @@ python3 - "$root" <<'PY'
 import os, re, sys
 root = sys.argv[1]
 # bottom first; a layer's folder holds its files and those of its subfolders
-# (transports/nccl, run/pytorch, run/explore). The CUDA kernels sit with the ops
+# (transports/nccl, run/pytorch). The CUDA kernels sit with the ops
 # they serve, but the rule sets' kernel (rules_local.cu) belongs to the rules.
 order = ["harness/lang", "harness/autograd", "harness/collectives", "harness/interp", "harness/transports",
-         "harness/rules", "oracles", "reports", "harness/run", "harness/bench", "harness/tool"]
+         "harness/rules", "oracles", "reports", "harness/run", "harness/bench", "harness/explore",
+         "harness/tool"]
 def layer_of(path):
     if path.startswith("harness/cuda/"):
         return "harness/rules" if os.path.basename(path).startswith("rules_") else "harness/autograd"

@@ -44,7 +44,7 @@ class ExitClasses(unittest.TestCase):
         # count or a size, not a class
         counts = {("harness/lang/dtype.c", "case CG_F16: return 2;"), ("harness/lang/ir_print.c", "case CG_OP_OR: return 2;"),
                   ("harness/lang/ir_print.c", "case CG_OP_AND: return 3;"),
-                  ("harness/run/explore/explore_shrink.c", "return 2;")}  # group_names: two names
+                  ("harness/explore/explore_shrink.c", "return 2;")}  # group_names: two names
         found = []
         for top in ("harness", "reports", "oracles"):
             for folder, _, files in os.walk(os.path.join(ROOT, top)):
