@@ -13,7 +13,7 @@ root = sys.argv[1]
 # (transports/nccl, run/pytorch). The CUDA kernels sit with the ops
 # they serve, but the rule sets' kernel (rules_local.cu) belongs to the rules.
 order = ["harness/lang", "harness/autograd", "harness/collectives", "harness/interp", "harness/transports",
-         "harness/rules", "oracles", "reports", "harness/run", "harness/bench", "harness/explore",
+         "harness/rules", "oracles", "reports", "harness/run", "harness/bench", "harness/matrix", "harness/explore",
          "harness/tool"]
 def layer_of(path):
     if path.startswith("harness/cuda/"):
