@@ -4,7 +4,7 @@
  * forever (hazards.h).
  *
  * Each rank's program is replayed alone, with the real worker wiring
- * (worker_comm.c, reference rules) over a transport that moves nothing: the
+ * (rank_comm.c, reference rules) over a transport that moves nothing: the
  * values are meaningless but the graph is the rank's real autograd graph.
  * Backward calls only record their roots; reachability is then a walk from
  * the roots through node inputs. Sends count as roots too, as in the
@@ -57,7 +57,7 @@ typedef struct dry_rank {
 typedef struct dry_comm {
     cg_comm inner;
     dry_rank *rank;
-    cg_wcomm *w;
+    cg_rank_comm *w;
 } dry_comm;
 
 /* A process group, dry: the rank's handle is the dry table with its place
@@ -65,7 +65,7 @@ typedef struct dry_comm {
 static int dry_group(void *self, cg_graph *g, int id, const int *members, int n)
 {
     dry_comm *d = self;
-    cg_wcomm *w = d->w;
+    cg_rank_comm *w = d->w;
     cg_tp **grown = realloc(w->groups, (size_t)(w->ngroups + 1) * sizeof *grown);
     if (!grown)
         return cg_error_infra(cg_graph_status(g), "out of memory for a process group");
@@ -160,10 +160,10 @@ static void mark_reached(cg_graph *g, cg_tensor *root, signed char *row, int nse
 }
 
 /* The dry comm around the rank's own (rank_run.h's wrap): d is the caller's. */
-static cg_comm dry_wrap(void *ctx, cg_wcomm *w)
+static cg_comm dry_wrap(void *ctx, cg_rank_comm *w)
 {
     dry_comm *d = ctx;
-    d->inner = cg_wcomm_comm(w);
+    d->inner = cg_rank_comm_as_comm(w);
     d->w = w;
     return (cg_comm){d,            dry_collective, dry_comm_send, dry_comm_recv,
                      dry_backward, dry_zero_grad,  dry_group,     NULL};

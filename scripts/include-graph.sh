@@ -10,10 +10,10 @@ python3 - "$root" <<'PY'
 import os, re, sys
 root = sys.argv[1]
 # bottom first; a layer's folder holds its files and those of its subfolders
-# (transports/nccl, run/pytorch). The CUDA kernels sit with the ops
+# (transports/nccl). The CUDA kernels sit with the ops
 # they serve, but the rule sets' kernel (rules_local.cu) belongs to the rules.
 order = ["harness/lang", "harness/autograd", "harness/collectives", "harness/interp", "harness/transports",
-         "harness/rules", "oracles", "reports", "harness/run", "harness/bench", "harness/matrix", "harness/explore",
+         "harness/rules", "oracles", "reports", "harness/run", "harness/bench", "harness/pytorch", "harness/matrix", "harness/explore",
          "harness/tool"]
 def layer_of(path):
     if path.startswith("harness/cuda/"):

@@ -30,6 +30,19 @@ cg_node *cg_record(cg_graph *g, const char *op, cg_tensor *out, cg_tensor *const
     return n;
 }
 
+cg_tensor *cg_record_if_needed(cg_graph *g, const char *op, cg_tensor *out, cg_tensor *const *in, int nin,
+                               int (*backward)(cg_graph *, cg_node *), int64_t arg0, int64_t arg1)
+{
+    if (!cg_any_requires_grad(in, nin))
+        return out;
+    cg_node *n = cg_record(g, op, out, in, nin, backward);
+    if (!n)
+        return NULL;
+    n->iarg[0] = arg0;
+    n->iarg[1] = arg1;
+    return out;
+}
+
 bool cg_any_requires_grad(cg_tensor *const *in, int nin)
 {
     for (int i = 0; i < nin; i++)

@@ -37,6 +37,10 @@ struct cg_node {
 cg_node *cg_record(cg_graph *g, const char *op, cg_tensor *out, cg_tensor *const *in,
                    int nin, int (*backward)(cg_graph *, cg_node *));
 bool cg_any_requires_grad(cg_tensor *const *in, int nin);
+/* out, with node op recorded when any of in[0..nin-1] requires grad, keeping
+ * two integer arguments (n->iarg[0..1]) for the backward; NULL on OOM. */
+cg_tensor *cg_record_if_needed(cg_graph *g, const char *op, cg_tensor *out, cg_tensor *const *in, int nin,
+                               int (*backward)(cg_graph *, cg_node *), int64_t arg0, int64_t arg1);
 /* t->pgrad = p where t had none in this pass: every op's backward that hands
  * a tensor its first gradient goes through here (or cg_accum_grad*). */
 int cg_set_pgrad(cg_graph *g, cg_tensor *t, cg_tensor *p);

@@ -45,7 +45,7 @@ cg_tensor *cg_log_softmax(cg_graph *g, cg_tensor *a, int axis); /* same shape as
 cg_tensor *cg_maxn(cg_graph *g, cg_tensor *const *xs, int n);
 cg_tensor *cg_minn(cg_graph *g, cg_tensor *const *xs, int n);
 
-/* linear algebra and shape (ops_shape.c, ops_matmul.c) */
+/* linear algebra and shape (ops_shape.c, ops_cat.c, ops_matmul.c) */
 cg_tensor *cg_matmul(cg_graph *g, cg_tensor *a, cg_tensor *b); /* [m,k]@[k,n]; 1-D operands as in numpy */
 cg_tensor *cg_transpose(cg_graph *g, cg_tensor *a);             /* swaps the last two axes; 1-D unchanged */
 cg_tensor *cg_reshape(cg_graph *g, cg_tensor *a, int ndim, const int64_t *shape); /* one dim may be -1 */
@@ -54,6 +54,10 @@ cg_tensor *cg_cat(cg_graph *g, cg_tensor *const *xs, int n, int axis); /* n >= 1
 cg_tensor *cg_slice(cg_graph *g, cg_tensor *a, int axis, int64_t start, int64_t stop);
 /* a[i] along axis 0: removes axis 0 (negative i from the end). */
 cg_tensor *cg_index(cg_graph *g, cg_tensor *a, int64_t i);
+/* Products of t's dims before and after axis: t seen as [outer, len, inner]. */
+void cg_outer_inner(const cg_tensor *t, int axis, int64_t *outer, int64_t *inner);
+/* 0 when 0 <= axis < a->ndim; else -1 with the graph's error. */
+int cg_check_axis(cg_graph *g, const cg_tensor *a, int axis);
 cg_tensor *cg_clone(cg_graph *g, cg_tensor *a);  /* identity with its own node */
 cg_tensor *cg_detach(cg_graph *g, cg_tensor *a); /* copy without history, requires_grad false */
 

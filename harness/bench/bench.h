@@ -22,6 +22,7 @@
 #include "result.h"
 #include "status.h"
 #include "tensor.h"
+#include "transport.h"
 
 typedef struct cg_bench_opts {
     int64_t minbytes, maxbytes;
@@ -68,6 +69,16 @@ int cg_bench_parse(int argc, char **argv, cg_bench_opts *o);
 /* bench_rank.c: run every size on this rank (inside MPI). Rank 0 prints the
  * table and writes the JSON. Returns the exit status. */
 int cg_bench_ranks(const cg_bench_opts *o);
+
+/* ---- a rank's phases (bench_rank.c, bench_raw.c) */
+/* Phase 2: `count` elements through the transport's forward collective and
+ * its transpose, warm-up then timed iterations, into row's raw_s, raw_fwd_s
+ * and transpose_bytes. 0, or -1 with st. */
+int cg_bench_raw(const cg_bench_opts *o, cg_tp *tp, int64_t count, cg_bench_row *row, cg_status *st);
+/* The device's queued work done before a timestamp is taken: 0, or -1 with st. */
+int cg_bench_settle(const cg_bench_opts *o, cg_status *st);
+/* The bytes this rank's handle moved so far, over every entry. */
+uint64_t cg_bench_bytes_moved(const cg_tp *tp);
 /* bench_fit.c: whether `bytes` fits every node's host memory (node: this
  * rank's MPI_COMM_TYPE_SHARED communicator; collective over MPI_COMM_WORLD).
  * 1 fits; 0 not, with rank 0's line in why; -1 an MPI call failed. */

@@ -6,7 +6,7 @@
  *      collective through the rule set (forward) and backward from its
  *      output (seeded with ones, as backward(y) is), timed separately;
  *   2. the raw transport calls: the forward collective and its transpose,
- *      on buffers allocated once;
+ *      on buffers allocated once (bench_raw.c);
  *   3. the correctness check of the last iteration of 1: every rank compares
  *      its y and x.grad with the oracle's (bench_check.c), after the timed
  *      span, and rank 0 reports the first rank off.
@@ -34,7 +34,7 @@
 #include "rss.h"
 #include "runner.h"
 #include "transport.h"
-#include "worker_comm.h"
+#include "rank_comm.h"
 
 typedef struct shape {
     int64_t count;       /* elements of the larger buffer (nccl-tests' size) */
@@ -59,7 +59,7 @@ static shape shape_for(const cg_bench_opts *o, int64_t bytes, int world)
     return s;
 }
 
-static uint64_t bytes_moved(const cg_tp *tp)
+uint64_t cg_bench_bytes_moved(const cg_tp *tp)
 {
     uint64_t sum = 0;
     for (int e = 0; e < CG_TP_NENTRY; e++)
@@ -95,7 +95,7 @@ static cg_tensor *seed_over_output(const cg_bench_opts *o, cg_graph *g, const cg
 /* The device's queued work done before a timestamp is taken: the nccl
  * transport waits for its own stream, the ops' kernels run on theirs. 0, or
  * -1 with st. Nothing to wait for on the host. */
-static int settle(const cg_bench_opts *o, cg_status *st)
+int cg_bench_settle(const cg_bench_opts *o, cg_status *st)
 {
     if (o->cuda && cg_cuda_sync() != 0)
         return cg_error(st, "%s", cg_cuda_last_error());
@@ -123,7 +123,7 @@ static int check_grad(cg_graph *g, const cg_bench_truth *truth, const cg_tensor 
 /* One iteration of phase 1. 0, or -1 with st. With truth, the iteration's
  * y (before the backward) and x.grad are checked (phase 3): a mismatch goes
  * into *verdict. The timed spans are the collective's forward call and the
- * backward (the seed included), each ended by settle(). */
+ * backward (the seed included), each ended by cg_bench_settle(). */
 static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, const cg_plan_event *ev,
                           int64_t n_in, double *fwd, double *bwd, uint64_t *bwd_bytes,
                           const cg_bench_truth *truth, cg_status *verdict, double *check_s, cg_status *st)
@@ -141,15 +141,15 @@ static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rul
         return -1;
     }
     x->is_leaf = x->requires_grad = true;
-    cg_wcomm w = cg_wcomm_make(tp, rules, o->dtype, ev, 1);
-    cg_comm comm = cg_wcomm_comm(&w);
+    cg_rank_comm w = cg_rank_comm_make(tp, rules, o->dtype, ev, 1);
+    cg_comm comm = cg_rank_comm_as_comm(&w);
     cg_tensor *in[1] = {x}, *out[1] = {NULL};
-    int rc = settle(o, st) == 0 && MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+    int rc = cg_bench_settle(o, st) == 0 && MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
     double t0 = cg_now();
     if (rc == 0)
         rc = comm.collective(comm.self, g, &ev->coll, in, out);
     if (rc == 0)
-        rc = settle(o, st);
+        rc = cg_bench_settle(o, st);
     double t1 = cg_now();
     if (rc == 0 && truth) {
         check_y(g, truth, out[0], verdict);
@@ -162,15 +162,15 @@ static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rul
     }
     double t1b = cg_now(); /* the seed is the backward's, as backward(y) makes it */
     cg_tensor *seed = rc == 0 && out[0] ? seed_over_output(o, g, x, out[0], &rc) : NULL;
-    uint64_t b0 = bytes_moved(tp);
+    uint64_t b0 = cg_bench_bytes_moved(tp);
     if (rc == 0)
         rc = seed ? cg_backward_with(g, out[0], seed) : comm.backward(comm.self, g, &ev->coll.pos, out);
     if (rc == 0)
-        rc = settle(o, st);
+        rc = cg_bench_settle(o, st);
     double t2 = cg_now();
     *fwd += t1 - t0;
     *bwd += t2 - t1b;
-    *bwd_bytes = bytes_moved(tp) - b0;
+    *bwd_bytes = cg_bench_bytes_moved(tp) - b0;
     if (rc == 0 && truth && !verdict->code) {
         check_grad(g, truth, x, verdict);
         *check_s += cg_now() - t2;
@@ -179,80 +179,6 @@ static int differentiable(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rul
         cg_error(st, "%s",
                  cg_graph_status(g)->msg[0] ? cg_graph_status(g)->msg : "MPI_Barrier failed");
     cg_graph_free(g);
-    return rc;
-}
-
-/* Phase 2's calls: the forward collective, then its transpose (the table's),
- * as a sum of gradients; every per-rank count is the bench's equal block. */
-static int raw_pair(const cg_bench_opts *o, cg_tp *tp, void *a, void *b, const shape *s,
-                    const cg_coll_counts *counts, uint64_t *transpose_bytes, double *fwd_s)
-{
-    double t0 = cg_now();
-    const cg_collective *d = cg_collective_of(o->coll);
-    size_t n = (size_t)s->count;
-    const cg_tp_site site = {0, false}; /* the bench program's one call */
-    int rc = cg_tp_collective(tp, site, d->kind, cg_rules_tp_op(o->op), 0, a, d->in_place ? a : b, n, counts,
-                              o->dtype);
-    *fwd_s = cg_now() - t0;
-    uint64_t b0 = bytes_moved(tp);
-    if (rc == 0)
-        rc = cg_tp_collective(tp, (cg_tp_site){0, true}, d->transpose, CGT_SUM, 0, b, a, n, counts, o->dtype);
-    *transpose_bytes = bytes_moved(tp) - b0;
-    return rc;
-}
-
-/* The raw buffers, where the differentiable run's tensors live: zeroed
- * host memory, or an arena's zeroed device memory (*arena, the caller's to
- * free). NULL when out of memory. */
-static void *raw_buffer(const cg_bench_opts *o, cg_cuda_arena **arena, size_t bytes)
-{
-    if (!o->cuda)
-        return calloc(1, bytes ? bytes : 1);
-    if (!*arena && !(*arena = cg_cuda_arena_new()))
-        return NULL;
-    return cg_cuda_alloc(*arena, bytes);
-}
-
-static int raw(const cg_bench_opts *o, cg_tp *tp, const shape *s, cg_bench_row *row, cg_status *st)
-{
-    size_t esz = cg_dtype_size(o->dtype);
-    cg_coll_counts *counts = calloc(1, sizeof *counts);
-    cg_cuda_arena *arena = NULL;
-    void *a = raw_buffer(o, &arena, (size_t)s->count * esz);
-    void *b = a ? raw_buffer(o, &arena, (size_t)s->count * esz) : NULL;
-    int rc = a && b && counts ? 0 : -1;
-    if (rc)
-        cg_error_infra(st, "out of memory for the raw buffers%s%s", o->cuda ? ": " : "",
-                       o->cuda ? cg_cuda_last_error() : "");
-    for (int r = 0; counts && r < tp->world; r++)
-        counts->inputs[r] = counts->blocks[r] = counts->recv[r] = (size_t)(s->count / tp->world);
-    uint64_t tb = 0;
-    double t = 0.0, tf = 0.0, f = 0.0;
-    for (int i = 0; rc == 0 && i < o->warmup + o->iters; i++) {
-        if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
-            rc = -1;
-        double t0 = cg_now();
-        if (rc == 0 && raw_pair(o, tp, a, b, s, counts, &tb, &f) != 0) {
-            cg_error(st, "%s", tp->st.msg);
-            rc = -1;
-        }
-        if (rc == 0 && settle(o, st) != 0)
-            rc = -1;
-        if (i >= o->warmup) {
-            t += cg_now() - t0;
-            tf += f;
-        }
-    }
-    row->raw_s = t / o->iters;
-    row->raw_fwd_s = tf / o->iters;
-    row->transpose_bytes = (int64_t)tb;
-    if (o->cuda)
-        cg_cuda_arena_free(arena);
-    else {
-        free(a);
-        free(b);
-    }
-    free(counts);
     return rc;
 }
 
@@ -354,7 +280,7 @@ static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, in
     /* the last iteration's blocks would wait in the cache beside the raw buffers */
     cg_big_trim();
     if (rc == 0)
-        rc = raw(o, tp, &s, row, &st);
+        rc = cg_bench_raw(o, tp, s.count, row, &st);
     fold_run_peak();
     row->peak_rss_run_bytes = (int64_t)max_on_root((double)run_peak);
     row->raw_s = max_on_root(row->raw_s);

@@ -41,6 +41,10 @@ typedef struct explore {
     double t0;
 } explore;
 
+/* The command line into e, its defaults first, and the backend's options
+ * checked as the tool's own command line checks them (explore_opts.c): 0;
+ * an exit status; or 100 + CG_EXIT_OK after --help. */
+int cgx_parse(explore *e, int argc, char **argv);
 /* DIR/programs/NAME.case into path. */
 void cgx_program_path(const explore *e, const char *name, char *path, size_t n);
 /* text into a new file at path: 0, or -1. */

@@ -189,7 +189,7 @@ int cg_eval_comm(const cg_call *c, cg_val *out)
             rc = run_on_group(c, cc, ids[k], gid, in, res);
     /* a non-member's call is a no-op returning its input, as in PyTorch: a
      * tensor of its own (torch.distributed.nn clones before its call) whose
-     * backward is the comm's to say (a rule set's, worker_comm.c), else a
+     * backward is the comm's to say (a rule set's, rank_comm.c), else a
      * copy that passes the gradient through. Its root is the one it names,
      * as a group rank (the rule set's refusal may depend on it). */
     for (int s = 0; rc == 0 && !is_recv && s < I->nslots; s++) {

@@ -93,6 +93,8 @@ cg_srcpos cg_p_pos(const cg_parser *p, int line, int col);
 
 bool cg_p_is_defined(const cg_parser *p, const char *name, size_t len);
 bool cg_p_define(cg_parser *p, char *name);
+/* strcmp of a with the len bytes at s (not terminated): 0 when equal. */
+int cg_p_name_cmp(const char *a, const char *s, size_t len);
 bool cg_p_defer(cg_parser *p, cg_check check);
 /* An unsigned integer token (digits only) no larger than max. */
 bool cg_p_tok_uint(const cg_token *t, unsigned long long max, unsigned long long *out);
@@ -111,6 +113,10 @@ cg_expr *cg_p_leaf(cg_parser *p, cg_expr_kind kind, bool named);
 /* parse_call.c: a call whose name is the current token and whose '(' follows
  * it; the statement-only functions are accepted only when `statement` is set. */
 cg_expr *cg_parse_call(cg_parser *p, bool statement);
+
+/* parse_stmt.c: the program, line by line, into p->c until the end of the
+ * file or the first error */
+void cg_p_program(cg_parser *p);
 
 /* parse_header.c: header lines (case, source, world(s), dtype, tolerance, seed) */
 bool cg_is_header_word(const cg_token *t);

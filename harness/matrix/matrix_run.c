@@ -1,4 +1,4 @@
-/* matrix_run.c — see matrix_run.h. Each column is a whole run of this
+/* matrix_run.c — see matrix_run.h (its options: matrix_opts.c). Each column is a whole run of this
  * executable in a child process (its stdout and stderr to a log in the
  * matrix's temporary directory), so an emulation runs on its MPI ranks and
  * a PyTorch API on its own ranks exactly as the main command runs them;
@@ -21,158 +21,19 @@
 #include "case_set.h"
 #include "cli.h"
 #include "matrix.h"
+#include "matrix_opts.h"
 #include "report_file.h"
 #include "report_json.h"
 #include "rules.h"
 
-enum { MAX_COLUMNS = 64, MAX_ARGS = 64 };
-
-typedef struct matrix_opts {
-    const char *backends[MAX_COLUMNS];
-    int nbackends;
-    const char *python, *world, *timeout, *md, *html, *json, *reports;
-    char **cases;
-    int ncases;
-} matrix_opts;
-
-static const char *const usage_text =
-    "usage: collgrad-check matrix [--backends LIST] [--python PATH] [--world N] [--timeout SEC]\n"
-    "                             [--reports DIR] [--md FILE] [--html FILE] [--json FILE]\n"
-    "                             [CASE|DIR ...]\n"
-    "Run the cases (default: every built-in case) through each backend and write one table of\n"
-    "case x backend: correct / wrong (largest error) / refused (message) / hangs / skipped (why).\n"
-    "  --backends LIST  comma-separated rule sets (reference, torch-nn@2.4, ...) and pytorch:API\n"
-    "                   (nn, c10d, funcol, gatherlayer, diffdist, rpc, listassign); default:\n"
-    "                   every built-in rule set, then every PyTorch API\n"
-    "  --python PATH    the interpreter of the PyTorch columns (as for --backend)\n"
-    "  --world N, --timeout SEC  passed to every column's run\n"
-    "  --reports DIR    keep each column's JSON report there, as DIR/BACKEND.json\n"
-    "  --md FILE, --html FILE, --json FILE  where the table goes ('-': standard output);\n"
-    "                   without any of them, Markdown on standard output. The HTML page is\n"
-    "                   self-contained; hover over a cell for its message and differing numbers\n"
-    "A column whose run skipped every case, or wrote no report, is left out and said so.\n";
-
-static int bad_usage(const char *fmt, const char *arg)
-{
-    fputs("collgrad-check matrix: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\nTry 'collgrad-check matrix --help'.\n", stderr);
-    return CG_EXIT_USAGE;
-}
-
-/* A backend by its full name ("torch-nn" is torch-nn@1.13, as a run reports it), NULL if unknown. */
-static const char *backend_name(const char *b)
-{
-    if (strncmp(b, "pytorch:", 8) == 0)
-        return cg_pytorch_api_known(b + 8) ? b : NULL;
-    const cg_rules *r = cg_rules_find(b);
-    return r ? r->name : NULL;
-}
-
-static int split_backends(matrix_opts *o, char *list)
-{
-    o->nbackends = 0;
-    for (char *save = NULL, *b = strtok_r(list, ",", &save); b; b = strtok_r(NULL, ",", &save)) {
-        const char *name = backend_name(b);
-        if (!name)
-            return bad_usage(
-                "unknown backend '%s' (expected a built-in rule set, e.g. reference or "
-                "torch-nn@2.4, or pytorch:API with API nn, c10d, funcol, gatherlayer, "
-                "diffdist, rpc or listassign)",
-                b);
-        bool again = false; /* "torch-nn,torch-nn@1.13": one column */
-        for (int k = 0; k < o->nbackends; k++)
-            again |= strcmp(o->backends[k], name) == 0;
-        if (again)
-            continue;
-        if (o->nbackends == MAX_COLUMNS)
-            return bad_usage("more than 64 backends in '%s'", b);
-        o->backends[o->nbackends++] = name;
-    }
-    return o->nbackends ? 0 : bad_usage("expected a backend in --backends, got '%s'", "");
-}
-
-static void default_backends(matrix_opts *o)
-{
-    const cg_rules *const *all = cg_rules_all();
-    static char names[MAX_COLUMNS][32];
-    for (int i = 0; all[i] && o->nbackends < MAX_COLUMNS; i++)
-        o->backends[o->nbackends++] = all[i]->name;
-    for (int i = 0; cg_pytorch_api(i) && o->nbackends < MAX_COLUMNS; i++) {
-        snprintf(names[i], sizeof names[i], "pytorch:%s", cg_pytorch_api(i));
-        o->backends[o->nbackends++] = names[i];
-    }
-}
-
-/* --world and --timeout read as every column's run will read them: a bad
- * value is one line now (the tool's own message), not a table whose every
- * cell is that refusal. */
-static bool passed_options_ok(const matrix_opts *o)
-{
-    if (!o->world && !o->timeout)
-        return true;
-    char *args[5] = {"collgrad-check"};
-    int n = 1;
-    if (o->world) {
-        args[n++] = "--world";
-        args[n++] = (char *)o->world;
-    }
-    if (o->timeout) {
-        args[n++] = "--timeout";
-        args[n++] = (char *)o->timeout;
-    }
-    cg_options co;
-    int rc = cg_parse_options(n, args, &co); /* -1: read; else it printed why not */
-    free(co.paths);
-    return rc < 0;
-}
-
-static int parse(int argc, char **argv, matrix_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char **value = strcmp(a, "--python") == 0    ? &o->python
-                             : strcmp(a, "--world") == 0   ? &o->world
-                             : strcmp(a, "--timeout") == 0 ? &o->timeout
-                             : strcmp(a, "--md") == 0      ? &o->md
-                             : strcmp(a, "--html") == 0    ? &o->html
-                             : strcmp(a, "--json") == 0    ? &o->json
-                             : strcmp(a, "--reports") == 0 ? &o->reports
-                                                           : NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage_text, stdout);
-            return 1;
-        }
-        if (value || strcmp(a, "--backends") == 0) {
-            if (i + 1 >= argc)
-                return bad_usage("%s needs a value", a);
-            if (value)
-                *value = argv[++i];
-            else if (split_backends(o, argv[++i]) != 0)
-                return CG_EXIT_USAGE;
-        } else if (a[0] == '-' && a[1]) {
-            return bad_usage("unknown option '%s'", a);
-        } else {
-            o->cases = &argv[i];
-            o->ncases = argc - i;
-            for (int k = i; k < argc; k++)
-                if (argv[k][0] == '-' && argv[k][1])
-                    return bad_usage("options come before the cases, got '%s' after them", argv[k]);
-            break;
-        }
-    }
-    if (!o->nbackends)
-        default_backends(o);
-    return passed_options_ok(o) ? 0 : 2;
-}
+enum { MAX_ARGS = 64 };
 
 /* ---- one column ---------------------------------------------------------------- */
 
 /* Run this executable for backend b; its report at json, its output at log.
  * The child's exit status says little (1 for any wrong cell, 3 for a hang):
  * the report is what counts. -1 when it could not be started. */
-static int run_column(const char *self, const matrix_opts *o, const char *b, const char *json,
+static int run_column(const char *self, const cg_matrix_opts *o, const char *b, const char *json,
                       const char *log)
 {
     const char *args[MAX_ARGS + 8];
@@ -283,7 +144,7 @@ static int write_to(const char *path, const cg_matrix *m,
 }
 
 /* The table's targets, before any column runs: each writable, no two the same. */
-static int check_targets(const matrix_opts *o)
+static int check_targets(const cg_matrix_opts *o)
 {
     const char *opt[3] = {"--md", "--html", "--json"}, *path[3] = {o->md, o->html, o->json};
     cg_status st = CG_STATUS_OK;
@@ -298,7 +159,7 @@ static int check_targets(const matrix_opts *o)
             if (path[k] && strcmp(path[k], path[i]) == 0) {
                 char both[96];
                 snprintf(both, sizeof both, "%s and %s", opt[k], opt[i]);
-                return bad_usage("%s name the same target; give each its own", both);
+                return cg_matrix_bad_usage("%s name the same target; give each its own", both);
             }
     }
     return 0;
@@ -307,7 +168,7 @@ static int check_targets(const matrix_opts *o)
 /* The case paths, before any column runs: one that cannot be read would be
  * each column's refusal, a table of "error: cannot read" rows and exit 0.
  * A file that does not parse is a row of errors, as in a run: not refused. */
-static int check_cases(const matrix_opts *o)
+static int check_cases(const cg_matrix_opts *o)
 {
     cg_case_set set;
     memset(&set, 0, sizeof set);
@@ -335,8 +196,8 @@ static double now_s(void)
 
 int cg_matrix_main(int argc, char **argv)
 {
-    matrix_opts o;
-    int rc = parse(argc, argv, &o);
+    cg_matrix_opts o;
+    int rc = cg_matrix_parse(argc, argv, &o);
     if (rc != 0)
         return rc == 1 ? 0 : rc;
     if ((rc = check_targets(&o)) != 0 || (rc = check_cases(&o)) != 0)

@@ -1,12 +1,7 @@
-/* case_set.h — finding and loading case files: each path is a *.case file or
- * a directory searched recursively; files are sorted by path so every run
- * visits the cases in the same order.
- *
- * The walk never blocks and always ends: entries are examined with fstatat
- * before anything is opened, FIFOs, sockets and devices named *.case are
- * skipped with a note, links are followed but every directory and file is
- * taken once by (dev, inode), so a symbolic-link loop is a note, not a hang,
- * and a case reached by two paths runs once. */
+/* case_set.h — the cases a run is about: the case files under its paths
+ * (found by case_files.h: each path a *.case file or a directory searched
+ * recursively, in path order, each file once), loaded, their rule-set names
+ * checked, filtered by name. */
 #ifndef CG_CASE_SET_H
 #define CG_CASE_SET_H
 

@@ -6,21 +6,15 @@
  * When a job hangs or a rank dies, the status board says who was where; the
  * launcher records that as the failing job's error, and starts a new job for
  * the jobs that had not run yet, so one bad case costs one case. */
-#define _DEFAULT_SOURCE /* syscall (pidfd_open) */
 #include "launcher.h"
 #include "tmpdir.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/prctl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +23,7 @@
 #include "bundle.h"
 #include "bundle_share.h"
 #include "jobs.h"
+#include "mpiexec_job.h"
 #include "report_json.h"
 #include "runner.h"
 #include "stop.h"
@@ -55,42 +50,6 @@ static bool all_started(const cg_board *b)
     return true;
 }
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* A descriptor that becomes readable when process pid exits (Linux 5.3's
- * pidfd), or -1 where the kernel has none. */
-static int exit_fd(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-    return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-    (void)pid;
-    return -1;
-#endif
-}
-
-/* One tick of watching a job: up to ms, over at once when its mpiexec
- * exits (fd from exit_fd), so the last job's results are read when they
- * are complete, not up to a tick later; a signal ends it too. */
-static void tick(int fd, long ms)
-{
-    struct pollfd p = {fd, POLLIN, 0};
-    if (fd < 0)
-        sleep_ms(ms);
-    else
-        (void)poll(&p, 1, (int)ms); /* EINTR is a signal, which the caller reads */
-}
-
-static const char *mpiexec_path(void)
-{
-    const char *env = getenv("CG_MPIEXEC");
-    return env && *env ? env : CG_MPIEXEC;
-}
-
 /* The cases and the jobs still to run at this world, in one file that one
  * rank reads and broadcasts (bundle.h): the ranks run exactly the bytes the
  * launcher parsed, in its order, and no rank elsewhere needs this directory. */
@@ -103,89 +62,6 @@ static int write_bundle(const launch *L, const cg_job *jobs, int n, cg_status *s
     if (fclose(f) != 0 && rc == 0)
         rc = cg_error_infra(st, "cannot write %s: %s", L->bundle, strerror(errno));
     return rc;
-}
-
-/* argv for: mpiexec -n W <self> --worker --bundle F --board B --launch-host H <options>;
- * mpiexec's stdout (rank 0's results, worker.h) into L->results, its stderr into L->log */
-static pid_t start_job(const launch *L, int world)
-{
-    char self[PATH_MAX], wbuf[16], tbuf[32], lbuf[3][32];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return -1;
-    self[n] = '\0';
-    snprintf(wbuf, sizeof wbuf, "%d", world);
-    snprintf(tbuf, sizeof tbuf, "%g", L->o->timeout);
-    const char *argv[64];
-    int a = 0;
-    const char *fixed[] = {mpiexec_path(),
-                           "-n",
-                           wbuf,
-                           self,
-                           "--worker",
-                           "--bundle",
-                           L->bundle,
-                           "--board",
-                           L->board,
-                           "--launch-host",
-                           L->host,
-                           "--transport",
-                           L->o->transport,
-                           "--timeout",
-                           tbuf};
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-        argv[a++] = fixed[i];
-    if (L->o->device) {
-        argv[a++] = "--device";
-        argv[a++] = L->o->device;
-    }
-    if (L->o->no_fd)
-        argv[a++] = "--no-fd";
-    if (L->o->no_diagnosis)
-        argv[a++] = "--no-diagnosis";
-    if (L->o->check_sync)
-        argv[a++] = "--check-sync";
-    if (L->o->inject) {
-        argv[a++] = "--inject";
-        argv[a++] = L->o->inject;
-    }
-    const cg_limits *lim = &L->o->limits; /* the ranks load and run under the same limits */
-    const char *lim_flag[3] = {"--max-case-bytes", "--max-elements", "--max-case-elements"};
-    unsigned long long lim_val[3] = {lim->case_bytes, (unsigned long long)lim->value_elements,
-                                     (unsigned long long)lim->case_elements};
-    for (int k = 0; k < 3; k++)
-        if (lim_val[k]) {
-            snprintf(lbuf[k], sizeof lbuf[k], "%llu", lim_val[k]);
-            argv[a++] = lim_flag[k];
-            argv[a++] = lbuf[k];
-        }
-    if (L->o->world) {
-        argv[a++] = "--world";
-        argv[a++] = wbuf;
-    }
-    argv[a] = NULL; /* the cases travel in the bundle, never as arguments (write_bundle) */
-    fflush(NULL);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0); /* one group: a timeout kills mpiexec and every rank */
-        /* the launcher killed (even by SIGKILL) takes mpiexec with it, and the
-         * ranks follow their parents (worker_main.c): no orphan spins on */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-            _exit(127);
-        int results = open(L->results, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int log = open(L->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (results < 0 || log < 0 || devnull < 0 || dup2(results, STDOUT_FILENO) < 0 ||
-            dup2(log, STDERR_FILENO) < 0 || dup2(devnull, STDIN_FILENO) < 0)
-            _exit(127);
-        execv(argv[0], (char *const *)argv);
-        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    if (pid > 0)
-        setpgid(pid, pid);
-    return pid;
 }
 
 /* Read complete new lines of the results file from *offset; each that
@@ -271,15 +147,6 @@ static void record_unrun_job(launch *L, const cg_job *job, int world)
         cg_term_case(stdout, c, L->index, L->total, L->o->verbose);
 }
 
-static void kill_group(pid_t pid)
-{
-    kill(-pid, SIGTERM);
-    for (int i = 0; i < 40 && waitpid(pid, NULL, WNOHANG) == 0; i++)
-        sleep_ms(50);
-    kill(-pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-}
-
 /* Run jobs[0..n) at world w in as many mpiexec launches as failures need. */
 static int run_world(launch *L, const cg_job *jobs, int n, int w)
 {
@@ -296,16 +163,17 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
             return -1;
         }
         unlink(L->results);
-        pid_t pid = start_job(L, w);
+        cg_job_files files = {L->bundle, L->board, L->results, L->log, L->host};
+        pid_t pid = cg_mpiexec_start(L->o, w, &files);
         if (pid < 0) {
             cg_board_close(&board);
             return -1;
         }
         double began = cg_now(), last = began;
         bool exited = false;
-        int job_fd = exit_fd(pid);
+        int job_fd = cg_mpiexec_exit_fd(pid);
         while (!exited && !cg_stop_signal()) {
-            tick(job_fd, 20);
+            cg_mpiexec_tick(job_fd, 20);
             exited = waitpid(pid, &status, WNOHANG) == pid;
             int before = done;
             if (take_results(L, &offset, &done) != 0)
@@ -328,7 +196,7 @@ static int run_world(launch *L, const cg_job *jobs, int n, int w)
             else
                 snprintf(msg, sizeof msg, "killed after the %g s deadline: %s", L->o->timeout,
                          why[0] ? why : "no rank reported");
-            kill_group(pid);
+            cg_mpiexec_kill(pid);
             take_results(L, &offset, &done);
             snprintf(why, sizeof why, "%s", msg);
         } else {
@@ -390,7 +258,7 @@ int cg_run_launcher(const cg_options *o, const cg_case_set *set, cg_report *rep)
     }
     for (int w = 1; w <= CG_MAX_WORLD && rc == 0; w++)
         if (counts[w] > 0 && run_world(&L, per_world[w], counts[w], w) != 0) {
-            fprintf(stderr, "collgrad-check: cannot start the W=%d job (%s)\n", w, mpiexec_path());
+            fprintf(stderr, "collgrad-check: cannot start the W=%d job (%s)\n", w, cg_mpiexec_path());
             rc = CG_EXIT_INFRA;
         }
     for (int w = 1; w <= CG_MAX_WORLD; w++)

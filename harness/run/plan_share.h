@@ -1,7 +1,7 @@
 /* plan_share.h — one oracle per job, not one per rank.
  *
  * Every rank needs the job's communication plan (the other ranks' shapes:
- * worker_comm.h); only rank 0 needs the gradients. Rank 0 runs the oracle and
+ * rank_comm.h); only rank 0 needs the gradients. Rank 0 runs the oracle and
  * broadcasts its verdict and its plan over MPI_COMM_WORLD; the other ranks
  * get an oracle that holds just those (no tensors), so W ranks sharing a
  * machine do not run W copies of the simulation.

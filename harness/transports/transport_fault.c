@@ -5,8 +5,9 @@
  * of the kinds they apply to, forward and backward: a checker that misses
  * them is blind to that class. Faults that must be consistent across ranks
  * to stay faults rather than deadlocks (wrong root, wrong element size)
- * apply on every rank. Hangs and early exits live in board.c. */
-#include "transport_fault.h"
+ * apply on every rank. Hangs and early exits live in board.c. What a data
+ * fault does to a buffer is transport_fault_data.c's. */
+#include "transport_fault_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -61,181 +62,6 @@ bad:
 
 /* ---- the wrapper instance ------------------------------------------------ */
 
-/* One installed wrapper, owned by the handle it wraps (cg_fault_install
- * until cg_fault_uninstall). Wrapping a wrapped handle stacks them. A
- * process group's handle (split) gets a wrapper of its own around the inner
- * transport's split, owned by that handle (destroy); it reports to the
- * installed one, `top`, which holds the case, its tolerance and the count. */
-typedef struct fault_inst {
-    cg_transport_ops ops;  /* the wrapper's table, with the inner transport's version and caps */
-    const cg_transport_ops *inner;
-    cg_transport *in;
-    cg_fault f;
-    int rank, world;        /* in this handle's world: a group's ranks count from 0 */
-    int me;                 /* this process's rank in the world: the faulty one is a world rank */
-    struct fault_inst *top; /* the installed wrapper (itself, unless a group's) */
-    char case_name[96];   /* the running case (the CASE filter) */
-    double rtol, atol;    /* its tolerance: what a visible change is */
-    void *scratch;
-    size_t scratch_bytes;
-    long injected;        /* calls this rank's fault changed, since cg_fault_take_count */
-} fault_inst;
-
-#define INST(t) ((fault_inst *)(void *)(t))
-
-static bool active(const fault_inst *fi, cg_fault_kind k, bool on_every_rank)
-{
-    return fi->f.kind == k && (on_every_rank || fi->me == fi->f.rank) &&
-           (!fi->f.filter[0] || strstr(fi->top->case_name, fi->f.filter));
-}
-
-static size_t esize(cgt_dtype dt) { return dt == CGT_F64 ? 8 : dt == CGT_F32 ? 4 : 2; }
-
-static double get(const void *b, size_t i, cgt_dtype dt)
-{
-    cg_tensor t = {.dtype = (cg_dtype)dt, .data = (void *)b};
-    return cg_get(&t, (int64_t)i);
-}
-
-/* Whether old -> new is a change the checker can see: beyond the running
- * case's tolerance (a wrong_sum of 1 on 2e10 rounds away in f32 and hides
- * inside rtol in f64; a bit flipped in 0.0 makes a subnormal that atol
- * absorbs). Only such changes count as injected. */
-static bool material(const fault_inst *fi, double old, double new)
-{
-    if (isnan(old) != isnan(new))
-        return true;
-    return fabs(new - old) > fi->top->rtol * fabs(old) + fi->top->atol;
-}
-
-static void count_if(fault_inst *fi, bool changed)
-{
-    if (changed)
-        fi->top->injected++;
-}
-
-/* Flip the top significand bit of element 0: a change of a quarter to a half
- * of the value, far outside any tolerance (a low bit could hide in it). */
-static void flip(fault_inst *fi, void *buf, size_t count, cgt_dtype dt)
-{
-    if (!count || !buf)
-        return;
-    double old = get(buf, 0, dt);
-    unsigned char *p = buf;
-    int bit = dt == CGT_F64 ? 51 : dt == CGT_F32 ? 22 : dt == CGT_BF16 ? 6 : 9;
-    p[bit / 8] ^= (unsigned char)(1u << (bit % 8));
-    count_if(fi, material(fi, old, get(buf, 0, dt)));
-}
-
-static bool all_zero_bytes(const void *buf, size_t bytes)
-{
-    const unsigned char *p = buf;
-    for (size_t i = 0; i < bytes; i++)
-        if (p[i])
-            return false;
-    return true;
-}
-
-static void set(void *b, size_t i, cgt_dtype dt, double v)
-{
-    cg_tensor t = {.dtype = (cg_dtype)dt, .data = b};
-    cg_set(&t, (int64_t)i, v);
-}
-
-/* Corrupt a reduction's result on the faulty rank. */
-static void corrupt_reduction(fault_inst *fi, void *recv, size_t count, cgt_dtype dt)
-{
-    if (!recv || !count)
-        return;
-    if (active(fi, CG_FAULT_WRONG_SUM, false)) {
-        double old = get(recv, 0, dt);
-        set(recv, 0, dt, old + 1.0);
-        count_if(fi, material(fi, old, get(recv, 0, dt)));
-    }
-    if (active(fi, CG_FAULT_SCALE_WORLD, false)) {
-        bool changed = false;
-        for (size_t i = 0; i < count; i++) {
-            double old = get(recv, i, dt);
-            set(recv, i, dt, old * fi->world);
-            changed |= material(fi, old, get(recv, i, dt));
-        }
-        count_if(fi, changed);
-    }
-    if (active(fi, CG_FAULT_BIT_FLIP, false))
-        flip(fi, recv, count, dt);
-}
-
-/* A zeroed copy of send, standing in for the dropped rank's contribution. */
-static const void *maybe_dropped(fault_inst *fi, const void *send, size_t count, cgt_dtype dt)
-{
-    if (!active(fi, CG_FAULT_DROP_RANK, false) || !send)
-        return send;
-    size_t bytes = count * esize(dt);
-    count_if(fi, !all_zero_bytes(send, bytes)); /* zeros dropped are zeros sent */
-    if (bytes > fi->scratch_bytes) {
-        void *p = realloc(fi->scratch, bytes);
-        if (!p)
-            return send;
-        fi->scratch = p;
-        fi->scratch_bytes = bytes;
-    }
-    memset(fi->scratch, 0, bytes);
-    return fi->scratch;
-}
-
-/* wrong_dtype_size: the transport thinks elements are half as big, so it
- * moves half the bytes of every buffer (on every rank, to stay in step). */
-static size_t sized(fault_inst *fi, size_t count)
-{
-    if (!active(fi, CG_FAULT_DTYPE_SIZE, true))
-        return count;
-    count_if(fi, count > 0);
-    return count / 2;
-}
-
-static int root_of(fault_inst *fi, int root)
-{
-    if (!active(fi, CG_FAULT_WRONG_ROOT, true))
-        return root;
-    count_if(fi, fi->world > 1); /* at W=1 root + 1 is the root again */
-    return (root + 1) % fi->world;
-}
-
-static const size_t *counts_of(fault_inst *fi, const size_t *counts, size_t *buf)
-{
-    if (!active(fi, CG_FAULT_DTYPE_SIZE, true))
-        return counts;
-    bool changed = false;
-    for (int r = 0; r < fi->world; r++) {
-        buf[r] = counts[r] / 2;
-        changed |= counts[r] > 0;
-    }
-    count_if(fi, changed);
-    return buf;
-}
-
-/* swap_slices: the faulty rank's gathered blocks 0 and 1 trade places. */
-static void swap_blocks(fault_inst *fi, void *recv, const size_t *counts, cgt_dtype dt)
-{
-    if (!recv || fi->world < 2 || !active(fi, CG_FAULT_SWAP_SLICES, false))
-        return;
-    size_t n = counts[0] < counts[1] ? counts[0] : counts[1], es = esize(dt);
-    unsigned char *a = recv, *b = a + counts[0] * es, tmp[8];
-    count_if(fi, n > 0 && memcmp(a, b, n * es) != 0); /* equal blocks swapped are the same bytes */
-    for (size_t i = 0; i < n * es; i += es) {
-        memcpy(tmp, a + i, es);
-        memcpy(a + i, b + i, es);
-        memcpy(b + i, tmp, es);
-    }
-}
-
-static size_t total(const size_t *c, int w)
-{
-    size_t s = 0;
-    for (int r = 0; r < w; r++)
-        s += c[r];
-    return s;
-}
 
 static cg_transport *f_create(const char **err) { *err = "the fault wrapper is installed, not created"; return NULL; }
 
@@ -287,15 +113,15 @@ static int f_all_reduce(cg_transport *t, const void *send, void *recv, size_t co
 {
     fault_inst *fi = INST(t);
     const void *s = send;
-    if (active(fi, CG_FAULT_DROP_RANK, false)) { /* the rank contributes zeros */
+    if (cg_fault_active(fi, CG_FAULT_DROP_RANK, false)) { /* the rank contributes zeros */
         if (send == recv) {
-            count_if(fi, !all_zero_bytes(recv, count * esize(dt)));
-            memset(recv, 0, count * esize(dt));
+            cg_fault_count_if(fi, !cg_fault_all_zero(recv, count * cg_fault_esize(dt)));
+            memset(recv, 0, count * cg_fault_esize(dt));
         } else
-            s = maybe_dropped(fi, send, count, dt);
+            s = cg_fault_maybe_dropped(fi, send, count, dt);
     }
-    int rc = fi->inner->all_reduce(fi->in, s, recv, sized(fi, count), dt, op);
-    corrupt_reduction(fi, recv, count, dt);
+    int rc = fi->inner->all_reduce(fi->in, s, recv, cg_fault_sized(fi, count), dt, op);
+    cg_fault_corrupt_reduction(fi, recv, count, dt);
     return rc;
 }
 
@@ -303,11 +129,11 @@ static int f_all_gather(cg_transport *t, const void *send, void *recv, const siz
 {
     fault_inst *fi = INST(t);
     size_t buf[64];
-    int rc = fi->inner->all_gather(fi->in, maybe_dropped(fi, send, counts[fi->rank], dt), recv,
-                                   counts_of(fi, counts, buf), dt);
-    swap_blocks(fi, recv, counts, dt);
-    if (active(fi, CG_FAULT_BIT_FLIP, false))
-        flip(fi, recv, total(counts, fi->world), dt);
+    int rc = fi->inner->all_gather(fi->in, cg_fault_maybe_dropped(fi, send, counts[fi->rank], dt), recv,
+                                   cg_fault_counts_of(fi, counts, buf), dt);
+    cg_fault_swap_blocks(fi, recv, counts, dt);
+    if (cg_fault_active(fi, CG_FAULT_BIT_FLIP, false))
+        cg_fault_flip(fi, recv, cg_fault_total(counts, fi->world), dt);
     return rc;
 }
 
@@ -316,18 +142,18 @@ static int f_reduce_scatter(cg_transport *t, const void *send, void *recv, const
 {
     fault_inst *fi = INST(t);
     size_t buf[64];
-    int rc = fi->inner->reduce_scatter(fi->in, maybe_dropped(fi, send, total(counts, fi->world), dt), recv,
-                                       counts_of(fi, counts, buf), dt, op);
-    corrupt_reduction(fi, recv, counts[fi->rank], dt);
+    int rc = fi->inner->reduce_scatter(fi->in, cg_fault_maybe_dropped(fi, send, cg_fault_total(counts, fi->world), dt), recv,
+                                       cg_fault_counts_of(fi, counts, buf), dt, op);
+    cg_fault_corrupt_reduction(fi, recv, counts[fi->rank], dt);
     return rc;
 }
 
 static int f_broadcast(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int root)
 {
     fault_inst *fi = INST(t);
-    int rc = fi->inner->broadcast(fi->in, buf, sized(fi, count), dt, root_of(fi, root));
-    if (active(fi, CG_FAULT_BIT_FLIP, false))
-        flip(fi, buf, count, dt);
+    int rc = fi->inner->broadcast(fi->in, buf, cg_fault_sized(fi, count), dt, cg_fault_root_of(fi, root));
+    if (cg_fault_active(fi, CG_FAULT_BIT_FLIP, false))
+        cg_fault_flip(fi, buf, count, dt);
     return rc;
 }
 
@@ -335,10 +161,10 @@ static int f_reduce(cg_transport *t, const void *send, void *recv, size_t count,
                     int root)
 {
     fault_inst *fi = INST(t);
-    int r = root_of(fi, root);
-    int rc = fi->inner->reduce(fi->in, maybe_dropped(fi, send, count, dt), recv, sized(fi, count), dt, op, r);
+    int r = cg_fault_root_of(fi, root);
+    int rc = fi->inner->reduce(fi->in, cg_fault_maybe_dropped(fi, send, count, dt), recv, cg_fault_sized(fi, count), dt, op, r);
     if (fi->rank == r)
-        corrupt_reduction(fi, recv, count, dt);
+        cg_fault_corrupt_reduction(fi, recv, count, dt);
     return rc;
 }
 
@@ -346,13 +172,13 @@ static int f_gather(cg_transport *t, const void *send, void *recv, const size_t 
 {
     fault_inst *fi = INST(t);
     size_t buf[64];
-    int r = root_of(fi, root);
-    int rc = fi->inner->gather(fi->in, maybe_dropped(fi, send, counts[fi->rank], dt), recv,
-                               counts_of(fi, counts, buf), dt, r);
+    int r = cg_fault_root_of(fi, root);
+    int rc = fi->inner->gather(fi->in, cg_fault_maybe_dropped(fi, send, counts[fi->rank], dt), recv,
+                               cg_fault_counts_of(fi, counts, buf), dt, r);
     if (fi->rank == r) {
-        swap_blocks(fi, recv, counts, dt);
-        if (active(fi, CG_FAULT_BIT_FLIP, false))
-            flip(fi, recv, total(counts, fi->world), dt);
+        cg_fault_swap_blocks(fi, recv, counts, dt);
+        if (cg_fault_active(fi, CG_FAULT_BIT_FLIP, false))
+            cg_fault_flip(fi, recv, cg_fault_total(counts, fi->world), dt);
     }
     return rc;
 }
@@ -361,9 +187,9 @@ static int f_scatter(cg_transport *t, const void *send, void *recv, const size_t
 {
     fault_inst *fi = INST(t);
     size_t buf[64];
-    int rc = fi->inner->scatter(fi->in, send, recv, counts_of(fi, counts, buf), dt, root_of(fi, root));
-    if (active(fi, CG_FAULT_BIT_FLIP, false))
-        flip(fi, recv, counts[fi->rank], dt);
+    int rc = fi->inner->scatter(fi->in, send, recv, cg_fault_counts_of(fi, counts, buf), dt, cg_fault_root_of(fi, root));
+    if (cg_fault_active(fi, CG_FAULT_BIT_FLIP, false))
+        cg_fault_flip(fi, recv, counts[fi->rank], dt);
     return rc;
 }
 
@@ -372,26 +198,26 @@ static int f_all_to_all(cg_transport *t, const void *send, const size_t *sendcou
 {
     fault_inst *fi = INST(t);
     size_t sbuf[64], rbuf[64];
-    int rc = fi->inner->all_to_all(fi->in, maybe_dropped(fi, send, total(sendcounts, fi->world), dt),
-                                   counts_of(fi, sendcounts, sbuf), recv, counts_of(fi, recvcounts, rbuf), dt);
-    swap_blocks(fi, recv, recvcounts, dt);
-    if (active(fi, CG_FAULT_BIT_FLIP, false))
-        flip(fi, recv, total(recvcounts, fi->world), dt);
+    int rc = fi->inner->all_to_all(fi->in, cg_fault_maybe_dropped(fi, send, cg_fault_total(sendcounts, fi->world), dt),
+                                   cg_fault_counts_of(fi, sendcounts, sbuf), recv, cg_fault_counts_of(fi, recvcounts, rbuf), dt);
+    cg_fault_swap_blocks(fi, recv, recvcounts, dt);
+    if (cg_fault_active(fi, CG_FAULT_BIT_FLIP, false))
+        cg_fault_flip(fi, recv, cg_fault_total(recvcounts, fi->world), dt);
     return rc;
 }
 
 static int f_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag)
 {
     fault_inst *fi = INST(t);
-    return fi->inner->send(fi->in, maybe_dropped(fi, buf, count, dt), count, dt, peer, tag);
+    return fi->inner->send(fi->in, cg_fault_maybe_dropped(fi, buf, count, dt), count, dt, peer, tag);
 }
 
 static int f_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag)
 {
     fault_inst *fi = INST(t);
     int rc = fi->inner->recv(fi->in, buf, count, dt, peer, tag);
-    if (active(fi, CG_FAULT_BIT_FLIP, false))
-        flip(fi, buf, count, dt);
+    if (cg_fault_active(fi, CG_FAULT_BIT_FLIP, false))
+        cg_fault_flip(fi, buf, count, dt);
     return rc;
 }
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 from . import comm, ops
+from .scalar_ops import SCALAR_OPS
 from .comm import Call
 from .ir import Case, Node, position
 
@@ -44,39 +45,6 @@ class Group:
         """rank's place in the group (torch's get_rank(group)), -1 outside."""
         return self.members.index(rank) if rank in self.members else -1
 
-
-def _ieee_div(a: float, b: float) -> float:
-    if b != 0.0:
-        return a / b
-    if a == 0.0 or math.isnan(a):
-        return math.nan
-    return math.copysign(math.inf, a) * math.copysign(1.0, b)
-
-
-def _ieee_pow(a: float, b: float) -> float:
-    try:
-        return math.pow(a, b)
-    except ValueError:
-        return math.nan
-    except OverflowError:
-        return math.inf
-
-
-def _ieee_mod(a: float, b: float) -> float:
-    try:
-        return math.fmod(a, b)
-    except ValueError:
-        return math.nan
-
-
-_SCALAR_OPS: Dict[str, Callable[[float, float], float]] = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-    "/": _ieee_div, "**": _ieee_pow, "%": _ieee_mod,
-    "==": lambda a, b: float(a == b), "!=": lambda a, b: float(a != b),
-    "<": lambda a, b: float(a < b), "<=": lambda a, b: float(a <= b),
-    ">": lambda a, b: float(a > b), ">=": lambda a, b: float(a >= b),
-    "&&": lambda a, b: float(a != 0 and b != 0), "||": lambda a, b: float(a != 0 or b != 0),
-}
 
 _TENSOR_OPS: Dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "+": torch.add, "-": torch.sub, "*": torch.mul, "/": torch.div, "**": torch.pow,
@@ -307,7 +275,7 @@ class Rank:
         op = e["op"]
         a, b = self.eval(e["args"][0]), self.eval(e["args"][1])
         if not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor) and op != "@":
-            return _SCALAR_OPS[op](a, b)
+            return SCALAR_OPS[op](a, b)
         if op not in _TENSOR_OPS:
             raise self.fail(e, f"expected numbers on both sides of '{op}', got a tensor")
         ta, tb = self.tensor(a), self.tensor(b)

@@ -1,6 +1,6 @@
 """One rank of a real-framework run: `python -m collgrad_torch.rank ...`.
 
-Started W times by the C tool (harness/run/pytorch/backend_pytorch.c) with RANK and
+Started W times by the C tool (harness/pytorch/backend_pytorch.c) with RANK and
 WORLD_SIZE set. Runs the jobs of one exported IR document (one case each, at
 the document's world size) from --first-job on, in order, and writes a line
 per job (results.py). Before each job the ranks meet at a barrier in the

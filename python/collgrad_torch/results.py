@@ -1,4 +1,4 @@
-"""What a rank tells the C tool (harness/run/pytorch/backend_pytorch_read.c reads it).
+"""What a rank tells the C tool (harness/pytorch/backend_pytorch_read.c reads it).
 
 Two files per rank, both in the run's private directory:
 - results: JSON lines, appended and fsync'd one at a time, so a line is

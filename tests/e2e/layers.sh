@@ -8,11 +8,11 @@
 . "$(dirname "$0")/common.bash"
 BUILD="${CG_BUILD_DIR:?CG_BUILD_DIR is set by tests/CMakeLists.txt}"
 CMAKE="${CG_CMAKE:-cmake}"
-for layer in lang autograd collectives interp transports rules oracle report; do
+for layer in lang autograd collectives interp transports rules oracle report run pytorch bench matrix explore; do
   expect_exit 0 -- "$CMAKE" --build "$BUILD" --target "cg_probe_${layer}_own"
   if "$CMAKE" --build "$BUILD" --target "cg_probe_${layer}_up" > "$TMP/out" 2>&1; then
     bad "cg_probe_${layer}_up built: the $layer layer can include a header of a layer above it"
   else ok; fi
-  expect_grep "(tensor|comm|transport|rules|oracle|expect|cli)\.h(: No such file or directory|' file not found)" "$TMP/out"  # gcc, clang
+  expect_grep "(tensor|comm|transport|rules|oracle|expect|cli|backend_pytorch|explore|matrix_run)\.h(: No such file or directory|' file not found)" "$TMP/out"  # gcc, clang
 done
 finish

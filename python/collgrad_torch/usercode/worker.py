@@ -1,5 +1,6 @@
 """One rank of a check: `python -m collgrad_torch.usercode.worker SPEC RANK`,
-or of a warm world that serves check after check: `... worker --serve DIR RANK`.
+or of a warm world that serves check after check: `... worker --serve DIR RANK`
+(warm_rank.py).
 
 Started W times by spawn.py. Joins the process group under test, builds its
 inputs, runs the user's function once with backward (the analytic gradient),
@@ -26,6 +27,7 @@ import traceback
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..exit_class import ExitClass
+from . import rank_grads
 
 
 class UserError(Exception):
@@ -165,63 +167,6 @@ def _changed(leaves: List[Any], saved: List[Any]) -> Optional[Tuple[str, float]]
     return None
 
 
-def _optimizer_grads(leaves: List[Any], notes: List[str],
-                     raw: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
-    """Each leaf's gradient as the optimizer sees it, by name: a DTensor's
-    .grad redistributed to its parameter's placements (a Partial gradient is
-    a sum the optimizer's DTensor ops reduce first), then its local part.
-    Collective where a redistribution is due: every rank calls it, for the
-    same leaves in the same order (every rank holds every DTensor leaf).
-    `raw` gets each DTensor gradient's placements as backward left them."""
-    from . import inputs
-
-    out: Dict[str, Any] = {}
-    for leaf in leaves:
-        g = leaf.tensor.grad
-        if raw is not None and g is not None and inputs.is_dtensor(g):
-            raw[leaf.name] = inputs.placements(g)
-        if g is not None and inputs.is_dtensor(g):
-            if inputs.is_dtensor(leaf.tensor):
-                # an addend's (Partial) gradient is the logical sum's: Replicate over that dimension
-                try:
-                    from torch.distributed.tensor import Replicate
-                except ImportError:  # torch 2.4 keeps DTensor private
-                    from torch.distributed._tensor import Replicate  # type: ignore[no-redef]
-
-                want = tuple(Replicate() if p.is_partial() else p for p in leaf.tensor.placements)
-                if tuple(g.placements) != want:
-                    notes.append(f"{leaf.name}: a {inputs.placements(leaf.tensor)} tensor with a "
-                                 f"{inputs.placements(g)} gradient, redistributed to "
-                                 f"{', '.join(str(p) for p in want)} as the optimizer's DTensor ops do")
-                    g = g.redistribute(leaf.tensor.device_mesh, want)
-            g = g.to_local()
-        out[leaf.name] = g
-    return out
-
-
-def _read_grads(held: List[Any], mode: str, seed: int,
-                optimizer_grads: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    """The gradient of every tensor this rank holds (_optimizer_grads): all of
-    it (element mode), or its derivative along the tensor's direction (fast
-    mode)."""
-    import torch
-
-    from . import fd
-
-    grads: Dict[str, Any] = {}
-    dirs: Dict[str, Any] = {}
-    for t, leaf in held:
-        g = optimizer_grads[leaf.name]
-        gd = None if g is None else g.detach().to(torch.float64).reshape(-1)
-        if mode == "element":
-            grads[t.name] = None if gd is None else gd.tolist()
-        else:
-            v = fd.direction(seed, t.index, t.numel)
-            dirs[t.name] = None if gd is None else float(gd @ v)
-            grads[t.name] = None if gd is None else gd[:256].tolist()
-    return grads, dirs
-
-
 def _compiled_pass(r: Rank, backend: str, fn: Callable[..., Any], ins: Any, saved: List[Any],
                    held: List[Any], mode: str) -> Dict[str, Any]:
     """fn and backward once more under torch.compile(backend=...): its loss
@@ -256,7 +201,7 @@ def _compiled_pass(r: Rank, backend: str, fn: Callable[..., Any], ins: Any, save
         return {"error": f"{type(e).__name__}: {e}"[:4000], "traceback": traceback.format_exc()[-4000:]}
     finally:
         inputs.restore(ins.leaves, saved)
-    grads, dirs = _read_grads(held, mode, r.spec["seed"], _optimizer_grads(ins.leaves, []))
+    grads, dirs = rank_grads.read_grads(held, mode, r.spec["seed"], rank_grads.optimizer_grads(ins.leaves, []))
     for l in ins.leaves:
         l.tensor.grad = None
     return {"loss": loss, "grads": grads, "dirs": dirs, "notes": prog.notes}
@@ -330,7 +275,7 @@ def run(r: Rank) -> Dict[str, Any]:
                         f"on rank {r.rank} (by up to {moved[1]:.3g}){hint}: the check needs every "
                         "evaluation to start from the same point; clone before modifying")
     grad_placements: Dict[str, str] = {}
-    grads, dirs = _read_grads(held, mode, spec["seed"], _optimizer_grads(ins.leaves, prog.notes, grad_placements))
+    grads, dirs = rank_grads.read_grads(held, mode, spec["seed"], rank_grads.optimizer_grads(ins.leaves, prog.notes, grad_placements))
     compiled = {m: _compiled_pass(r, m, fn, ins, saved, held, mode) for m in spec.get("modes") or []
                 if m != "eager"}
 
@@ -435,63 +380,13 @@ def one_check(spec_path: str, rank: int, serving: bool) -> int:
     return 0
 
 
-def _owner_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
-def serve(pool_dir: str, rank: int) -> int:
-    """A warm world's rank (warm.py): run check after check, each named by
-    the file job.N (N = 1, 2, ...) that holds its spec's path, in a fresh
-    process group and as in a fresh process (fresh.py). Ends after a check
-    that failed (the owner replaces the whole world), when the owner's
-    process is gone, or its directory is."""
-    with open(os.path.join(pool_dir, "owner"), encoding="ascii") as f:
-        owner = int(f.read().strip())
-    stack = open(os.path.join(pool_dir, f"rank{rank}.stack"), "w", encoding="utf-8")
-    faulthandler.register(signal.SIGUSR1, file=stack, all_threads=True)
-    from . import fresh
-
-    fresh.import_group_defaults()  # before any group: their defaults then follow the current one
-    seq = 1
-    last_look = time.monotonic()
-    while True:
-        job = os.path.join(pool_dir, f"job.{seq}")
-        try:
-            with open(job, encoding="utf-8") as f:
-                spec_path = f.read().strip()
-        except FileNotFoundError:
-            time.sleep(0.005)
-            if time.monotonic() - last_look > 1.0:
-                last_look = time.monotonic()
-                if not os.path.isdir(pool_dir) or not _owner_alive(owner):
-                    if rank == 0:  # an owner killed outright could not remove it
-                        import shutil
-
-                        shutil.rmtree(pool_dir, ignore_errors=True)
-                    return 0
-            continue
-        before = fresh.Fresh()
-        code = one_check(spec_path, rank, serving=True)
-        before.restore()  # the next check imports the user's code again, in its own group
-        sys.stdout.flush()
-        sys.stderr.flush()
-        if code != 0:
-            return code
-        seq += 1
-        last_look = time.monotonic()
-
-
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     faulthandler.enable()  # a fatal signal (a crash in native code) dumps the stacks into the rank's log
     if argv[0] == "--serve":
-        code = serve(argv[1], int(argv[2]))
+        from .warm_rank import serve
+
+        code = serve(argv[1], int(argv[2]), one_check)
     else:
         code = one_check(argv[0], int(argv[1]), serving=False)
     if code != 0:

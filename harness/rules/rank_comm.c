@@ -1,6 +1,8 @@
-/* worker_comm.c — forward of every communication call over the transport,
- * and its autograd node whose backward is the rule set's (worker_comm.h). */
-#include "worker_comm.h"
+/* rank_comm.c — a rank's communicator (rank_comm.h): the forward of every
+ * collective over the transport and its autograd node whose backward is the
+ * rule set's, process groups, the backward passes; point to point and a
+ * non-member's call are rank_comm_p2p.c's. */
+#include "rank_comm_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +24,7 @@ static bool in_event(const cg_plan_event *ev, int rank)
     return ev->coll.nmembers == 0;
 }
 
-static const cg_plan_event *plan_event(const cg_wcomm *w, cg_graph *g, const cg_coll *c)
+const cg_plan_event *cg_rank_comm_plan_event(const cg_rank_comm *w, cg_graph *g, const cg_coll *c)
 {
     for (int i = 0; i < w->nevents; i++) {
         const cg_plan_event *ev = &w->events[i];
@@ -52,13 +54,12 @@ typedef struct coll_ctx {
     const char *refusal;          /* refused at the backward (rules.h, refuses_at); NULL: not */
 } coll_ctx;
 
-static int raise_refusal(cg_graph *g, const cg_coll *c, const char *why, cg_phase phase);
 
 static int coll_backward(cg_graph *g, cg_node *n)
 {
     coll_ctx *ctx = n->ctx;
     if (ctx->refusal)
-        return raise_refusal(g, &ctx->coll, ctx->refusal, CG_PHASE_BACKWARD);
+        return cg_rank_comm_raise(g, &ctx->coll, ctx->refusal, CG_PHASE_BACKWARD);
     cg_tensor *x = n->in[0];
     /* reference's transpose writes gx whole where it receives into it */
     bool filled = ctx->rules == &cg_rules_reference && cg_reference_fills_gx(&ctx->coll, ctx->at.rank);
@@ -107,7 +108,7 @@ static cg_tensor *output_tensor(const coll_where *at, cg_graph *g, const cg_coll
 
 /* The handle call c runs on here: the world's, or its group's (made by
  * w_group; this rank is a member, or the interpreter would not call). */
-static int where(cg_wcomm *w, cg_graph *g, const cg_coll *c, coll_where *at)
+static int where(cg_rank_comm *w, cg_graph *g, const cg_coll *c, coll_where *at)
 {
     *at = (coll_where){w->tp, w->rank, w->world};
     if (c->nmembers == 0)
@@ -123,7 +124,7 @@ static int where(cg_wcomm *w, cg_graph *g, const cg_coll *c, coll_where *at)
 /* The group's members, borrowed from the interpreter for the forward, as
  * the graph's own copy: a backward may read them (a rule set comparing a
  * global root with a group rank, pytorch#130515). */
-static int keep_members(cg_graph *g, cg_coll *c)
+int cg_rank_comm_keep_members(cg_graph *g, cg_coll *c)
 {
     if (c->nmembers == 0) {
         c->members = NULL;
@@ -142,7 +143,7 @@ static int keep_members(cg_graph *g, cg_coll *c)
  * forward or at the backward as the rule set says (rules.h: refuses_at).
  * The refusal's message, NULL when the call is not refused; *phase where
  * this rank raises it. */
-static const char *refusal(const cg_wcomm *w, const cg_coll *c, bool member, cg_phase *phase)
+const char *cg_rank_comm_refusal(const cg_rank_comm *w, const cg_coll *c, bool member, cg_phase *phase)
 {
     const char *why = w->rules->refuses ? w->rules->refuses(c) : NULL;
     *phase = why && w->rules->refuses_at ? w->rules->refuses_at(c, member) : CG_PHASE_FORWARD;
@@ -151,7 +152,7 @@ static const char *refusal(const cg_wcomm *w, const cg_coll *c, bool member, cg_
 
 /* -1 with the graph's error: "the framework raises at [backward of ]all_gather: why"
  * (the phase as cg_error_phase reads it back) */
-static int raise_refusal(cg_graph *g, const cg_coll *c, const char *why, cg_phase phase)
+int cg_rank_comm_raise(cg_graph *g, const cg_coll *c, const char *why, cg_phase phase)
 {
     return cg_error(cg_graph_status(g), "%s at %s%s: %s", CG_RAISES_MARK,
                     phase == CG_PHASE_BACKWARD ? "backward of " : "", cg_coll_name(c->kind), why);
@@ -176,17 +177,17 @@ static int forward(const coll_where *at, cg_graph *g, const cg_coll *c,
 
 static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **in, cg_tensor **out)
 {
-    cg_wcomm *w = self;
-    const cg_plan_event *ev = plan_event(w, g, c);
+    cg_rank_comm *w = self;
+    const cg_plan_event *ev = cg_rank_comm_plan_event(w, g, c);
     if (!ev)
         return -1;
     coll_where at;
     cg_phase phase;
-    const char *refused = refusal(w, c, true, &phase);
+    const char *refused = cg_rank_comm_refusal(w, c, true, &phase);
     if (where(w, g, c, &at) != 0)
         return -1;
     if (refused && phase != CG_PHASE_BACKWARD)
-        return raise_refusal(g, c, refused, phase);
+        return cg_rank_comm_raise(g, c, refused, phase);
     cg_coll_counts *counts = cg_alloc(g, sizeof *counts);
     coll_ctx *ctx = cg_alloc(g, sizeof *ctx);
     cg_tensor *x = in[0], *y = out[0] = output_tensor(&at, g, c, ev, x->dtype);
@@ -209,7 +210,7 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     }
     *ctx = (coll_ctx){*c, w->rules, at, counts, refused};
     ctx->coll.splits = NULL; /* borrowed for the forward; the counts say the same */
-    if (keep_members(g, &ctx->coll) != 0)
+    if (cg_rank_comm_keep_members(g, &ctx->coll) != 0)
         return -1;
     cg_node *n = cg_record(g, cg_coll_name(c->kind), y, &x, 1, coll_backward);
     if (!n)
@@ -223,90 +224,9 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     return 0;
 }
 
-/* ---- point to point ------------------------------------------------------- */
-
-typedef struct p2p_ctx {
-    cg_wcomm *w;
-    int peer, tag, seq;
-} p2p_ctx;
-
-/* send's backward: receive the gradient the peer's recv sends back. */
-static int send_backward(cg_graph *g, cg_node *n)
-{
-    p2p_ctx *ctx = n->ctx;
-    cg_tensor *x = n->in[0], *gx = cg_tensor_like(g, x);
-    if (!gx)
-        return -1;
-    if (cg_tp_recv(ctx->w->tp, (cg_tp_site){ctx->seq, true}, gx->data, (size_t)gx->numel, gx->dtype, ctx->peer, ctx->tag) != 0) {
-        cg_error(cg_graph_status(g), "backward of send: %s", ctx->w->tp->st.msg);
-        return -1;
-    }
-    return cg_accum_grad_owned(g, x, gx);
-}
-
-/* recv's backward: send the gradient that reached the received tensor back. */
-static int recv_backward(cg_graph *g, cg_node *n)
-{
-    p2p_ctx *ctx = n->ctx;
-    cg_tensor *gy = n->out->pgrad;
-    if (cg_tp_send(ctx->w->tp, (cg_tp_site){ctx->seq, true}, gy->data, (size_t)gy->numel, gy->dtype, ctx->peer, ctx->tag) != 0) {
-        cg_error(cg_graph_status(g), "backward of recv: %s", ctx->w->tp->st.msg);
-        return -1;
-    }
-    return 0;
-}
-
-static p2p_ctx *p2p_node(cg_wcomm *w, cg_graph *g, const char *op, cg_tensor *out, cg_tensor *in,
-                         int (*bw)(cg_graph *, cg_node *), int peer, int tag, int seq)
-{
-    p2p_ctx *ctx = cg_alloc(g, sizeof *ctx);
-    cg_node *n = ctx ? cg_record(g, op, out, in ? &in : NULL, in ? 1 : 0, bw) : NULL;
-    if (!n)
-        return NULL;
-    *ctx = (p2p_ctx){w, peer, tag, seq};
-    n->ctx = ctx;
-    n->iarg[0] = seq;
-    n->iarg[1] = in ? CG_C_SEND : CG_C_RECV;
-    n->iarg[2] = peer;
-    cg_node_always_run(g, n);
-    out->requires_grad = true;
-    return ctx;
-}
-
-static int w_send(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tensor *t)
-{
-    cg_wcomm *w = self;
-    if (cg_tp_send(w->tp, (cg_tp_site){c->seq, false}, t->data, (size_t)t->numel, t->dtype, c->peer, c->seq) != 0) {
-        cg_error(cg_graph_status(g), "%s", w->tp->st.msg);
-        return -1;
-    }
-    if (w->rules->wiring(c) == CG_WIRE_DETACHED)
-        return 0;
-    /* The node's output is a placeholder nobody reads: it gives the node a
-     * place on the tape so its backward runs in every pass. */
-    cg_tensor *anchor = cg_tensor_like(g, t);
-    return anchor && p2p_node(w, g, "send", anchor, t, send_backward, c->peer, c->seq, c->seq) ? 0 : -1;
-}
-
-static cg_tensor *w_recv(void *self, cg_graph *g, const cg_coll *c, int slot)
-{
-    cg_wcomm *w = self;
-    const cg_plan_event *ev = plan_event(w, g, c);
-    cg_tensor *y = ev ? cg_tensor_new(g, w->dtype, ev->ndim[c->peer], ev->shape[c->peer]) : NULL;
-    if (!y)
-        return NULL;
-    if (cg_tp_recv(w->tp, (cg_tp_site){c->seq, false}, y->data, (size_t)y->numel, y->dtype, c->peer, ev->tag) != 0) {
-        cg_error(cg_graph_status(g), "%s", w->tp->st.msg);
-        return NULL;
-    }
-    if (w->rules->wiring(c) == CG_WIRE_DETACHED)
-        return y;
-    return p2p_node(w, g, "recv", y, NULL, recv_backward, c->peer, ev->tag, c->seq) ? y : NULL;
-}
-
 static int w_backward(void *self, cg_graph *g, const cg_srcpos *pos, cg_tensor **roots)
 {
-    cg_wcomm *w = self;
+    cg_rank_comm *w = self;
     (void)pos;
     w->passes++;
     return cg_backward(g, roots, roots[0] ? 1 : 0);
@@ -319,78 +239,11 @@ static int w_zero_grad(void *self, cg_graph *g)
     return 0;
 }
 
-/* ---- a non-member's call -------------------------------------------------- */
-
-typedef struct nonmember_ctx {
-    cg_coll coll;
-    const cg_rules *rules;
-    const char *refusal; /* refused at the backward; NULL: not */
-} nonmember_ctx;
-
-static int nonmember_backward(cg_graph *g, cg_node *n)
-{
-    nonmember_ctx *ctx = n->ctx;
-    if (ctx->refusal)
-        return raise_refusal(g, &ctx->coll, ctx->refusal, CG_PHASE_BACKWARD);
-    cg_tensor *x = n->in[0];
-    cg_tensor *gx = cg_tensor_like(g, x);
-    if (!gx)
-        return -1;
-    cg_rule_call call = {NULL,
-                         (cg_tp_site){ctx->coll.seq, true},
-                         &ctx->coll,
-                         -1,
-                         ctx->coll.nmembers,
-                         NULL,
-                         x,
-                         n->out,
-                         n->out->pgrad,
-                         gx,
-                         cg_graph_status(g)};
-    if (ctx->rules->nonmember_backward(&call) != 0) {
-        cg_error(cg_graph_status(g), "backward of %s off its group: %s",
-                 cg_coll_name(ctx->coll.kind), cg_graph_status(g)->msg);
-        return -1;
-    }
-    return cg_accum_grad_owned(g, x, gx);
-}
-
-/* The call returns the input unsent; the rule set says what flows back
- * (rules.h, nonmember_backward), the truth's pass-through when it says
- * nothing. */
-static int w_nonmember(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tensor *in,
-                       cg_tensor **out)
-{
-    cg_wcomm *w = self;
-    (void)slot;
-    cg_phase phase;
-    const char *refused = refusal(w, c, false, &phase);
-    if (refused && phase != CG_PHASE_BACKWARD)
-        return raise_refusal(g, c, refused, phase);
-    if (!w->rules->nonmember_backward && !refused)
-        return (*out = cg_clone(g, in)) ? 0 : -1;
-    nonmember_ctx *ctx = cg_alloc(g, sizeof *ctx);
-    cg_tensor *y = *out = cg_tensor_like(g, in);
-    if (!ctx || !y || cg_tensor_copy_elems(g, y, 0, in, 0, in->numel) < 0)
-        return -1;
-    *ctx = (nonmember_ctx){*c, w->rules, refused};
-    ctx->coll.splits = NULL;
-    if (keep_members(g, &ctx->coll) != 0)
-        return -1;
-    if (!cg_any_requires_grad(&in, 1))
-        return 0;
-    cg_node *n = cg_record(g, "nonmember", y, &in, 1, nonmember_backward);
-    if (!n)
-        return -1;
-    n->ctx = ctx;
-    return 0;
-}
-
 /* Process group `id`: a split of the transport under test, made here by
  * every rank (members get a handle, the others NULL) and kept for the job. */
 static int w_group(void *self, cg_graph *g, int id, const int *members, int n)
 {
-    cg_wcomm *w = self;
+    cg_rank_comm *w = self;
     bool member = false;
     for (int k = 0; k < n; k++)
         member |= members[k] == w->rank;
@@ -407,7 +260,7 @@ static int w_group(void *self, cg_graph *g, int id, const int *members, int n)
     return 0;
 }
 
-void cg_wcomm_close(cg_wcomm *w)
+void cg_rank_comm_close(cg_rank_comm *w)
 {
     for (int i = 0; i < w->ngroups; i++)
         cg_tp_free_split(w->groups[i]);
@@ -416,15 +269,15 @@ void cg_wcomm_close(cg_wcomm *w)
     w->ngroups = 0;
 }
 
-cg_wcomm cg_wcomm_make(cg_tp *tp, const cg_rules *rules, cg_dtype dtype, const cg_plan_event *events,
+cg_rank_comm cg_rank_comm_make(cg_tp *tp, const cg_rules *rules, cg_dtype dtype, const cg_plan_event *events,
                        int nevents)
 {
-    return (cg_wcomm){.tp = tp, .rules = rules, .rank = tp->rank, .world = tp->world, .dtype = dtype,
+    return (cg_rank_comm){.tp = tp, .rules = rules, .rank = tp->rank, .world = tp->world, .dtype = dtype,
                       .events = events, .nevents = nevents};
 }
 
-cg_comm cg_wcomm_comm(cg_wcomm *w)
+cg_comm cg_rank_comm_as_comm(cg_rank_comm *w)
 {
-    return (cg_comm){w,          w_collective, w_send,  w_recv,
-                     w_backward, w_zero_grad,  w_group, w_nonmember};
+    return (cg_comm){w,          w_collective, cg_rank_comm_send,  cg_rank_comm_recv,
+                     w_backward, w_zero_grad,  w_group, cg_rank_comm_nonmember};
 }

@@ -1,4 +1,4 @@
-/* worker_comm.h — a worker's cg_comm: the interpreter's collectives become
+/* rank_comm.h — a worker's cg_comm: the interpreter's collectives become
  * real transport calls, wired into autograd by a rule set.
  *
  * The other ranks' shapes (ragged gathers, recv sizes, p2p tags) come from
@@ -7,16 +7,16 @@
  *
  * Ownership: the caller owns everything pointed to and keeps it alive while
  * the interpreter runs; the comm owns only the process groups' handles it
- * makes (cg_wcomm_close). */
-#ifndef CG_WORKER_COMM_H
-#define CG_WORKER_COMM_H
+ * makes (cg_rank_comm_close). */
+#ifndef CG_RANK_COMM_H
+#define CG_RANK_COMM_H
 
 #include "comm.h"
 #include "plan.h"
 #include "rules.h"
 #include "transport.h"
 
-typedef struct cg_wcomm {
+typedef struct cg_rank_comm {
     cg_tp *tp;
     const cg_rules *rules;
     int rank, world;
@@ -26,17 +26,17 @@ typedef struct cg_wcomm {
     int passes;                  /* backward passes run */
     cg_tp **groups;              /* the program's process groups (comm.h): this rank's
                                   * handle on each, NULL where it is no member; owned,
-                                  * freed by cg_wcomm_close */
+                                  * freed by cg_rank_comm_close */
     int ngroups;
-} cg_wcomm;
+} cg_rank_comm;
 
 /* The comm of tp's rank in a run of dtype under rules, with the oracle's plan
  * of the program at tp's world (events[nevents]): no backward passes run yet,
  * no process groups. */
-cg_wcomm cg_wcomm_make(cg_tp *tp, const cg_rules *rules, cg_dtype dtype, const cg_plan_event *events,
+cg_rank_comm cg_rank_comm_make(cg_tp *tp, const cg_rules *rules, cg_dtype dtype, const cg_plan_event *events,
                        int nevents);
-cg_comm cg_wcomm_comm(cg_wcomm *w);
+cg_comm cg_rank_comm_as_comm(cg_rank_comm *w);
 /* Frees the group handles (every rank, after the program ran). */
-void cg_wcomm_close(cg_wcomm *w);
+void cg_rank_comm_close(cg_rank_comm *w);
 
 #endif
