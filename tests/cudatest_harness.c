@@ -17,7 +17,7 @@ double lcg_uniform(double lo, double hi)
     return lo + (hi - lo) * (double)(lcg_state >> 11) * 0x1p-53;
 }
 
-/* The tool's tolerances by dtype (README), indexed by cg_dtype. */
+/* The tool's tolerances by dtype (docs/running.md), indexed by cg_dtype. */
 static const double tol_rel[] = {1e-5, 1e-9, 1.6e-2, 2e-3};
 static const double tol_abs[] = {1e-5, 1e-12, 1e-2, 1e-3};
 

@@ -3,7 +3,7 @@
  *
  * For each op and dtype the test makes random inputs (a fixed LCG), runs the
  * CPU op on host tensors (ops.h) and the kernel on device copies; the outputs
- * must agree within the tool's tolerances by dtype (README). Then the
+ * must agree within the tool's tolerances by dtype (docs/running.md). Then the
  * backward: a random upstream gradient, and every input's gradient preset to
  * random values on both sides, so the test also proves that the kernels
  * accumulate (g += ...) rather than overwrite. The CPU side runs the op's own

@@ -387,7 +387,7 @@ START_TEST(test_words_keywords_and_indexing)
 }
 END_TEST
 
-/* The README writes rank blocks on one line: the last statement may close
+/* The docs write rank blocks on one line: the last statement may close
  * its block (issue 11 item 15). */
 START_TEST(test_one_line_blocks)
 {

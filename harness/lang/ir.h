@@ -136,7 +136,7 @@ const char *cg_phase_name(cg_phase p); /* "forward", "backward", "any" */
 /* ---- the case ------------------------------------------------------------ */
 /* What a case may ask for, checked before anything is read or allocated
  * (case files are untrusted input). Zero fields take the defaults below,
- * which the help text and the README quote: far above any case written by
+ * which the help text and docs/case-language.md quote: far above any case written by
  * hand or generated with value lists, far below what would exhaust a rank. */
 typedef struct cg_limits {
     size_t case_bytes;        /* --max-case-bytes: the largest case file read */

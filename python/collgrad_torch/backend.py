@@ -89,7 +89,7 @@ def init(spec: str, store_path: str, rank: int, world: int, timeout_s: float) ->
         # ranks sharing a GPU: NCCL refuses two ranks of one host on one device
         # ("Duplicate GPU detected"), so each rank claims its own host and the
         # ranks talk over NCCL's network transport, as the C tool's nccl
-        # transport does under the same variable (README: several ranks on one GPU)
+        # transport does under the same variable (docs/gpu.md: several ranks on one GPU)
         os.environ["NCCL_HOSTID"] = f"collgrad-rank-{rank}"
         os.environ["NCCL_P2P_DISABLE"] = "1"
         os.environ["NCCL_SHM_DISABLE"] = "1"

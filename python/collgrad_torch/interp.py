@@ -1,5 +1,5 @@
 """The case program on one rank, with real torch ops (the C twin is
-harness/interp/interp*.c; the semantics are the README's "case language").
+harness/interp/interp*.c; the semantics are docs/case-language.md's).
 
 A value is a Python float (a scalar: rank, world, 2 * rank + 1, ...) or a
 torch tensor in the case dtype. Every tensor op is torch's own, so autograd,

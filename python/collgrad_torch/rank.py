@@ -163,7 +163,7 @@ def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = _args(argv)
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # loopback only (README: isolation)
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # loopback only (docs/pytorch-backend.md: isolation)
     os.environ.setdefault("TP_SOCKET_IFNAME", "lo")    # TensorPipe's too (pytorch:rpc)
     writer = Writer(args.results, args.status)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])

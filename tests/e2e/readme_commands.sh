@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Every command example in the README runs (issue 26 item 4: on ae24178 the
-# bench, compare and install examples were run by no test, and the usage
-# block had drifted from --help). Each fenced `sh` block and the bench block
-# is taken from the README as written and run here, with only the documented
+# Every command example in the documentation runs (issue 26 item 4: on
+# ae24178 the bench, compare and install examples were run by no test, and the
+# usage block had drifted from --help). Each fenced `sh` block and the bench
+# block of docs/*.md (the pages the README's detail moved to, issue 53; the
+# front page's own examples are e2e_front_page's) is taken as written and run
+# here, with only the documented
 # substitutions: bench sizes shrunk to their first size and one iteration
-# (the numbers in the README are measurements, not a test's), the install
+# (the numbers in docs/bench.md are measurements, not a test's), the install
 # prefix and the plugin source under $TMP. `scripts/test.sh` is the command
 # that runs this very test, so it is the one example not run here.
 . "$(dirname "$0")/common.bash"
-README="$SRC/README.md"
+DOCS="$TMP/docs.md" # every page of docs/, one after the other
+cat "$SRC"/docs/*.md > "$DOCS"
 export PATH="$(cd "$(dirname "$BIN")" && pwd):$PATH" # `collgrad-check` in the examples is this build
 T="timeout -k 5 300"
 
 blocks() { # blocks LANG: the fenced blocks of that language, one command per line (comments dropped)
-  python3 - "$README" "$1" <<'PY'
+  python3 - "$DOCS" "$1" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, re.S):
@@ -27,7 +30,7 @@ PY
 }
 
 # 1. the usage block is --help, word for word (the directory line aside)
-python3 - "$README" "$BIN" > "$TMP/usage.out" 2>&1 <<'PY' && ok || bad "README usage block differs from --help: $(cat "$TMP/usage.out")"
+python3 - "$DOCS" "$BIN" > "$TMP/usage.out" 2>&1 <<'PY' && ok || bad "docs/running.md's usage block differs from --help: $(cat "$TMP/usage.out")"
 import re, subprocess, sys
 text = open(sys.argv[1]).read()
 block = re.search(r"```text\n(usage: collgrad-check.*?)```", text, re.S).group(1).splitlines()
@@ -35,13 +38,13 @@ live = subprocess.run([sys.argv[2], "--help"], capture_output=True, text=True).s
 live[5] = block[5]  # the cases directory this machine searches
 if block != live:
     import difflib
-    print("\n".join(difflib.unified_diff(block, live, "README", "--help", lineterm="")))
+    print("\n".join(difflib.unified_diff(block, live, "docs/running.md", "--help", lineterm="")))
     sys.exit(1)
 PY
 
-# 1b. every rule set --help names has a row in the README's table with the
+# 1b. every rule set --help names has a row in docs/rule-sets.md's table with the
 # framework versions it models, and the old paragraph listing five is gone
-python3 - "$README" "$BIN" > "$TMP/rules.out" 2>&1 <<'PY' && ok || bad "README rule-set table: $(cat "$TMP/rules.out")"
+python3 - "$DOCS" "$BIN" > "$TMP/rules.out" 2>&1 <<'PY' && ok || bad "docs/rule-sets.md's table: $(cat "$TMP/rules.out")"
 import re, subprocess, sys
 text = open(sys.argv[1]).read()
 live = subprocess.run([sys.argv[2], "--help"], capture_output=True, text=True).stdout
@@ -62,21 +65,21 @@ while IFS= read -r cmd; do
   small=$(printf '%s\n' "$cmd" | sed -E 's/-b ([0-9]+[KMG]?) -e [0-9]+[KMG]?/-b \1 -e \1/; s/-n [0-9]+/-n 1/; s/--oracle-max-world [0-9]+/--oracle-max-world 4/')
   expect_exit 0 -- $T bash -c "$small" < /dev/null
 done < <(blocks bench)
-[ "$n" -ge 3 ] && ok || bad "found $n bench examples in the README, wanted 3"
+[ "$n" -ge 3 ] && ok || bad "found $n bench examples in docs/, wanted 3"
 
-# 3. compare: the example line the README quotes comes out of two real reports
+# 3. compare: the example line docs/reports.md quotes comes out of two real reports
 expect_exit 0 -- "$BIN" --no-fd --rules reference --world 2 --json "$TMP/OLD.json" "$SRC/cases/pytorch-58005/allreduce_prod_scaled.case"
 expect_exit 1 -- "$BIN" --no-fd --rules torch-nn --world 2 --json "$TMP/NEW.json" "$SRC/cases/pytorch-58005/allreduce_prod_scaled.case"
-quoted=$(grep -oE '`allreduce_prod_scaled W=2 rules=reference -> torch-nn@1.13: [^`]*`' "$README" | tr -d '`')
-[ -n "$quoted" ] && ok || bad "the README's compare example line was not found"
+quoted=$(grep -oE '`allreduce_prod_scaled W=2 rules=reference -> torch-nn@1.13: [^`]*`' "$DOCS" | tr -d '`')
+[ -n "$quoted" ] && ok || bad "docs/reports.md's compare example line was not found"
 (cd "$TMP" && collgrad-check compare OLD.json NEW.json) > "$TMP/cmp.out" 2>&1
 [ $? = 1 ] && ok || bad "compare exit $? (wanted 1: a regression)"
-grep -qF -- "$quoted" "$TMP/cmp.out" && ok || { bad "compare did not print the README's line: $quoted"; sed 's/^/    /' "$TMP/cmp.out" | head; }
+grep -qF -- "$quoted" "$TMP/cmp.out" && ok || { bad "compare did not print docs/reports.md's line: $quoted"; sed 's/^/    /' "$TMP/cmp.out" | head; }
 
 # 4. the install block, prefix and plugin source under $TMP
 BUILD="$(cd "${CG_BUILD_DIR:-$(dirname "$BIN")}" && pwd)"
 cp "$SRC/examples/rules_plugin/own_slice_rules.c" "$TMP/my_rules.c"
-ln -s "$SRC/cases" "$TMP/cases" # the README's matrix lines name cases/ as seen from the source tree
+ln -s "$SRC/cases" "$TMP/cases" # the matrix lines name cases/ as seen from the source tree
 n=0
 while IFS= read -r cmd; do
   n=$((n + 1))
@@ -98,7 +101,7 @@ while IFS= read -r cmd; do
     esac ;;
   esac
 done < <(blocks sh | grep -v '^scripts/')
-[ "$n" -ge 4 ] && ok || bad "found $n install commands in the README, wanted 4"
+[ "$n" -ge 4 ] && ok || bad "found $n install commands in docs/, wanted 4"
 
 # 5. the main job and its documented variants (scripts/run.sh builds into the
 # build directory this test runs from: nothing to compile, so it only runs)

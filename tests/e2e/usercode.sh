@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The user-code check from a shell (issue 35 items 1 and 5): the README's
-# "Check your own PyTorch code" section runs as written (its python block,
+# The user-code check from a shell (issue 35 items 1 and 5): its page,
+# docs/user-code.md ("Check your own PyTorch code"), runs as written (its python block,
 # then each bash line with the exit status its comment names), the reports it
 # writes validate (schema /1, junit-10) and `collgrad-check compare` reads
 # them; the exit statuses 2 and 3 of a bad usage, a missing function and a hang.
@@ -12,16 +12,15 @@ fi
 if [ -n "${CG_SANITIZE:-}${ASAN_OPTIONS:-}" ]; then
   echo "skipped: the user-code check runs no C code; the sanitizer build has nothing to check here"; exit 77
 fi
-export PATH="$(cd "$(dirname "$BIN")" && pwd):$PATH"   # `collgrad-check` in the README is this build
+export PATH="$(cd "$(dirname "$BIN")" && pwd):$PATH"   # `collgrad-check` on the page is this build
 export PYTHONPATH="$SRC/python"                        # this tree's package, not an installed one
 ln -s "$SRC/examples" "$TMP/examples"
 T="timeout -k 5 300"
 
-section() { # the README section's fenced blocks of language $1
-  python3 - "$SRC/README.md" "$1" <<'PY'
+section() { # the page's fenced blocks of language $1
+  python3 - "$SRC/docs/user-code.md" "$1" <<'PY'
 import re, sys
-text = open(sys.argv[1]).read()
-part = text.split("## Check your own PyTorch code", 1)[1].split("\n## ", 1)[0]
+part = open(sys.argv[1]).read()
 for lang, body in re.findall(r"```(\w*)\n(.*?)```", part, re.S):
     if lang == sys.argv[2]:
         print(body, end="")
@@ -30,7 +29,7 @@ PY
 
 # 1. the python block, as a script
 section python > "$TMP/example.py"
-[ -s "$TMP/example.py" ] && ok || bad "no python block in the README's section"
+[ -s "$TMP/example.py" ] && ok || bad "no python block in docs/user-code.md"
 expect_exit 0 -- $T "$PY" "$TMP/example.py"
 expect_grep "WRONG +12/30" "$TMP/out"
 
@@ -50,8 +49,8 @@ while IFS= read -r line; do
     expect_grep "^0 regressions, 3 fixes, 0 changes$" "$TMP/out" ;;
   esac
 done < <(section bash)
-[ "$n" -ge 6 ] && ok || bad "found $n commands in the README's section, wanted 6"
-[ -s "$TMP/c10d.json" ] && [ -s "$TMP/sum.xml" ] && ok || bad "the README's commands wrote no reports"
+[ "$n" -ge 6 ] && ok || bad "found $n commands in docs/user-code.md, wanted 6"
+[ -s "$TMP/c10d.json" ] && [ -s "$TMP/sum.xml" ] && ok || bad "the page's commands wrote no reports"
 
 # 3. the numbers in the report: seeds/002's first snippet, 20 and 30 against 40 and 60
 python3 - "$TMP/c10d.json" > "$TMP/nums" 2>&1 <<'PY' && ok || { bad "report numbers: $(cat "$TMP/nums")"; }

@@ -16,7 +16,7 @@
  * peer groups the same pair of calls alike: NCCL leaves a group whose peer
  * splits it undefined (NVIDIA/nccl#1279), and on NCCL 2.28.3 rank 0's group
  * {send to 1, recv from 1} against rank 1's recv, then send, waits forever
- * (tests/data/nccl_p2p's ping-pong; README, Measured on a GPU). Kept as an
+ * (tests/data/nccl_p2p's ping-pong; docs/gpu.md, Measured on a GPU). Kept as an
  * opt-in to exercise NCCL's point to point where the programs suit it.
  * A send to this rank itself cannot wait for its own later recv, so it is
  * kept instead: copied into a device buffer that the next recv from itself

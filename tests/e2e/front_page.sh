@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The README is a front page (issue 53 item 6): at most 250 lines, every page
+# it links to exists, and its examples run as written with the output shown:
+# each `sh` line with the exit status its comment names ("# exit N"; a line
+# "# on a GPU" is one scripts/gpu-check.sh runs, not run here), the `python`
+# block as a script and the `py` block as a pytest module; a `text` block right
+# after one of them holds lines its output must have (times written N s).
+. "$(dirname "$0")/common.bash"
+README="$SRC/README.md"
+PY="${COLLGRAD_PYTHON:-/usr/bin/python3}"
+export PATH="$(cd "$(dirname "$BIN")" && pwd):$PATH" # `collgrad-check` on the page is this build
+export PYTHONPATH="$SRC/python"                      # this tree's package, not an installed one
+T="timeout -k 5 300"
+lines=$(wc -l < "$README")
+[ "$lines" -le 250 ] && ok || bad "README.md has $lines lines (a front page has at most 250)"
+
+# every link into docs/ (and docs/'s own links) names a file that exists
+python3 - "$SRC" > "$TMP/links.out" 2>&1 <<'PY' && ok || bad "broken links: $(cat "$TMP/links.out")"
+import os, re, sys
+root = sys.argv[1]
+pages = [os.path.join(root, "README.md")] + [os.path.join(root, "docs", n) for n in os.listdir(os.path.join(root, "docs"))]
+broken = []
+for p in pages:
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", open(p).read()):
+        if "://" not in target and not os.path.exists(os.path.join(os.path.dirname(p), target)):
+            broken.append(f"{os.path.relpath(p, root)} -> {target}")
+print("\n".join(broken))
+sys.exit(1 if broken else 0)
+PY
+
+# the examples: blocks in order, each followed by the output block it shows
+python3 - "$README" "$TMP" > "$TMP/blocks.out" 2>&1 <<'PY' || { cat "$TMP/blocks.out"; exit 1; }
+import re, sys
+text, tmp = open(sys.argv[1]).read(), sys.argv[2]
+blocks = re.findall(r"```(\w*)\n(.*?)```", text, re.S)
+n = 0
+for i, (lang, body) in enumerate(blocks):
+    if lang not in ("sh", "python", "py"):
+        continue
+    n += 1
+    # importable names: the ranks import a checked function from its module
+    name = {"sh": f"ex{n}.sh", "python": f"ex{n}_script.py", "py": f"test_ex{n}.py"}[lang]
+    open(f"{tmp}/{name}", "w").write(body)
+    if i + 1 < len(blocks) and blocks[i + 1][0] == "text":
+        open(f"{tmp}/{name}.want", "w").write(blocks[i + 1][1])
+print(n)
+PY
+read -r nex < "$TMP/blocks.out"
+[ "$nex" -ge 5 ] && ok || bad "found $nex examples on the front page, wanted at least 5"
+ln -s "$SRC/cases" "$TMP/cases"
+ln -s "$SRC/examples" "$TMP/examples"
+for ex in "$TMP"/ex*.sh "$TMP"/ex*_script.py "$TMP"/test_ex*.py; do
+  [ -f "$ex" ] || continue
+  : > "$ex.out"
+  case "$ex" in
+    *_script.py) (cd "$TMP" && $T "$PY" "$ex") < /dev/null >> "$ex.out" 2>&1 \
+                   && ok || { bad "the python example failed"; tail -15 "$ex.out"; } ;;
+    */test_ex*.py) (cd "$TMP" && $T "$PY" -m pytest -q -p no:cacheprovider "$(basename "$ex")") < /dev/null >> "$ex.out" 2>&1 \
+                     && ok || { bad "the pytest example failed"; tail -15 "$ex.out"; } ;;
+    *.sh) while IFS= read -r line; do
+            cmd=$(printf '%s\n' "$line" | sed -E 's/  # .*//')
+            [ -z "$cmd" ] && continue
+            case "$cmd" in scripts/*) continue ;; esac # scripts/test.sh runs this test; scripts/run.sh: e2e_readme_commands
+            case "$line" in *"# on a GPU"*)
+              grep -qF -- "--transport nccl" "$SRC/scripts/gpu-check.sh" && ok || bad "gpu-check.sh does not run: $cmd"
+              continue ;;
+            esac
+            want=$(printf '%s\n' "$line" | sed -nE 's/.*# exit ([0-9]).*/\1/p')
+            cmd=$(printf '%s\n' "$cmd" | sed -E 's/^python3 /"$PY" /')
+            (cd "$TMP" && PY="$PY" $T bash -c "$cmd") < /dev/null >> "$ex.out" 2>&1
+            rc=$?
+            [ "$rc" = "${want:-0}" ] && ok || { bad "exit $rc (wanted ${want:-0}): $cmd"; tail -15 "$ex.out"; }
+          done < "$ex" ;;
+  esac
+  want="$ex.want"
+  [ -f "$want" ] || continue
+  python3 - "$want" "$ex.out" > "$TMP/want.out" 2>&1 <<'PY' && ok || bad "$(basename "$ex")'s output lacks lines the page shows: $(cat "$TMP/want.out")"
+import re, sys
+norm = lambda s: re.sub(r"\d+(\.\d+)? ?s\b", "N s", s.rstrip())
+got = {norm(l) for l in open(sys.argv[2])}
+missing = [l for l in open(sys.argv[1]).read().splitlines() if l.strip() and l.strip() != "..." and norm(l) not in got]
+print("\n".join(missing))
+sys.exit(1 if missing else 0)
+PY
+done
+finish
