@@ -15,9 +15,14 @@ The check's names are loaded on first use, so ``collgrad_torch.rank`` can
 still report a missing torch itself.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .exit_class import ExitClass
+
+if TYPE_CHECKING:  # what the names loaded on first use are, for mypy and editors
+    from .usercode import (CheckError as CheckError, GradientMismatch as GradientMismatch, Result as Result,
+                           Shrunk as Shrunk, TensorCheck as TensorCheck, assert_gradients as assert_gradients,
+                           check as check, replicated as replicated, shrink as shrink, warm_worlds as warm_worlds)
 
 __all__ = ["check", "assert_gradients", "replicated", "Result", "TensorCheck", "CheckError",
            "GradientMismatch", "warm_worlds", "shrink", "Shrunk", "ExitClass"]

@@ -9,6 +9,7 @@ from ..exit_class import ExitClass
 from . import fd as fdmod
 from . import judge as judgemod
 from . import refs, warm as warmmod, world as worldmod
+from .options import FdMode, Reduction, Semantics
 from .result import Result
 
 Fn = Union[str, Callable[..., Any]]
@@ -35,10 +36,10 @@ class GradientMismatch(AssertionError):
         self.result = result
 
 
-def check(fn: Optional[Fn] = None, world: int = 4, inputs: Optional[Fn] = None, backend: str = "gloo",
-          semantics: str = "auto", atol: Optional[float] = None, rtol: Optional[float] = None,
-          fd: str = "auto", seed: int = 0, timeout: float = 60.0, *, step: Optional[Fn] = None,
-          reduction: str = "sum", replicated: Union[bool, Sequence[str]] = (), fd_budget: int = 4096,
+def check(fn: Optional[Fn] = None, *, world: int = 4, inputs: Optional[Fn] = None, backend: str = "gloo",
+          semantics: Semantics = "auto", atol: Optional[float] = None, rtol: Optional[float] = None,
+          fd: FdMode = "auto", seed: int = 0, timeout: float = 60.0, step: Optional[Fn] = None,
+          reduction: Reduction = "sum", replicated: Union[bool, Sequence[str]] = (), fd_budget: int = 4096,
           python: Optional[str] = None, name: Optional[str] = None,
           roots: Optional[Sequence[int]] = None, modes: Optional[Sequence[str]] = None) -> Result:
     """Check every rank's gradients of `fn` (or of a training `step`) against

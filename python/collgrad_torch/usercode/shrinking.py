@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import api, patterns, warm
+from .options import FdMode, Reduction, Semantics
 from .result import Result
 
 
@@ -159,9 +160,9 @@ class _Search:
 
 def shrink(fn: Optional[api.Fn] = None, *, world: int = 4, inputs: Optional[api.Fn] = None,
            step: Optional[api.Fn] = None, budget: float = 60.0, python: Optional[str] = None,
-           backend: str = "gloo", semantics: str = "auto", atol: Optional[float] = None,
-           rtol: Optional[float] = None, fd: str = "auto", seed: int = 0, timeout: float = 60.0,
-           reduction: str = "sum", replicated: Union[bool, Sequence[str]] = (), fd_budget: int = 4096,
+           backend: str = "gloo", semantics: Semantics = "auto", atol: Optional[float] = None,
+           rtol: Optional[float] = None, fd: FdMode = "auto", seed: int = 0, timeout: float = 60.0,
+           reduction: Reduction = "sum", replicated: Union[bool, Sequence[str]] = (), fd_budget: int = 4096,
            name: Optional[str] = None, roots: Optional[Sequence[int]] = None) -> Shrunk:
     """Check fn (check()'s arguments), and when it fails with a gradient
     pattern, reduce it as this module says within `budget` seconds. A check
