@@ -18,7 +18,7 @@ import collgrad_torch as cg
 path = sys.argv[1]
 sys.path.insert(0, path.rsplit("/", 1)[0])
 import tp_block  # noqa: E402
-from collgrad_torch.usercode import patterns  # noqa: E402
+from collgrad_torch.checker import patterns  # noqa: E402
 
 REPLICATED = ("norm1.", "norm2.", "attn.o.bias", "mlp.down.bias")  # a copy on every rank; the rest split
 

@@ -1,5 +1,5 @@
 /* backend_pytorch_read.c — the Python ranks' result lines
- * (python/collgrad_torch/results.py) into jobs: outcome, exception,
+ * (python/collgrad_torch/runner/results.py) into jobs: outcome, exception,
  * warnings and each final binding's value and gradient. Only complete
  * lines are consumed, so a file read while the rank writes it is read again
  * from the same place next time. */

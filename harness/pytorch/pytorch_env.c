@@ -83,7 +83,7 @@ int cg_pt_find_python(const char *given, char *path, size_t len, char *why, size
 static bool is_package_dir(const char *dir)
 {
     char init[PATH_MAX + 32];
-    snprintf(init, sizeof init, "%s/collgrad_torch/rank.py", dir);
+    snprintf(init, sizeof init, "%s/collgrad_torch/runner/rank.py", dir);
     return access(init, R_OK) == 0;
 }
 
@@ -205,7 +205,7 @@ static void exec_rank(const cg_pt_launch *L, int r, int port)
     }
     if (devnull >= 0)
         dup2(devnull, STDIN_FILENO);
-    execlp(L->python, L->python, "-m", "collgrad_torch.rank", "--ir", L->ir, "--api", L->api, "--backend",
+    execlp(L->python, L->python, "-m", "collgrad_torch.runner.rank", "--ir", L->ir, "--api", L->api, "--backend",
            L->torch_backend, "--store", L->store, "--results", results, "--status", status, "--first-job", first,
            "--collective-timeout", ct, "--startup-timeout", st, (char *)NULL);
     fprintf(stderr, "collgrad-check: cannot run %s: %s\n", L->python, strerror(errno));

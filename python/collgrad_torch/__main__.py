@@ -1,6 +1,6 @@
 """`python -m collgrad_torch check ...` (and the `collgrad-torch` script): the
-user-code check from a shell (usercode/cli.py). The case-IR runner keeps its
-own entry point, `python -m collgrad_torch.rank`."""
+user-code check from a shell (checker/cli.py). The case-IR runner keeps its
+own entry point, `python -m collgrad_torch.runner.rank`."""
 
 import sys
 from typing import List, Optional
@@ -18,7 +18,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if argv[0] != "check":
         print(f"python -m collgrad_torch: unknown command '{argv[0]}'\n{USAGE}", file=sys.stderr)
         return ExitClass.USAGE
-    from .usercode import cli
+    from .checker import cli
 
     return cli.main(argv[1:])
 

@@ -6,7 +6,7 @@ import unittest
 
 import torch
 
-from collgrad_torch import comm, ir
+from collgrad_torch.runner import comm, ir
 
 
 def call(rank: int, world: int, rows: int, splits=None) -> comm.Call:

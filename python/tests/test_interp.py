@@ -14,7 +14,7 @@ import unittest
 import torch
 import torch.distributed as dist
 
-from collgrad_torch import apis, interp, ir, ops, rng
+from collgrad_torch.runner import apis, interp, ir, ops, rng
 
 _TMP = tempfile.mkdtemp(prefix="collgrad-torch-test-")
 

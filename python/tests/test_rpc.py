@@ -6,7 +6,7 @@ import unittest
 
 import torch
 
-from collgrad_torch import api_rpc, comm
+from collgrad_torch.runner import api_rpc, comm
 
 
 def api() -> api_rpc.RpcApi:

@@ -4,8 +4,8 @@ the patterns, on rank results written by hand from the math."""
 
 import unittest
 
-from collgrad_torch.usercode import fd, judge, patterns
-from collgrad_torch.usercode.result import Result
+from collgrad_torch.checker import fd, judge, patterns
+from collgrad_torch.checker.result import Result
 
 
 def _results(losses_per_rank, grads_per_rank, metas, base=None):
@@ -139,7 +139,7 @@ class CliExitStatus(unittest.TestCase):
 
     def test_a_mode_that_cannot_run_is_no_wrong_gradient(self):
         # once: eager passing and inductor's "torch 1.13 has no torch.compile" exited 1, "wrong gradients"
-        from collgrad_torch.usercode import cli
+        from collgrad_torch.checker import cli
 
         self.assertEqual(cli.exit_status([self.result()]), 0)
         self.assertEqual(cli.exit_status([self.result(modes=[self.result(error_class=2)])]), 2)
@@ -152,7 +152,7 @@ class ReportFiles(unittest.TestCase):
         import os
         import tempfile
 
-        from collgrad_torch.usercode import report
+        from collgrad_torch.checker import report
 
         with tempfile.TemporaryDirectory() as tmp:
             target = os.path.join(tmp, "report.json")
@@ -271,7 +271,7 @@ class ReproInputs(unittest.TestCase):
     def test_a_group_replica_keeps_its_group_in_a_reproduction(self):
         import torch
 
-        from collgrad_torch.usercode import inputs
+        from collgrad_torch.checker import inputs
 
         t = torch.ones(2, dtype=torch.float64, requires_grad=True)
         d = inputs.describe({"w": inputs.replicated(t, group=[2, 3]), "v": inputs.replicated(t), "x": t})

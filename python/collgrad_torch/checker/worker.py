@@ -1,4 +1,4 @@
-"""One rank of a check: `python -m collgrad_torch.usercode.worker SPEC RANK`,
+"""One rank of a check: `python -m collgrad_torch.checker.worker SPEC RANK`,
 or of a warm world that serves check after check: `... worker --serve DIR RANK`
 (warm_rank.py).
 

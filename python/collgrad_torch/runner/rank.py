@@ -1,4 +1,4 @@
-"""One rank of a real-framework run: `python -m collgrad_torch.rank ...`.
+"""One rank of a real-framework run: `python -m collgrad_torch.runner.rank ...`.
 
 Started W times by the C tool (harness/pytorch/backend_pytorch.c) with RANK and
 WORLD_SIZE set. Runs the jobs of one exported IR document (one case each, at
@@ -25,12 +25,12 @@ import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import ir
-from .exit_class import ExitClass
+from ..exit_class import ExitClass
 from .results import Writer, tensors
 
 
 def _args(argv: Optional[List[str]]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m collgrad_torch.rank")
+    p = argparse.ArgumentParser(prog="python -m collgrad_torch.runner.rank")
     p.add_argument("--ir", required=True, help="the exported IR document (one world)")
     p.add_argument("--api", required=True, help="nn, c10d, funcol, gatherlayer, diffdist, rpc or listassign")
     p.add_argument("--backend", default="gloo", help="gloo, nccl, mpi, NAME or MODULE:NAME")
@@ -186,7 +186,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         writer.line({"fatal": f"{args.ir}: this collgrad_torch has no entry for the tool's op(s) "
                               f"{', '.join(lacking)}: install the package of the same tool version"})
         return ExitClass.USAGE
-    from . import apis, comm, backend as pg
+    from . import apis, comm
+    from .. import backend as pg
 
     if args.api not in apis.APIS:
         writer.line({"fatal": f"unknown API '{args.api}' (expected one of {', '.join(apis.APIS)})"})

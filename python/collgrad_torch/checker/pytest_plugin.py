@@ -100,7 +100,7 @@ class _State:
 
     def warm_worlds(self) -> Any:
         if self.warm is None and not self.config.getoption("collgrad_cold"):
-            from .usercode import warm_worlds
+            from . import warm_worlds
 
             factory = getattr(self.config, "_tmp_path_factory", None)
             tmpdir = str(factory.mktemp("collgrad", numbered=True)) if factory is not None else None
@@ -206,7 +206,7 @@ class CollgradItem(pytest.Item):
             if "<locals>" in qual:
                 raise pytest.UsageError(f"{what} {qual}: a collgrad test needs a module-level function")
             return f"{module.path}:{qual}"
-        from .usercode import refs
+        from . import refs
 
         return refs.ref_of(obj, what)
 
@@ -236,8 +236,8 @@ class CollgradItem(pytest.Item):
         reason = unavailable(self.options.get("backend", "gloo"), self.world)
         if reason:
             pytest.skip(reason)
-        from .usercode import CheckError, check
-        from .usercode import report
+        from . import CheckError, check
+        from . import report
 
         state: _State = getattr(self.config, "_collgrad_state")
         state.warm_worlds()
@@ -260,7 +260,7 @@ class CollgradItem(pytest.Item):
 
     def _shrink(self, ref: str, opts: Dict[str, Any], out: Optional[str]) -> str:
         """The shrink's summary and where its reproduction went."""
-        from .usercode import report, shrinking
+        from . import report, shrinking
 
         kw = {k: v for k, v in opts.items() if k not in ("inputs", "step", "name")}
         s = shrinking.shrink(ref or None, world=self.world, inputs=opts.get("inputs"), step=opts.get("step"),

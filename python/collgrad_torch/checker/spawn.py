@@ -1,7 +1,7 @@
 """Start the W ranks and wait for them:
 
-    python -m collgrad_torch.usercode.spawn SPEC            one check (world.py)
-    python -m collgrad_torch.usercode.spawn --serve DIR W   a warm world (warm.py)
+    python -m collgrad_torch.checker.spawn SPEC            one check (world.py)
+    python -m collgrad_torch.checker.spawn --serve DIR W   a warm world (warm.py)
 
 world.py runs this one process (inside a private network namespace when it
 can), so the ranks share that namespace's loopback; the parent watches the
@@ -32,7 +32,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     for rank in range(world):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
         with open(os.path.join(log_dir, f"rank{rank}.log"), "wb") as log:
-            p = subprocess.Popen([sys.executable, "-m", "collgrad_torch.usercode.worker"] + worker_args
+            p = subprocess.Popen([sys.executable, "-m", "collgrad_torch.checker.worker"] + worker_args
                                  + [str(rank)], env=env, stdout=log, stderr=subprocess.STDOUT)
         ranks[p.pid] = rank
     worst = 0

@@ -1,4 +1,4 @@
-"""A warm world's rank: `python -m collgrad_torch.usercode.worker --serve DIR
+"""A warm world's rank: `python -m collgrad_torch.checker.worker --serve DIR
 RANK` (warm.py starts W of them) runs check after check in the same process,
 each in a fresh process group and as in a fresh process (fresh.py)."""
 

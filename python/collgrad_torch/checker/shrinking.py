@@ -235,7 +235,7 @@ def script(s: Shrunk, spec: Dict[str, Any], args: Dict[str, Any]) -> str:
     else:  # a module among the inputs: the original make_inputs, cut as the shrink cut it
         lines += [f"TRANSFORM = {spec['transform']!r}", "", "",
                   "def make_inputs(rank: int, world: int) -> dict:",
-                  "    from collgrad_torch.usercode import inputs, refs",
+                  "    from collgrad_torch.checker import inputs, refs",
                   "",
                   f"    return inputs.transform(refs.resolve({spec['inputs']!r})(rank, world), TRANSFORM)"]
     kw = {k: args[k] for k in ("backend", "semantics", "reduction", "atol", "rtol", "fd", "seed")

@@ -1,4 +1,4 @@
-"""collgrad_torch.usercode: check the gradients of your own distributed PyTorch code.
+"""collgrad_torch.checker: check the gradients of your own distributed PyTorch code.
 
     import collgrad_torch as cg
     result = cg.check(fn, world=2, inputs=make_inputs)

@@ -84,7 +84,7 @@ def waiting_call(stack: str) -> str:
     """From one rank's faulthandler dump: the torch.distributed call its main
     thread waits in and the user's line that made it."""
     blocks = stack.split("\n\n")
-    main = next((b for b in blocks if "collgrad_torch/usercode/worker.py" in b), stack)
+    main = next((b for b in blocks if "collgrad_torch/checker/worker.py" in b), stack)
     frames = [ln.strip() for ln in main.splitlines() if ln.strip().startswith("File ")]
     dist_call = user = ""
     for fr in frames:  # most recent first
@@ -137,7 +137,7 @@ class World:
                    GLOO_SOCKET_IFNAME="lo", MASTER_ADDR="127.0.0.1", MASTER_PORT="29500")
         env.setdefault("OMP_NUM_THREADS", "1")  # W ranks on a few cores: no thread oversubscription
         with open(os.path.join(self.log_dir, "spawn.log"), "wb") as log:  # the child keeps its own descriptor
-            return subprocess.Popen(self.prefix + [self.python, "-m", "collgrad_torch.usercode.spawn"] + args,
+            return subprocess.Popen(self.prefix + [self.python, "-m", "collgrad_torch.checker.spawn"] + args,
                                     env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def run(self) -> List[Dict[str, Any]]:

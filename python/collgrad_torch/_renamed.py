@@ -1,0 +1,64 @@
+"""The module names of collgrad_torch 0.1, before the package was split into
+its two products (checker/: the user-code check; runner/: the C tool's
+case-IR runner). An import of an old name still works in this release and
+warns (DeprecationWarning) with the new one; the next release drops them.
+
+One finder on sys.meta_path answers only for the old names; the module it
+returns IS the new module (the same object), so state, classes and
+isinstance checks are shared."""
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+import warnings
+from typing import Optional, Sequence
+
+_RUNNER = ("ir", "interp", "ops", "comm", "rank", "api_c10d", "api_diffdist", "api_funcol", "api_gatherlayer",
+           "api_listassign", "api_nn", "api_rpc", "apis", "results", "rng", "rpc_job", "scalar_ops")
+
+
+def new_name(old: str) -> Optional[str]:
+    """The module that old (a collgrad_torch 0.1 module name) is now, or None."""
+    prefix = "collgrad_torch."
+    if not old.startswith(prefix):
+        return None
+    rest = old[len(prefix):]
+    if rest == "usercode" or rest.startswith("usercode."):
+        return "collgrad_torch.checker" + rest[len("usercode"):]
+    if rest == "pytest_plugin":
+        return "collgrad_torch.checker.pytest_plugin"
+    if rest in _RUNNER:
+        return "collgrad_torch.runner." + rest
+    return None
+
+
+class _Alias(importlib.abc.Loader):
+    def __init__(self, new: str):
+        self.new = new
+        self.spec: Optional[importlib.machinery.ModuleSpec] = None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        module = importlib.import_module(self.new)
+        self.spec = module.__spec__
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__spec__ = self.spec  # the import system set the old name's: the module keeps its own
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname: str, path: Optional[Sequence[str]],
+                  target: Optional[types.ModuleType] = None) -> Optional[importlib.machinery.ModuleSpec]:
+        new = new_name(fullname)
+        if new is None:
+            return None
+        warnings.warn(f"{fullname} is {new} now; the old name goes in the next release",
+                      DeprecationWarning, stacklevel=2)
+        return importlib.machinery.ModuleSpec(fullname, _Alias(new), is_package=new.count(".") == 1)
+
+
+def install() -> None:
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Finder())  # before the path finder, which would load a second copy
