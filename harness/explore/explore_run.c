@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "collectives.h"
 #include "judge.h"
 #include "report_json.h"
 
@@ -81,12 +82,13 @@ static char *untie(const char *text, const cg_oracle *o)
     for (char *line = out; out && *line;) {
         char *eol = strchr(line, '\n');
         size_t n = eol ? (size_t)(eol - line) : strlen(line);
-        static const char *const colls[] = {" = all_reduce(", " = reduce_scatter(", " = reduce("};
-        for (int c = 0; c < 3; c++) {
-            char *call = strstr(line, colls[c]);
+        for (int k = 0; k < CG_C_COUNT; k++) { /* every collective that takes a reduction op */
+            char coll[48];
+            snprintf(coll, sizeof coll, " = %s(", cg_coll_name((cg_coll_kind)k));
+            char *call = cg_coll_has_op((cg_coll_kind)k) ? strstr(line, coll) : NULL;
             if (!call || call >= line + n)
                 continue;
-            char *arg = call + strlen(colls[c]), *comma = strchr(arg, ',');
+            char *arg = call + strlen(coll), *comma = strchr(arg, ',');
             char *op = NULL;
             for (char *q = arg; q + 4 <= line + n && !op; q++)
                 if (strncmp(q, ", max", 5) == 0 || strncmp(q, ", min", 5) == 0)

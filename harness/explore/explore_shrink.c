@@ -1,7 +1,8 @@
 /* explore_shrink.c — one-at-a-time reductions kept while the class holds
- * (explore_shrink.h): statements deleted, the world lowered, a group's
- * calls moved to the whole world, shapes halved, values made small whole
- * numbers. A program is a list of lines; the header (case, source, world,
+ * (explore_shrink.h): statements deleted, calls bypassed (a ring's two
+ * halves together) and the aliases that leaves inlined, the world lowered, a
+ * group's calls moved to the whole world, shapes halved, values made small
+ * whole numbers. A program is a list of lines; the header (case, source, world,
  * dtype), comments and blank lines are never deleted. */
 #include "explore_shrink.h"
 
@@ -162,6 +163,88 @@ static int group_names(const char *l, char names[2][16])
     return 0;
 }
 
+/* An identifier at s: its length, or 0. */
+static size_t ident(const char *s)
+{
+    size_t n = 0;
+    if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
+        return 0;
+    while ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= '0' && s[n] <= '9') ||
+           s[n] == '_')
+        n++;
+    return n;
+}
+
+/* "V = NAME(A, ...)" with a plain name A first: "V = A", the call bypassed
+ * (a shape it changes makes the candidate another class, which is dropped).
+ * NULL where the line is no such call. */
+static char *bypassed(const char *line)
+{
+    size_t v = ident(line);
+    if (!v || strncmp(line + v, " = ", 3) != 0)
+        return NULL;
+    const char *call = line + v + 3, *open = call + ident(call);
+    if (open == call || *open != '(')
+        return NULL;
+    size_t a = ident(open + 1);
+    if (!a || (open[1 + a] != ',' && open[1 + a] != ')'))
+        return NULL;
+    char *out = malloc(v + 3 + a + 1);
+    if (out)
+        sprintf(out, "%.*s = %.*s", (int)v, line, (int)a, open + 1);
+    return out;
+}
+
+/* The program with line i, "V = A" (an alias), gone and V read as A after
+ * it; NULL where line i is no alias. */
+static char *alias_inlined(const prog *p, int i)
+{
+    const char *l = p->line[i];
+    size_t v = ident(l), a = v && strncmp(l + v, " = ", 3) == 0 ? ident(l + v + 3) : 0;
+    if (!a || l[v + 3 + a] != '\0')
+        return NULL;
+    size_t len = 1;
+    for (int k = 0; k < p->n; k++)
+        len += (strlen(p->line[k]) + 1) * (a > v ? a / v + 1 : 1);
+    char *t = malloc(len), *w = t;
+    for (int k = 0; t && k < p->n; k++) {
+        if (k == i)
+            continue;
+        for (const char *s = p->line[k]; *s;) {
+            size_t n = ident(s); /* a whole name: the loop steps over names, not into them */
+            if (k > i && n == v && strncmp(s, l, v) == 0)
+                w += sprintf(w, "%.*s", (int)a, l + v + 3), s += n;
+            else if (n)
+                w += sprintf(w, "%.*s", (int)n, s), s += n;
+            else
+                *w++ = *s++;
+        }
+        *w++ = '\n';
+    }
+    if (t)
+        *w = '\0';
+    return t;
+}
+
+/* A ring's two halves bypassed: "send(A, ...)" at i and the next
+ * "V = recv(...)" become "V = A". NULL where line i is no send. */
+static char *ring_bypassed(const prog *p, int i)
+{
+    size_t a = strncmp(p->line[i], "send(", 5) == 0 ? ident(p->line[i] + 5) : 0;
+    if (!a)
+        return NULL;
+    for (int j = i + 1; j < p->n; j++) {
+        size_t v = ident(p->line[j]);
+        if (v && strncmp(p->line[j] + v, " = recv(", 8) == 0) {
+            char line[96];
+            snprintf(line, sizeof line, "%.*s = %.*s", (int)v, p->line[j], (int)a, p->line[i] + 5);
+            prog q = *p; /* the lines borrowed: only join reads them */
+            return join(&q, i, 1, j, line);
+        }
+    }
+    return NULL;
+}
+
 char *cg_explore_shrink(const char *text, const char *cls, cg_shrink_judge judge, void *ctx, int *statements,
                         int *tries)
 {
@@ -181,6 +264,18 @@ char *cg_explore_shrink(const char *text, const char *cls, cg_shrink_judge judge
                 if (whole && keep(&p, join(&p, i, size, -1, NULL), cls, judge, ctx, tries))
                     changed = true;
             }
+        /* calls bypassed (a ring's send and recv together), then aliases inlined */
+        for (int i = p.n - 1; i >= 0; i--) {
+            char *line = bypassed(p.line[i]);
+            if (line && keep(&p, join(&p, -1, 0, i, line), cls, judge, ctx, tries))
+                changed = true;
+            free(line);
+            if (i < p.n && keep(&p, ring_bypassed(&p, i), cls, judge, ctx, tries))
+                changed = true;
+        }
+        for (int i = p.n - 1; i >= 0; i--)
+            if (i < p.n && keep(&p, alias_inlined(&p, i), cls, judge, ctx, tries))
+                changed = true;
         for (int i = 0; i < p.n; i++) {
             int w;
             if (sscanf(p.line[i], "world %d", &w) != 1)

@@ -6,7 +6,9 @@
  * so a reduction that makes the program invalid (the generator's class) or
  * makes it pass ("") is dropped. Reductions, repeated until none applies:
  * delete a run of 3, 2 or 1 statement lines (backward calls included; a
- * send goes with its recv, an on-block's lines together), lower the world,
+ * send goes with its recv, an on-block's lines together), bypass a call
+ * ("y = f(a, ...)" becomes "y = a"; a send and its recv become "y = a") and
+ * inline the alias that leaves, lower the world,
  * move a process group's calls to the whole world (drop their group=),
  * halve a param's dimensions, make the params' values small whole numbers.
  * No single statement can then be deleted. */
