@@ -3,7 +3,7 @@
 import dataclasses
 import math
 import time
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..exit_class import ExitClass
 from . import fd as fdmod
@@ -11,6 +11,7 @@ from . import judge as judgemod
 from . import refs, warm as warmmod, world as worldmod
 from .options import FdMode, Reduction, Semantics
 from .result import Result
+from .messages import RankResult, Spec
 
 Fn = Union[str, Callable[..., Any]]
 
@@ -95,7 +96,7 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
          atol: Optional[float], rtol: Optional[float], fd: str, seed: int, timeout: float, *,
          step: Optional[Fn], reduction: str, replicated: Union[bool, Sequence[str]], fd_budget: int,
          name: Optional[str], roots: Optional[Sequence[int]],
-         modes: Optional[Sequence[str]] = None) -> Tuple[Result, Dict[str, Any]]:
+         modes: Optional[Sequence[str]] = None) -> Tuple[Result, Spec]:
     """check()'s arguments checked (CheckError) and made into an empty
     Result and the spec the ranks read."""
     if (fn is None) == (step is None):
@@ -138,7 +139,7 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
     result = Result(name=name or ref, ref=ref, world=world, backend=backend, kind="step" if step is not None else "fn",
                     semantics=semantics, reduction=reduction, seed=seed,
                     atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol)
-    spec = {"fn": ref, "inputs": inputs_ref, "step": step is not None, "world": world, "backend": backend,
+    spec: Spec = {"fn": ref, "inputs": inputs_ref, "step": step is not None, "world": world, "backend": backend,
             "seed": seed, "fd": fd, "fd_budget": fd_budget, "step_size": fdmod.STEP,
             "replicated": replicated if isinstance(replicated, bool) else list(replicated), "timeout": timeout,
             "transform": {}, "roots": None if roots is None else [int(i) for i in roots], "report_inputs": False,
@@ -146,7 +147,7 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
     return result, spec
 
 
-def execute(result: Result, spec: Dict[str, Any], python: Optional[str] = None) -> Result:
+def execute(result: Result, spec: Spec, python: Optional[str] = None) -> Result:
     """Run the check a spec describes (check() builds both; shrink.py runs
     variants of one: another world, cut inputs, fewer roots) into `result`."""
     timeout = spec["timeout"]
@@ -175,14 +176,14 @@ def execute(result: Result, spec: Dict[str, Any], python: Optional[str] = None) 
     return result
 
 
-def _judge(ranks: Sequence[Dict[str, Any]], result: Result) -> None:
+def _judge(ranks: Sequence[RankResult], result: Result) -> None:
     try:
         judgemod.judge(ranks, result)
     except (judgemod.Refused, fdmod.FdError) as e:
         result.error, result.error_class = str(e), ExitClass.USAGE
 
 
-def _judge_mode(ranks: Sequence[Dict[str, Any]], base: Result, mode: str) -> Result:
+def _judge_mode(ranks: Sequence[RankResult], base: Result, mode: str) -> Result:
     """One compile mode's gradients against the eager truth."""
     r = dataclasses.replace(base, name=f"{base.name} [{mode}]", mode=mode, checks=[], notes=[], modes=[])
     if mode == "eager":
@@ -195,8 +196,12 @@ def _judge_mode(ranks: Sequence[Dict[str, Any]], base: Result, mode: str) -> Res
         r.error = r.error + "\n" + failed[0][1].get("traceback", "").rstrip()
         r.error_class = ExitClass.USAGE
         return r
-    _judge([dict(res, grads=c["grads"], dirs=c["dirs"], notes=res.get("notes", []) + c.get("notes", []))
-            for res, c in zip(ranks, runs)], r)
+    moded: List[RankResult] = []
+    for res, c in zip(ranks, runs):  # the mode's gradients, with the eager run's losses
+        m = res.copy()
+        m["grads"], m["dirs"], m["notes"] = c["grads"], c["dirs"], res.get("notes", []) + c.get("notes", [])
+        moded.append(m)
+    _judge(moded, r)
     for res, c in zip(ranks, runs):
         eager = res["base"][0]
         if abs(c["loss"] - eager) > r.atol + r.rtol * abs(eager):

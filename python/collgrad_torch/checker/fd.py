@@ -19,6 +19,8 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import torch
 
+from .messages import TensorMeta
+
 STEP = 1e-6          # central-difference step on float64 inputs (gradcheck's eps)
 BASE_POINTS = 2      # unperturbed forwards first: a forward that does not repeat is refused
 
@@ -37,7 +39,7 @@ class Logical:
     holders: List[int] = field(default_factory=list)  # the ranks holding a copy: [owner], or every copy's rank
 
 
-def holders_of(m: Dict[str, Any], rank: int, world: int) -> List[int]:
+def holders_of(m: TensorMeta, rank: int, world: int) -> List[int]:
     """The ranks that hold a copy of the tensor a rank's meta entry declares
     (a meta without "holders": replicated means every rank)."""
     if m.get("holders"):
@@ -45,7 +47,7 @@ def holders_of(m: Dict[str, Any], rank: int, world: int) -> List[int]:
     return list(range(world)) if m["replicated"] else [rank]
 
 
-def logicals(metas: Sequence[List[Dict[str, Any]]]) -> List[Logical]:
+def logicals(metas: Sequence[List[TensorMeta]]) -> List[Logical]:
     """Every checked tensor of the world: per-rank ones rank by rank, then the
     replicated ones in the order their first holder declares them. Every
     holder of a replicated tensor must declare it alike (name, holders, shape)."""

@@ -7,6 +7,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import fd, patterns
 from .result import Result, TensorCheck
+from .messages import RankResult
 
 
 class Refused(Exception):
@@ -20,7 +21,7 @@ def _close_fn(atol: float, rtol: float) -> patterns.Close:
     return close
 
 
-def repeatable(results: Sequence[Dict[str, Any]]) -> None:
+def repeatable(results: Sequence[RankResult]) -> None:
     """Each rank's loss at the same point, three times (the analytic pass and
     two plain forwards), must agree: else finite differences measure noise.
     A loss that is not finite there (nan, inf) is refused first: it has no
@@ -63,7 +64,7 @@ def finite_differences(rows: Dict[int, List[List[float]]], tensors: Sequence[fd.
                               "or log at 0, a division by zero?); check it at inputs inside")
 
 
-def replicated_semantics(results: Sequence[Dict[str, Any]], rows: Dict[int, List[List[float]]],
+def replicated_semantics(results: Sequence[RankResult], rows: Dict[int, List[List[float]]],
                          tensors: Sequence[fd.Logical], close: patterns.Close) -> Tuple[bool, str]:
     """Replicated semantics (d L_0/d x) is defined only when every rank's loss
     is the same function: equal values at the point and equal derivatives."""
@@ -81,7 +82,7 @@ def replicated_semantics(results: Sequence[Dict[str, Any]], rows: Dict[int, List
     return True, ""
 
 
-def judge(results: Sequence[Dict[str, Any]], r: Result) -> None:
+def judge(results: Sequence[RankResult], r: Result) -> None:
     """Fill r's checks from the ranks' results (in rank order)."""
     world = len(results)
     close = _close_fn(r.atol, r.rtol)
@@ -120,7 +121,7 @@ def judge(results: Sequence[Dict[str, Any]], r: Result) -> None:
         r.notes.extend(f"rank {res['rank']}: input {d}" for d in res.get("data", []))
 
 
-def _check(res: Dict[str, Any], rank: int, t: fd.Logical, rows: List[List[float]], r: Result,
+def _check(res: RankResult, rank: int, t: fd.Logical, rows: List[List[float]], r: Result,
            close: patterns.Close,
            defined: bool, groups: List[int], world: int) -> TensorCheck:
     # the global loss counts each logical loss once: ranks holding copies of one (a DTensor loss
@@ -155,11 +156,12 @@ def _check(res: Dict[str, Any], rank: int, t: fd.Logical, rows: List[List[float]
     return c
 
 
-def _placed(res: Dict[str, Any], t: fd.Logical, world: int, c: TensorCheck) -> List[Tuple[str, int, bool]]:
+def _placed(res: RankResult, t: fd.Logical, world: int, c: TensorCheck) -> List[Tuple[str, int, bool]]:
     """What the rank said of t's placements, into c (what its copies span, the
     parameter's and its gradient's placements); returns t's mesh dimensions
     as (name, size, whether t's copies span it) for the patterns."""
-    m: Dict[str, Any] = next((m for m in res["meta"] if m["name"] == t.name), {})
+    found = next((m for m in res["meta"] if m["name"] == t.name), None)
+    m: Dict[str, Any] = dict(found) if found else {}
     mesh = [(str(n), int(size)) for n, size in m.get("mesh", [])]
     copied = len(t.holders) > 1
     spans = {n for n, _ in mesh} if len(t.holders) == world else set(str(m.get("over", "")).split(", "))
@@ -172,7 +174,7 @@ def _placed(res: Dict[str, Any], t: fd.Logical, world: int, c: TensorCheck) -> L
     return [(n, size, copied and n in spans) for n, size in mesh]
 
 
-def _loss_copies(results: Sequence[Dict[str, Any]]) -> int:
+def _loss_copies(results: Sequence[RankResult]) -> int:
     """How many ranks hold each copy of the logical loss (1: every rank's
     loss is its own), from a DTensor loss's placements; every rank must say
     the same."""
@@ -201,7 +203,7 @@ def _copies(t: fd.Logical, mine: List[TensorCheck], close: patterns.Close, r: Re
                 c.patterns = found + [p for p in c.patterns if not p.startswith("no known")]
 
 
-def _replicas_alike(results: Sequence[Dict[str, Any]], tensors: Sequence[fd.Logical], r: Result) -> None:
+def _replicas_alike(results: Sequence[RankResult], tensors: Sequence[fd.Logical], r: Result) -> None:
     """A replicated input must hold the same values on every rank."""
     for t in tensors:
         if t.owner >= 0:

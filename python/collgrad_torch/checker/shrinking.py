@@ -22,11 +22,12 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union, cast
 
 from . import api, patterns, warm
 from .options import FdMode, Reduction, Semantics
 from .result import Result
+from .messages import Spec
 
 
 class OutOfTime(Exception):
@@ -95,7 +96,7 @@ def _fresh(r: Result, world: int) -> Result:
 
 
 class _Search:
-    def __init__(self, original: Result, spec: Dict[str, Any], key: str, budget: float, python: Optional[str]):
+    def __init__(self, original: Result, spec: Spec, key: str, budget: float, python: Optional[str]):
         self.best, self.spec, self.key = original, spec, key
         self.deadline = time.monotonic() + budget
         self.python = python
@@ -110,7 +111,7 @@ class _Search:
             if k == "transform":
                 spec["transform"] = dict(spec["transform"], **v)
             else:
-                spec[k] = v
+                cast(Dict[str, Any], spec)[k] = v  # a key of Spec, by name
         self.tried += 1
         r = api.execute(_fresh(self.best, spec["world"]), spec, self.python)
         if not _fails_alike(r, self.key):
@@ -207,7 +208,7 @@ def _py(text: str) -> str:
     return text.replace("true", "True").replace("false", "False").replace("NaN", "float('nan')")
 
 
-def script(s: Shrunk, spec: Dict[str, Any], args: Dict[str, Any]) -> str:
+def script(s: Shrunk, spec: Spec, args: Dict[str, Any]) -> str:
     """A standalone reproduction: python FILE.py runs the shrunk check and
     exits 1 while it still fails."""
     r = s.result

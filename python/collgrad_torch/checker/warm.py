@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Any, Dict, List, Optional, Tuple, Type
 
 from .world import World, WorldError, end
+from .messages import RankResult
 
 Key = Tuple[int, str, str]
 
@@ -55,7 +56,7 @@ class WarmWorld:
         self.starts += 1
         return proc
 
-    def run(self, w: World) -> List[Dict[str, Any]]:
+    def run(self, w: World) -> List[RankResult]:
         """One check's rank results (as World.run), on these ranks."""
         if self.proc is None or self.proc.poll() is not None:
             proc = self._start(w)
@@ -96,7 +97,7 @@ class Warm:
         self.tmpdir = tmpdir   # where the worlds' and checks' private directories go
         self._outer: Optional["Warm"] = None
 
-    def run(self, w: World) -> List[Dict[str, Any]]:
+    def run(self, w: World) -> List[RankResult]:
         key = (w.spec["world"], w.spec["backend"], w.python)
         if key not in self.worlds:
             self.worlds[key] = WarmWorld(key, self.tmpdir)

@@ -24,10 +24,11 @@ import signal
 import sys
 import time
 import traceback
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ..exit_class import ExitClass
 from . import rank_grads
+from .messages import RankError, RankResult, Spec, TensorMeta
 
 
 class UserError(Exception):
@@ -35,11 +36,9 @@ class UserError(Exception):
 
 
 class Rank:
-    def __init__(self, spec: Dict[str, Any], rank: int):
-        self.spec, self.rank, self.world = spec, rank, spec["world"]
-        self.dir = spec["dir"]
-        self.phase = "starting"
-        self.last_status = 0.0
+    def __init__(self, spec: Spec, rank: int):
+        self.spec, self.rank, self.world, self.dir = spec, rank, spec["world"], spec["dir"]
+        self.phase, self.last_status = "starting", 0.0
         self.store: Any = None
 
     def path(self, suffix: str) -> str:
@@ -57,11 +56,18 @@ class Rank:
             f.write(f"{os.getpid()}\t{phase}\n")
         os.replace(tmp, self.path("status"))
 
-    def write(self, suffix: str, obj: Dict[str, Any]) -> None:
+    def write(self, suffix: str, obj: Mapping[str, object]) -> None:
         tmp = self.path(suffix + ".tmp")
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(obj, f)
         os.replace(tmp, self.path(suffix))
+
+    def fail(self, cls: ExitClass, message: str, tb: str) -> ExitClass:
+        """rank{R}.error.json (messages.RankError); cls, the rank's exit status."""
+        error: RankError = {"rank": self.rank, "class": int(cls), "phase": self.phase, "message": message,
+                            "traceback": tb}
+        self.write("error.json", error)
+        return cls
 
 
 def _group_sizes() -> List[int]:
@@ -207,7 +213,7 @@ def _compiled_pass(r: Rank, backend: str, fn: Callable[..., Any], ins: Any, save
     return {"loss": loss, "grads": grads, "dirs": dirs, "notes": prog.notes}
 
 
-def run(r: Rank) -> Dict[str, Any]:
+def run(r: Rank) -> RankResult:
     import torch
 
     from .. import backend as pg
@@ -240,7 +246,7 @@ def run(r: Rank) -> Dict[str, Any]:
         ins = inputs.prepare(raw, spec["replicated"])
     except inputs.InputError as e:
         raise UserError(f"rank {r.rank}: {e}") from None
-    meta = [{"name": l.name, "shape": list(l.local.shape), "numel": l.local.numel(),
+    meta: List[TensorMeta] = [{"name": l.name, "shape": list(l.local.shape), "numel": l.local.numel(),
              "replicated": l.replicated, "holders": l.ranks(r.rank, r.world),
              "placements": inputs.placements(l.tensor), "mesh": inputs.mesh_dims(l.tensor),
              "over": inputs.replicated_over(l.tensor) if l.holders else ""} for l in ins.leaves]
@@ -343,20 +349,14 @@ def one_check(spec_path: str, rank: int, serving: bool) -> int:
     try:
         result = run(r)
     except UserError as e:
-        r.write("error.json", {"rank": r.rank, "class": ExitClass.USAGE, "phase": r.phase, "message": str(e),
-                               "traceback": ""})
-        return ExitClass.USAGE
+        return r.fail(ExitClass.USAGE, str(e), "")
     except SystemExit as e:  # no Exception: it would end this rank without a word, its peers waiting
-        r.write("error.json", {"rank": r.rank, "class": ExitClass.USAGE, "phase": r.phase,
-                               "message": f"the function called sys.exit({e.code!r}): return the loss instead",
-                               "traceback": traceback.format_exc()[-8000:]})
-        return ExitClass.USAGE
+        return r.fail(ExitClass.USAGE, f"the function called sys.exit({e.code!r}): return the loss instead",
+                      traceback.format_exc()[-8000:])
     except Exception as e:
         text = f"{type(e).__name__}: {e}"
         cls = ExitClass.INFRA if _infrastructure(e, r.phase) else ExitClass.USAGE
-        r.write("error.json", {"rank": r.rank, "class": cls, "phase": r.phase,
-                               "message": text[:4000], "traceback": traceback.format_exc()[-8000:]})
-        return cls
+        return r.fail(cls, text[:4000], traceback.format_exc()[-8000:])
     result["seconds"] = time.monotonic() - t0
     r.write("json", result)
     # leave together: a rank that exits (or destroys its group) closes its connections,

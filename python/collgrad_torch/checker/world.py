@@ -24,6 +24,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..exit_class import ExitClass
+from .messages import RankError, RankResult, Spec
 
 STARTUP_S = 120.0        # importing torch and joining the group, W ranks on a loaded machine
 STARTING = (None, "joining the process group", "importing the user's code")
@@ -111,12 +112,14 @@ class World:
     a fresh spawn.py (run(), the default) or from a warm world that serves
     check after check (warm.py, which calls watch() and collect())."""
 
-    def __init__(self, spec: Dict[str, Any], timeout: float, python: Optional[str] = None,
+    def __init__(self, spec: Spec, timeout: float, python: Optional[str] = None,
                  parent_dir: Optional[str] = None):
         self.spec, self.timeout = spec, timeout
         self.python = python or sys.executable
         self.dir = tempfile.mkdtemp(prefix="collgrad-check-", dir=parent_dir)
-        spec.update(dir=self.dir, store=os.path.join(self.dir, "store"), sys_path=list(sys.path))
+        spec["dir"] = self.dir
+        spec["store"] = os.path.join(self.dir, "store")
+        spec["sys_path"] = list(sys.path)
         self.spec_path = os.path.join(self.dir, "spec.json")
         self.log_dir = self.dir   # the ranks' output and stacks: a warm world's own directory
         self.warm = False         # ranks already running: no start-up allowance
@@ -140,7 +143,7 @@ class World:
             return subprocess.Popen(self.prefix + [self.python, "-m", "collgrad_torch.checker.spawn"] + args,
                                     env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
-    def run(self) -> List[Dict[str, Any]]:
+    def run(self) -> List[RankResult]:
         """A fresh world for this one check: every rank's result, or
         WorldError. Nothing is left running; the private directory is removed."""
         try:
@@ -208,7 +211,7 @@ class World:
             name = ""
         return f"killed by signal {-code}{name}"
 
-    def collect(self, returncode: Optional[int]) -> List[Dict[str, Any]]:
+    def collect(self, returncode: Optional[int]) -> List[RankResult]:
         """Every rank's result after watch(), or the WorldError its files tell:
         a rank that died is named first (the others' errors are then often
         only its absence: a connection reset), then the errors of the user's
@@ -264,7 +267,7 @@ class World:
             lines.append(f"  rank {r}: {phase}{where}")
         return "\n".join(lines)
 
-    def _error_message(self, errors: List[Dict[str, Any]]) -> str:
+    def _error_message(self, errors: List[RankError]) -> str:
         lines = []
         for e in errors:
             lines.append(f"rank {e.get('rank')} failed during {e.get('phase')}: {e.get('message')}")
