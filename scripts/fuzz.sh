@@ -27,7 +27,8 @@ if ! can_fuzz; then
     "libclang-rt-$major-dev"
 fi
 
-# Only the parser and what the oracle needs: no MPI, no cJSON, no reports, no CUDA
+# Only the parser and what the oracle needs: no MPI, no reports, no CUDA; cJSON
+# because the language layer writes its IR as JSON (ir_json.c)
 # (cuda_absent.c stands in for the device kernels the host-only oracle never calls).
 # Whole layer folders, globbed as CMakeLists.txt's cg_layer does, so a file split
 # in two never leaves the fuzz build behind; of oracles/ only the host-only oracle
@@ -43,7 +44,7 @@ echo "fuzz: building $build/fuzz_parser"
 # -fno-sanitize-recover: a UBSan report must stop the run, or libFuzzer never sees it.
 (cd "$root" && clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -Wall -Wextra -Wno-unused-parameter -Iharness/lang -Iharness/autograd -Iharness/collectives -Iharness/interp -Iharness/cuda -Ioracles "${sources[@]}" -lm -o "$build/fuzz_parser")
+  -Wall -Wextra -Wno-unused-parameter -Iharness/lang -Iharness/autograd -Iharness/collectives -Iharness/interp -Iharness/cuda -Ioracles "${sources[@]}" -lcjson -lm -o "$build/fuzz_parser")
 
 out="${FUZZ_OUT:-$(mktemp -d)}"  # a fresh scratch directory
 mkdir -p "$out/corpus" "$out/crashes"
