@@ -3,7 +3,7 @@
 # folder, then every production file over 400 lines and the run layer over
 # 5,000 (harness/run holds what knows processes and launch, nothing more).
 # Production code: the C tool's sources (harness/, oracles/, reports/) and
-# the Python package (python/collgrad_torch); tests and examples are not.
+# the Python packages (python/collgrad_torch, python/collgrad_jax); tests and examples are not.
 # Exit 1 if any limit is passed.
 # Usage: scripts/house-plan.sh [ROOT]
 set -euo pipefail
@@ -13,7 +13,7 @@ import os, sys
 root = sys.argv[1]
 FILE_LIMIT, RUN_LIMIT = 400, 5000
 folders, bad = {}, []
-for top in ("harness", "oracles", "reports", "python/collgrad_torch"):
+for top in ("harness", "oracles", "reports", "python/collgrad_torch", "python/collgrad_jax"):
     for d, _, names in os.walk(os.path.join(root, top)):
         for n in sorted(names):
             if not n.endswith((".c", ".h", ".cu", ".cuh", ".py")):

@@ -33,4 +33,4 @@ export HWLOC_COMPONENTS=-pci
 cd "$build"
 # the user-code check's tests run Python only (collgrad_torch.check: torch, no C of
 # this tree), so they gain nothing under the sanitizers and cost CI minutes
-ctest --output-on-failure -j 2 -E '^python_(usercode_|types)' "$@"
+ctest --output-on-failure -j 2 -E '^(python_(usercode_|types|jax_)|e2e_jax_)' "$@"

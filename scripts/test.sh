@@ -4,6 +4,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
 "$root/scripts/torch2-venv.sh"   # torch 2.x for its tests (DTensor, DeviceMesh, torch.compile)
+"$root/scripts/jax-venv.sh"      # jax (CPU) for the JAX check's tests
 "$root/scripts/build.sh" -DCG_WERROR=ON
 cd "${CG_BUILD_DIR:-$root/build}"
 ctest --output-on-failure -j 2 "$@"

@@ -139,7 +139,7 @@ class CliExitStatus(unittest.TestCase):
 
     def test_a_mode_that_cannot_run_is_no_wrong_gradient(self):
         # once: eager passing and inductor's "torch 1.13 has no torch.compile" exited 1, "wrong gradients"
-        from collgrad_torch.checker import cli
+        from collgrad_torch.checker import cli_words as cli
 
         self.assertEqual(cli.exit_status([self.result()]), 0)
         self.assertEqual(cli.exit_status([self.result(modes=[self.result(error_class=2)])]), 2)
@@ -164,7 +164,7 @@ class ReportFiles(unittest.TestCase):
 
 
 class Patterns(unittest.TestCase):
-    close = staticmethod(judge._close_fn(1e-5, 1e-3))
+    close = staticmethod(patterns.close_within(1e-5, 1e-3))
 
     def test_scalings(self):
         t = [1.0, -2.0, 3.0]

@@ -7,13 +7,33 @@
 Each rank's .grad is compared with central finite differences of the global
 loss, computed by running the same code on every rank in lockstep (DESIGN
 section 14). See check() for the arguments.
+
+The names below load on first use: the modules that hold no torch (result,
+patterns, report, refs) are shared with the JAX check (collgrad_jax), which
+imports them where torch is not installed.
 """
 
-from .api import CheckError, GradientMismatch, assert_gradients, check
-from .inputs import replicated
-from .result import Result, TensorCheck
-from .shrinking import Shrunk, shrink
-from .warm import warm_worlds
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .api import (CheckError as CheckError, GradientMismatch as GradientMismatch,
+                      assert_gradients as assert_gradients, check as check)
+    from .inputs import replicated as replicated
+    from .result import Result as Result, TensorCheck as TensorCheck
+    from .shrinking import Shrunk as Shrunk, shrink as shrink
+    from .warm import warm_worlds as warm_worlds
 
 __all__ = ["check", "assert_gradients", "replicated", "Result", "TensorCheck", "CheckError",
            "GradientMismatch", "warm_worlds", "shrink", "Shrunk"]
+
+_HOME = {"check": "api", "assert_gradients": "api", "CheckError": "api", "GradientMismatch": "api",
+         "replicated": "inputs", "Result": "result", "TensorCheck": "result", "Shrunk": "shrinking",
+         "shrink": "shrinking", "warm_worlds": "warm"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

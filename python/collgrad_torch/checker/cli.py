@@ -14,7 +14,6 @@ could not form).
 
 import argparse
 import contextlib
-import math
 import os
 import re
 import sys
@@ -22,64 +21,20 @@ import time
 from typing import Any, List, Optional
 
 from ..exit_class import ExitClass
-from . import api, report, shrinking, warm as warm_mod
+from . import api, cli_words, report, shrinking, warm as warm_mod
 from .result import Result
-
-
-def _worlds(text: str) -> List[int]:
-    try:
-        worlds = [int(w) for w in text.split(",") if w.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a comma-separated list of world sizes, got '{text}'") from None
-    if not worlds or any(w < 1 for w in worlds):
-        raise argparse.ArgumentTypeError(f"world sizes must be positive integers, got '{text}'")
-    if len(set(worlds)) != len(worlds):  # each would run, and report, the same check twice
-        raise argparse.ArgumentTypeError(f"world sizes must be distinct, got '{text}'")
-    return worlds
-
-
-def _seconds(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        v = math.nan
-    if not 0 <= v < math.inf:
-        raise argparse.ArgumentTypeError(f"expected a finite number of seconds >= 0, got '{text}'")
-    return v
-
-
-def _trial_file(path: str) -> Optional[str]:
-    """Why no file can be written at path (its directory missing, or taking no
-    new file: tried with a temporary one, made and removed), or None."""
-    trial = f"{path}.trial{os.getpid()}"
-    try:
-        with open(trial, "x", encoding="utf-8"):
-            pass
-        os.unlink(trial)
-    except OSError as e:
-        return f"{path}: cannot write there: {e.strerror or e}"
-    return None
 
 
 def _refuse_outputs(args: argparse.Namespace) -> Optional[str]:
     """What is wrong with where the reports and reproductions go, before any
     check runs (a failing write was found after every check, exit 3), or None."""
-    for opt, path in (("--json", args.json), ("--junit", args.junit)):
-        if path is None:
-            continue
-        if not path:
-            return f"{opt} '': expected a file name"
-        if os.path.isdir(path):
-            return f"{opt} {path}: is a directory; a report needs a file name"
-        why = _trial_file(path)
-        if why:
-            return why
-    if args.json and args.junit and os.path.realpath(args.json) == os.path.realpath(args.junit):
-        return f"--json {args.json} and --junit {args.junit} would write to the same file; give each its own"
+    why = cli_words.refuse_reports(args.json, args.junit)
+    if why:
+        return why
     if args.shrink:
         if not args.shrink_dir or not os.path.isdir(args.shrink_dir):
             return f"--shrink-dir '{args.shrink_dir}': expected an existing directory"
-        why = _trial_file(os.path.join(args.shrink_dir, "collgrad_repro"))
+        why = cli_words.trial_file(os.path.join(args.shrink_dir, "collgrad_repro"))
         if why:
             return why
     return None
@@ -93,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
                                          "(several: each is checked, with the same inputs)")
     p.add_argument("--step", help="FILE.py:NAME of a training step that runs its own backward (instead of fn)")
     p.add_argument("--inputs", help="FILE.py:NAME of make_inputs(rank, world) -> dict")
-    p.add_argument("--world", type=_worlds, default=[4], help="world sizes, comma-separated (default 4)")
+    p.add_argument("--world", type=cli_words.worlds, default=[4], help="world sizes, comma-separated (default 4)")
     p.add_argument("--backend", default="gloo", help="gloo, nccl, mpi, MODULE:NAME or FILE.py:NAME")
     p.add_argument("--semantics", default="auto", choices=["auto", "per_rank", "replicated"])
     p.add_argument("--reduction", default="sum", choices=["sum", "mean"])
@@ -111,23 +66,13 @@ def parser() -> argparse.ArgumentParser:
                         "(e.g. eager,aot_eager,inductor; torch 2.x), every mode against the eager truth")
     p.add_argument("--shrink", action="store_true",
                    help="shrink each failing check to a small reproduction and write its script")
-    p.add_argument("--shrink-budget", type=_seconds, default=60.0, metavar="SEC", help="seconds per shrink (60)")
+    p.add_argument("--shrink-budget", type=cli_words.seconds, default=60.0, metavar="SEC", help="seconds per shrink (60)")
     p.add_argument("--shrink-dir", default=".", metavar="DIR", help="where the reproduction scripts go (.)")
     p.add_argument("--cold", action="store_true",
                    help="fresh rank processes for every check (default: one warm world per world size)")
     p.add_argument("--json", metavar="FILE", help="write the report (schema collgrad-check/report/1)")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     return p
-
-
-def exit_status(results: List[Result]) -> ExitClass:
-    """INFRA a check that could not run for the infrastructure, USAGE for the
-    code, FAIL a wrong gradient, PASS all right; every compile mode counts."""
-    results = [m for r in results for m in r.all()]
-    errors = [r.error_class for r in results if r.error is not None]
-    if errors:
-        return ExitClass.INFRA if ExitClass.INFRA in errors else ExitClass.USAGE
-    return ExitClass.PASS if all(r.ok for r in results) else ExitClass.FAIL
 
 
 def _progress(done: int, total: int, r: Result, t0: float) -> None:
@@ -200,7 +145,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except OSError as e:
         print(f"python -m collgrad_torch check: cannot write the report: {e}", file=sys.stderr)
         return ExitClass.INFRA
-    status = exit_status(results)
+    status = cli_words.exit_status(results)
     passed = sum(r.ok for r in results)
     print(f"{passed} of {len(results)} checks passed"
           + {ExitClass.PASS: "", ExitClass.FAIL: ": wrong gradients",

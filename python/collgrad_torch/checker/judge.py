@@ -15,12 +15,6 @@ class Refused(Exception):
     replicated semantics asked for where it is undefined): error class 2."""
 
 
-def _close_fn(atol: float, rtol: float) -> patterns.Close:
-    def close(a: Sequence[float], b: Sequence[float]) -> bool:
-        return all(abs(x - y) <= atol + rtol * abs(y) for x, y in zip(a, b))
-    return close
-
-
 def repeatable(results: Sequence[RankResult]) -> None:
     """Each rank's loss at the same point, three times (the analytic pass and
     two plain forwards), must agree: else finite differences measure noise.
@@ -85,7 +79,7 @@ def replicated_semantics(results: Sequence[RankResult], rows: Dict[int, List[Lis
 def judge(results: Sequence[RankResult], r: Result) -> None:
     """Fill r's checks from the ranks' results (in rank order)."""
     world = len(results)
-    close = _close_fn(r.atol, r.rtol)
+    close = patterns.close_within(r.atol, r.rtol)
     repeatable(results)
     tensors = fd.logicals([res["meta"] for res in results])
     _replicas_alike(results, tensors, r)
@@ -188,15 +182,11 @@ def _loss_copies(results: Sequence[RankResult]) -> int:
 
 def _copies(t: fd.Logical, mine: List[TensorCheck], close: patterns.Close, r: Result) -> None:
     """The copies of one replicated tensor, where some copy's gradient is
-    wrong: gradients that differ between the copies are a finding of their
-    own (each holder's optimizer then moves its copy apart), and copies that
-    sum to the truth are each one part of it."""
-    found: List[str] = []
-    if any(not close(c.observed, mine[0].observed) for c in mine[1:]):
-        found.append(patterns.diverged([(c.rank, c.observed) for c in mine]))
+    wrong: what they show together (patterns.copies) goes on each wrong copy,
+    a divergence into the notes too."""
+    found = patterns.copies([(c.rank, c.observed) for c in mine], mine[0].truth, close)
+    if found and found[0].startswith(patterns.DIVERGED):
         r.notes.append(f"{t.name}: {found[0]}")
-    if close([sum(vals) for vals in zip(*(c.observed for c in mine))], mine[0].truth):
-        found.append(patterns.PARTIAL)
     if found:
         for c in mine:
             if not c.ok:

@@ -49,6 +49,27 @@ def diverged(copies: Sequence[Tuple[int, Sequence[float]]]) -> str:
             "grad_placements=[Partial()] (torchtitan #2387, #2217), or a gradient sync that skips some copies")
 
 
+def copies(held: Sequence[Tuple[int, Sequence[float]]], truth: Sequence[float], close: Close) -> List[str]:
+    """What the copies of one replicated tensor show together, where some
+    copy's gradient is wrong: gradients that differ between the copies (each
+    holder's optimizer then moves its copy apart), and copies that sum to the
+    truth (each one part of it). `held`: (holder, its gradient) per copy."""
+    found: List[str] = []
+    first = held[0][1]
+    if any(not close(g, first) for _, g in held[1:]):
+        found.append(diverged(held))
+    if close([sum(vals) for vals in zip(*(g for _, g in held))], truth):
+        found.append(PARTIAL)
+    return found
+
+
+def close_within(atol: float, rtol: float) -> Close:
+    """gradcheck's comparison, element by element: |a - b| <= atol + rtol |b|."""
+    def close(a: Sequence[float], b: Sequence[float]) -> bool:
+        return all(abs(x - y) <= atol + rtol * abs(y) for x, y in zip(a, b))
+    return close
+
+
 FACTOR = ("a constant factor on every element: a scale applied once too often or missing (a loss divided, "
           "or not, by a microbatch, accumulation or batch count: pipelining's scale_grads, gradient "
           "accumulation; an integer factor is a count)")

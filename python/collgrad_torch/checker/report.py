@@ -73,7 +73,7 @@ def case(r: Result) -> Dict[str, Any]:
     where = r.ref.rsplit(":", 1)[0]
     out: Dict[str, Any] = {
         "name": r.name, "file": where if where.endswith(".py") else None,
-        "source": f"collgrad_torch.check of {r.ref} ({r.kind}; {r.semantics} semantics, reduction {r.reduction}, "
+        "source": f"{_api([r])} of {r.ref} ({r.kind}; {r.semantics} semantics, reduction {r.reduction}, "
                   f"fd {r.fd or '-'}, seed {r.seed})",
         "world": r.world, "rules": None, "status": r.status, "duration_s": max(0.0, r.seconds),
         "replicated": {"defined": r.replicated_defined, "reason": r.replicated_reason or None},
@@ -102,7 +102,7 @@ def to_json(results: Sequence[Result]) -> Dict[str, Any]:
         "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "mode": "distributed", "transport": backend, "rules": None,
         "device": "cuda" if backend == "nccl" else "cpu",
-        "framework": {"name": "pytorch", "version": (first.torch_version or None) if first else None,
+        "framework": {"name": first.framework if first else "pytorch", "version": (first.version or None) if first else None,
                       "api": "check", "backend": backend, "python": sys.executable,
                       "isolation": first.isolation if first else None},
         "cases": [case(r) for r in results],
@@ -138,6 +138,11 @@ def _failure_text(r: Result) -> str:
     return "\n".join(lines)
 
 
+def _api(results: Sequence[Result]) -> str:
+    """The check that made the results, as the reports name it."""
+    return "collgrad_jax.check" if results and results[0].framework == "jax" else "collgrad_torch.check"
+
+
 def to_junit(results: Sequence[Result]) -> str:
     fails = sum(r.status == "fail" for r in results)
     errors = sum(r.status == "error" for r in results)
@@ -147,15 +152,16 @@ def to_junit(results: Sequence[Result]) -> str:
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
            f'<testsuites name="collgrad-check" tests="{len(results)}" failures="{fails}" errors="{errors}" '
            f'time="{total:.3f}">',
-           f'  <testsuite name="collgrad_torch.check" tests="{len(results)}" failures="{fails}" errors="{errors}" '
+           f'  <testsuite name={quoteattr(_api(results))} tests="{len(results)}" failures="{fails}" errors="{errors}" '
            f'skipped="0" time="{total:.3f}" timestamp="{stamp}" hostname={quoteattr(socket.gethostname())}>',
            "    <properties>",
            f'      <property name="backend" value={quoteattr(backend)}/>',
-           f'      <property name="torch" value={quoteattr(results[0].torch_version if results else "")}/>',
+           f'      <property name={quoteattr("torch" if not results or results[0].framework == "pytorch" else results[0].framework)} '
+           f'value={quoteattr(results[0].version if results else "")}/>',
            f'      <property name="version" value="{VERSION}"/>',
            "    </properties>"]
     for r in results:
-        head = (f'    <testcase classname={quoteattr(f"collgrad_torch.check.{r.backend}.W{r.world}")} '
+        head = (f'    <testcase classname={quoteattr(f"{_api(results)}.{r.backend}.W{r.world}")} '
                 f'name={quoteattr(r.name)} time="{r.seconds:.3f}"')
         if r.status == "pass":
             out.append(head + "/>")

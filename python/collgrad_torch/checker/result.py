@@ -43,6 +43,8 @@ class Result:
     atol: float = 1e-5
     rtol: float = 1e-3
     torch_version: str = ""
+    framework: str = "pytorch"       # "pytorch" or "jax" (collgrad_jax's check)
+    framework_version: str = ""      # the JAX check's jax.__version__ (torch's is torch_version)
     isolation: str = ""
     seconds: float = 0.0
     checks: List[TensorCheck] = field(default_factory=list)
@@ -57,6 +59,11 @@ class Result:
     roots: int = 1                   # how many roots fn returned (before any roots= cut)
     mode: str = ""                   # "eager", "aot_eager", "inductor"...: when check(modes=...) was asked
     modes: List["Result"] = field(default_factory=list)  # the other modes' results, against the same truth
+
+    @property
+    def version(self) -> str:
+        """The framework's version: torch's or jax's."""
+        return self.framework_version or self.torch_version
 
     @property
     def ok(self) -> bool:
@@ -90,7 +97,8 @@ class Result:
         return "\n".join(tables)
 
     def _table(self) -> str:
-        head = (f"{self.name} at W={self.world} ({self.backend}, torch {self.torch_version or '?'}), "
+        head = (f"{self.name} at W={self.world} ({self.backend}, {_SHORT.get(self.framework, self.framework)} "
+                f"{self.version or '?'}), "
                 f"{self.kind}, {self.semantics} semantics, reduction {self.reduction}, "
                 f"fd {self.fd or '-'} (seed {self.seed}): {self.status.upper()}")
         lines = [head]
@@ -98,7 +106,8 @@ class Result:
             lines.append(self.error)
             return "\n".join(lines)
         width = max([24] + [len(_label(c)) for c in self.checks])
-        lines.append(f"  {'rank':>4}  {'tensor':<{width}} {'n':>6}  {'max abs err':>11}  {'max rel err':>11}  "
+        who = "rank" if self.framework == "pytorch" else "device"
+        lines.append(f"  {who:>4}  {'tensor':<{width}} {'n':>6}  {'max abs err':>11}  {'max rel err':>11}  "
                      f"{'verdict':<7}  observed / truth")
         for c in self.checks:
             shown = min(3, len(c.observed))
@@ -113,11 +122,15 @@ class Result:
                 lines.append(f"        placements: {c.placements}")
             for p in ([] if c.ok else c.patterns):
                 lines.append(f"        pattern: {p}")
-        lines.append(f"  replicated semantics: {'defined' if self.replicated_defined else 'undefined'}"
-                     f"{': ' + self.replicated_reason if self.replicated_reason else ''}")
+        if self.framework == "pytorch":  # the JAX check has one global loss: its notes say how it is made
+            lines.append(f"  replicated semantics: {'defined' if self.replicated_defined else 'undefined'}"
+                         f"{': ' + self.replicated_reason if self.replicated_reason else ''}")
         for n in self.notes:
             lines.append(f"  note: {n}")
         return "\n".join(lines)
+
+
+_SHORT = {"pytorch": "torch"}
 
 
 def _label(c: TensorCheck) -> str:

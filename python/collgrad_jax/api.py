@@ -1,0 +1,137 @@
+"""The public API: check(), assert_gradients(), and the errors they raise.
+
+check() validates its arguments (CheckError, before anything starts), runs
+the W devices in a fresh process (devices.py, one per world: XLA fixes the
+host device count when it starts) and judges what that process measured
+(judge.py) into the PyTorch check's Result."""
+
+import math
+import os
+import time
+from typing import Any, Callable, Literal, Optional, Union
+
+from collgrad_torch.checker import refs
+from collgrad_torch.checker.result import Result
+from collgrad_torch.exit_class import ExitClass
+
+from . import devices, judge as judgemod
+
+Fn = Union[str, Callable[..., Any]]
+FdMode = Literal["auto", "element", "fast"]
+Reduction = Literal["sum", "mean"]
+Vma = Literal["both", "as_written"]
+
+DEFAULT_ATOL = 1e-5   # jax.test_util.check_grads' float64 tolerance is 1e-5 too
+DEFAULT_RTOL = 1e-3
+MAX_WORLD = 64        # host devices in one process; a bigger world is a typo, not a test
+SEED_LIMIT = 1 << 32
+
+
+class CheckError(Exception):
+    """Bad usage, found before any process starts (exit 2)."""
+
+
+class GradientMismatch(AssertionError):
+    """assert_gradients found a wrong gradient, or could not check; the
+    message is the result's table, and .result holds the numbers."""
+
+    def __init__(self, result: Result):
+        super().__init__(result.table())
+        self.result = result
+
+
+def _real(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def check(make_loss: Fn, *, world: int = 4, inputs: Fn, fd: FdMode = "auto", fd_budget: int = 4096,
+          reduction: Reduction = "sum", atol: Optional[float] = None, rtol: Optional[float] = None,
+          seed: int = 0, vma: Vma = "both", timeout: float = 120.0, python: Optional[str] = None,
+          name: Optional[str] = None) -> Result:
+    """Check every device's block of jax.grad of the global loss against
+    central finite differences of the same loss.
+
+    make_loss(mesh) returns f(**inputs(world)): the global scalar loss, or a
+    [W] array of per-device losses whose sum (reduction="mean": mean) is the
+    global loss. `mesh` is a 1-D jax Mesh of W CPU devices, axis name 'i',
+    axis type Auto (so shard_map places global arrays as its in_specs say).
+    Each input's gradient is split into the blocks its sharding gives each
+    device (a replicated input: one copy per device), and each block is
+    compared with the finite-difference truth of the same elements (float64;
+    fd="element" per element while the inputs have at most fd_budget
+    elements in all, "fast" one random direction per block beyond).
+    Per-device losses also give each device's own-loss and device 0's
+    derivatives, for the patterns "own loss only" and "replicated".
+
+    vma="both" also runs f with every jax.shard_map's check_vma flipped and
+    notes when the gradients differ (or JAX refuses the flip); "as_written"
+    runs it as written only.
+
+    Functions are passed by reference (module-level functions or
+    "FILE.py:NAME"): the device process imports them. Returns a Result; bad
+    arguments raise CheckError, and what goes wrong while running is the
+    Result's error with its class (2: the code, 3: infrastructure).
+    """
+    result, spec = plan(make_loss, world=world, inputs=inputs, fd=fd, fd_budget=fd_budget, reduction=reduction,
+                        atol=atol, rtol=rtol, seed=seed, vma=vma, timeout=timeout, name=name)
+    t0 = time.monotonic()
+    try:
+        measured = devices.run(spec, timeout=timeout, python=python)
+    except devices.DeviceError as e:
+        result.error, result.error_class = str(e), e.error_class
+    else:
+        try:
+            judgemod.judge(measured, result)
+        except judgemod.Refused as e:
+            result.error, result.error_class = str(e), ExitClass.USAGE
+    result.seconds = time.monotonic() - t0
+    return result
+
+
+def plan(make_loss: Fn, *, world: int, inputs: Fn, fd: str, fd_budget: int, reduction: str,
+         atol: Optional[float], rtol: Optional[float], seed: int, vma: str, timeout: float,
+         name: Optional[str]) -> "tuple[Result, devices.Spec]":
+    """check()'s arguments checked (CheckError), as an empty Result and the
+    spec the device process reads."""
+    if not (isinstance(world, int) and not isinstance(world, bool) and 1 <= world <= MAX_WORLD):
+        raise CheckError(f"world must be an integer in 1..{MAX_WORLD} (host devices in one process), got {world!r}")
+    if reduction not in ("sum", "mean"):
+        raise CheckError(f"reduction must be 'sum' or 'mean', got {reduction!r}")
+    if fd not in ("auto", "element", "fast"):
+        raise CheckError(f"fd must be 'auto', 'element' or 'fast', got {fd!r}")
+    if vma not in ("both", "as_written"):
+        raise CheckError(f"vma must be 'both' or 'as_written', got {vma!r}")
+    for what, tol in (("atol", atol), ("rtol", rtol)):
+        if tol is not None and not (_real(tol) and 0 <= tol < math.inf):
+            raise CheckError(f"{what} must be a finite number >= 0, got {tol!r}")
+    if not (isinstance(fd_budget, int) and not isinstance(fd_budget, bool) and fd_budget >= 0):
+        raise CheckError(f"fd_budget must be an integer >= 0 (input elements checked one by one), got {fd_budget!r}")
+    if not (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < SEED_LIMIT):
+        raise CheckError(f"seed must be an integer in 0..{SEED_LIMIT - 1}, got {seed!r}")
+    if not (_real(timeout) and timeout > 0):
+        raise CheckError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if name is not None and not (isinstance(name, str) and name):
+        raise CheckError(f"name must be a non-empty string (the case's name in the reports), got {name!r}")
+    try:
+        ref = refs.ref_of(make_loss, "make_loss")
+        inputs_ref = refs.ref_of(inputs, "inputs")
+    except refs.RefError as e:
+        raise CheckError(str(e)) from None
+    for what, r in (("make_loss", ref), ("inputs", inputs_ref)):
+        where = r.rsplit(":", 1)[0]
+        if where.endswith(".py") and not os.path.isfile(where):
+            raise CheckError(f"{what}: {where}: no such file")
+    result = Result(name=name or ref, ref=ref, world=world, backend="jax:cpu", kind="fn", semantics="per_rank",
+                    reduction=reduction, seed=seed, framework="jax", isolation="process",
+                    atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol)
+    spec: devices.Spec = {"make_loss": ref, "inputs": inputs_ref, "world": world, "fd": fd,
+                          "fd_budget": fd_budget, "reduction": reduction, "seed": seed, "vma": vma}
+    return result, spec
+
+
+def assert_gradients(make_loss: Fn, **kwargs: Any) -> Result:
+    """check(), raising GradientMismatch (its message the table) unless every gradient is right."""
+    result = check(make_loss, **kwargs)
+    if not result.ok:
+        raise GradientMismatch(result)
+    return result

@@ -1,0 +1,89 @@
+"""`python -m collgrad_jax check`: the JAX check from a shell.
+
+    python -m collgrad_jax check FILE.py:make_loss --inputs FILE.py:make_inputs --world 2,4
+    python -m collgrad_jax check F.py:a F.py:b --inputs F.py:make_inputs --json report.json --junit junit.xml
+
+One check per function and world, each in a fresh device process; the
+table of each on stdout. Exit 0 every gradient right, 1 a wrong gradient,
+2 bad usage or a bad function (it raised, JAX cannot differentiate it, its
+loss has the wrong shape, its forward does not repeat), 3 infrastructure
+(jax missing, the device process died or hung).
+"""
+
+import argparse
+import sys
+from typing import List, Optional
+
+from collgrad_torch.checker import cli_words, report
+from collgrad_torch.checker.result import Result
+from collgrad_torch.exit_class import ExitClass
+
+from . import api
+
+PROG = "python -m collgrad_jax check"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="Check every device's block of jax.grad of your shard_map "
+                                                      "code's global loss against finite differences.")
+    p.add_argument("make_loss", nargs="+", help="FILE.py:NAME or MODULE:NAME of make_loss(mesh) -> f "
+                                                "(several: each is checked, with the same inputs)")
+    p.add_argument("--inputs", required=True, help="FILE.py:NAME of make_inputs(world) -> dict of global arrays")
+    p.add_argument("--world", type=cli_words.worlds, default=[4], help="device counts, comma-separated (default 4)")
+    p.add_argument("--reduction", default="sum", choices=["sum", "mean"],
+                   help="the global loss from per-device losses: their sum or mean")
+    p.add_argument("--atol", type=float)
+    p.add_argument("--rtol", type=float)
+    p.add_argument("--fd", default="auto", choices=["auto", "element", "fast"])
+    p.add_argument("--fd-budget", type=int, default=4096, help="element mode up to this many input elements")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--vma", default="both", choices=["both", "as_written"],
+                   help="also run with each shard_map's check_vma flipped (both), or not")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds a device process may take")
+    p.add_argument("--name", help="the case's name in the reports (default: the function's reference)")
+    p.add_argument("--json", metavar="FILE", help="write the report (schema collgrad-check/report/1)")
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML")
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] != "check":
+        print(f"usage: {PROG} FILE.py:make_loss --inputs FILE.py:make_inputs [--world 2,4] (see --help)",
+              file=sys.stderr)
+        return ExitClass.PASS if args[:1] in (["-h"], ["--help"]) else ExitClass.USAGE
+    p = parser()
+    try:
+        ns = p.parse_args(args[1:])
+    except SystemExit as e:
+        return ExitClass.PASS if e.code == 0 else ExitClass.USAGE
+    why = cli_words.refuse_reports(ns.json, ns.junit)
+    if why:
+        print(f"{PROG}: {why}", file=sys.stderr)
+        return ExitClass.USAGE
+    results: List[Result] = []
+    for fn in ns.make_loss:
+        for world in ns.world:
+            try:
+                r = api.check(fn, world=world, inputs=ns.inputs, fd=ns.fd, fd_budget=ns.fd_budget,
+                              reduction=ns.reduction, atol=ns.atol, rtol=ns.rtol, seed=ns.seed, vma=ns.vma,
+                              timeout=ns.timeout, name=ns.name)
+            except api.CheckError as e:
+                print(f"{PROG}: {e}", file=sys.stderr)
+                return ExitClass.USAGE
+            print(r.table(), flush=True)
+            results.append(r)
+    try:
+        if ns.json:
+            report.write_json(ns.json, results)
+        if ns.junit:
+            report.write_junit(ns.junit, results)
+    except OSError as e:
+        print(f"{PROG}: cannot write the report: {e}", file=sys.stderr)
+        return ExitClass.INFRA
+    status = cli_words.exit_status(results)
+    print(f"{sum(r.ok for r in results)} of {len(results)} checks passed"
+          + {ExitClass.PASS: "", ExitClass.FAIL: ": wrong gradients",
+             ExitClass.USAGE: ": the function or its inputs are at fault",
+             ExitClass.INFRA: ": infrastructure (jax missing, a device process died or hung)"}[status])
+    return int(status)

@@ -1,0 +1,56 @@
+"""The device process's main: python -m collgrad_jax.device_run SPEC OUT.
+
+Started by devices.run with W host devices in its environment; writes OUT,
+a Measured or {"error", "class"}: class 2 where the user's code or inputs
+are at fault (make_inputs or make_loss raised, a loss of the wrong shape,
+a function JAX cannot differentiate), class 3 where the machine is (jax
+missing, fewer devices than asked)."""
+
+import json
+import os
+import sys
+import traceback
+from typing import Any, Dict
+
+
+def _write(path: str, out: Dict[str, Any]) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(out, f, allow_nan=True)
+    os.replace(tmp, path)
+
+
+def main(argv: "list[str]") -> int:
+    if len(argv) != 3:
+        print("usage: python -m collgrad_jax.device_run SPEC OUT (started by collgrad_jax.check)", file=sys.stderr)
+        return 2
+    spec_path, out_path = argv[1], argv[2]
+    with open(spec_path, encoding="utf-8") as f:
+        spec = json.load(f)
+    try:
+        import jax  # noqa: F401
+    except ImportError as e:
+        _write(out_path, {"error": f"jax is not installed for {sys.executable} ({e}): pip install \"./python[jax]\" "
+                                   "or scripts/jax-venv.sh", "class": 3})
+        return 0
+    from collgrad_torch.checker import refs
+
+    from . import measure
+
+    try:
+        out: Dict[str, Any] = dict(measure.measure(spec))
+    except refs.RefError as e:
+        out = {"error": str(e), "class": 2}
+    except measure.UserError as e:
+        out = {"error": str(e), "class": 2}
+    except measure.MachineError as e:
+        out = {"error": str(e), "class": 3}
+    except Exception as e:  # the user's code raised somewhere the measurement did not expect
+        out = {"error": f"the check's device process failed: {type(e).__name__}: {e}\n{traceback.format_exc()}",
+               "class": 2}
+    _write(out_path, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

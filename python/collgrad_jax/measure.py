@@ -1,0 +1,271 @@
+"""What the device process measures: jax.grad of the global loss, split into
+each device's block, and the central finite differences of every loss
+component at the same elements (or along one random direction per block).
+
+Runs inside the device process (jax imported, W host devices, float64 on).
+The user's functions are called here, so every way they can fail is named:
+UserError (exit 2) for the code or its inputs, MachineError (exit 3) for
+the machine.
+"""
+
+import inspect
+import traceback
+from typing import Any, Callable, Dict, List, Sequence, Tuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh
+
+from collgrad_torch.checker import refs
+
+from . import vma
+from .devices import Block, Flipped, Input, Measured, Spec
+
+STEP = 1e-6          # central-difference step on float64 inputs (gradcheck's eps)
+AXIS = "i"
+
+
+class UserError(Exception):
+    """The user's functions or inputs are at fault (exit 2)."""
+
+
+class MachineError(Exception):
+    """Not the user's: the devices asked for are not there (exit 3)."""
+
+
+def _raised(what: str, e: BaseException) -> UserError:
+    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    return UserError(f"{what} raised {type(e).__name__}: {e}\n{tb}")
+
+
+def make_mesh(world: int) -> Mesh:
+    """The check's 1-D mesh of W host devices, axis 'i', axis type Auto (an
+    Explicit mesh, jax.make_mesh's default since 0.7, would refuse global
+    arrays that are not placed already)."""
+    found = jax.devices()
+    if len(found) < world:
+        raise MachineError(f"asked for {world} devices, JAX has {len(found)} ({jax.default_backend()}): "
+                           "XLA_FLAGS=--xla_force_host_platform_device_count must reach the device process")
+    devices = np.array(found[:world])
+    try:
+        from jax.sharding import AxisType
+        return Mesh(devices, (AXIS,), axis_types=(AxisType.Auto,))
+    except (ImportError, TypeError):  # a JAX before axis types: every mesh is Auto
+        return Mesh(devices, (AXIS,))
+
+
+def _inputs(spec: Spec) -> Tuple[Dict[str, np.ndarray], List[str]]:
+    """make_inputs(world) as float64 host arrays, and the names checked (the floating ones)."""
+    make_inputs = refs.resolve(spec["inputs"])
+    try:
+        raw = make_inputs(spec["world"])
+    except Exception as e:
+        raise _raised(f"make_inputs ({spec['inputs']})", e) from None
+    if not isinstance(raw, dict) or not raw or not all(isinstance(k, str) and k.isidentifier() for k in raw):
+        raise UserError(f"make_inputs ({spec['inputs']}) must return a dict of global arrays keyed by f's argument "
+                        f"names, got {type(raw).__name__}" + (f" with keys {list(raw)}" if isinstance(raw, dict) else ""))
+    arrays: Dict[str, np.ndarray] = {}
+    for k, v in raw.items():
+        a = np.asarray(v)
+        arrays[k] = a.astype(np.float64) if np.issubdtype(a.dtype, np.floating) else a
+    checked = [k for k, a in arrays.items() if a.dtype == np.float64 and a.size > 0]
+    if not checked:
+        raise UserError(f"make_inputs ({spec['inputs']}) gave no floating-point input: nothing to differentiate")
+    return arrays, checked
+
+
+def _takes_names(f: Callable[..., Any], names: List[str]) -> bool:
+    """Whether f is called f(**inputs) (its own parameters name every input)
+    or, like the function jax.shard_map returns ((*args, **kwargs), which
+    takes no keywords), with the inputs in make_inputs' order."""
+    try:
+        params = inspect.signature(f, follow_wrapped=False).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    named = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return set(names) <= named  # a wrapper's (*args, **kwargs) may take no keywords: shard_map's does not
+
+
+class Loss:
+    """f of the user's make_loss(mesh), as the check calls it: the loss
+    components (1 or W) jitted for finite differences, and the gradient of the
+    global loss (their sum or mean)."""
+
+    def __init__(self, spec: Spec, mesh: Mesh, arrays: Dict[str, np.ndarray], checked: List[str]):
+        make_loss = refs.resolve(spec["make_loss"])
+        try:
+            f = make_loss(mesh)
+        except Exception as e:
+            raise _raised(f"make_loss ({spec['make_loss']})", e) from None
+        if not callable(f):
+            raise UserError(f"make_loss ({spec['make_loss']}) must return f, the loss of the inputs; "
+                            f"got {type(f).__name__}")
+        self.f, self.ref, self.world, self.mean = f, spec["make_loss"], spec["world"], spec["reduction"] == "mean"
+        self.names, self.checked, self.arrays = list(arrays), checked, arrays
+        self.by_name = _takes_names(f, self.names)
+        self.jitted = jax.jit(self.components)
+        self.analytic: List[float] = []
+
+    def components(self, *args: Any) -> Any:
+        out = jnp.asarray(self.f(**dict(zip(self.names, args))) if self.by_name else self.f(*args))
+        if out.ndim == 0:
+            return out[None]
+        if out.shape == (self.world,):
+            return out
+        raise UserError(f"f of make_loss ({self.ref}) must return the global scalar loss or one loss per device "
+                        f"(shape [{self.world}]), got shape {list(out.shape)}")
+
+    def total(self, *args: Any) -> Tuple[Any, Any]:
+        """The global loss, and its components beside it (value_and_grad's aux)."""
+        c = self.components(*args)
+        return (jnp.mean(c) if self.mean else jnp.sum(c)), c
+
+    def values(self, arrays: Dict[str, np.ndarray]) -> List[float]:
+        try:
+            return [float(v) for v in np.asarray(self.jitted(*(arrays[n] for n in self.names)))]
+        except UserError:
+            raise
+        except Exception as e:
+            raise _raised(f"f of make_loss ({self.ref})", e) from None
+
+    def retraced(self) -> List[float]:
+        """The loss components from a trace of their own: a function that draws
+        its randomness or state while tracing differs from one trace to another."""
+        fresh = jax.jit(lambda *a: self.components(*a))
+        try:
+            return [float(v) for v in np.asarray(fresh(*(self.arrays[n] for n in self.names)))]
+        except Exception as e:
+            raise _raised(f"f of make_loss ({self.ref})", e) from None
+
+    def grads(self) -> Dict[str, Any]:
+        """jax.grad of the global loss for each checked input; the loss
+        components of the same pass are kept in self.analytic."""
+        where = tuple(self.names.index(n) for n in self.checked)
+        try:
+            (_, parts), g = jax.jit(jax.value_and_grad(self.total, argnums=where, has_aux=True))(
+                *(self.arrays[n] for n in self.names))
+            self.analytic = [float(v) for v in np.asarray(parts)]
+        except UserError:
+            raise
+        except NotImplementedError as e:
+            raise UserError(f"jax.grad of f ({self.ref}) raised NotImplementedError: {e} (JAX has no "
+                            "differentiation rule for a primitive f uses: pmax and pmin have none)") from None
+        except Exception as e:
+            raise _raised(f"jax.grad of f ({self.ref})", e) from None
+        return dict(zip(self.checked, g))
+
+
+def _index_text(index: Sequence[Any]) -> str:
+    parts = []
+    for s in index:
+        if isinstance(s, slice) and s.start is None and s.stop is None:
+            parts.append(":")
+        elif isinstance(s, slice):
+            parts.append(f"{s.start or 0}:{s.stop}")
+        else:
+            parts.append(str(s))
+    return "[" + ", ".join(parts or [":"]) + "]"
+
+
+def blocks(g: Any, shape: Tuple[int, ...], mesh: Mesh) -> List[Tuple[int, str, np.ndarray, np.ndarray]]:
+    """(device, index text, global flat indices, the device's values) for each
+    device holding a block of g, in the mesh's device order."""
+    position = {d.id: k for k, d in enumerate(mesh.devices.flat)}
+    flat = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)
+    shards = getattr(g, "addressable_shards", None)
+    if not shards:  # not a sharded jax Array (a host value): one block, device 0's
+        return [(0, _index_text([]), flat.ravel(), np.asarray(g, dtype=np.float64).ravel())]
+    out = [(position.get(s.device.id, s.device.id), _index_text(s.index), flat[s.index].ravel(),
+            np.asarray(s.data, dtype=np.float64).ravel()) for s in shards]
+    return sorted(out, key=lambda b: b[0])
+
+
+def _sharding_text(g: Any) -> str:
+    spec = getattr(getattr(g, "sharding", None), "spec", None)
+    return str(spec) if spec is not None else type(getattr(g, "sharding", g)).__name__
+
+
+def _derivative(loss: Loss, name: str, at: np.ndarray, along: np.ndarray) -> List[float]:
+    """d L_k / d x along `along` at the elements `at` of input name, for every loss k."""
+    plus, minus = dict(loss.arrays), dict(loss.arrays)
+    for sign, arrays in ((1.0, plus), (-1.0, minus)):
+        a = loss.arrays[name].copy()
+        a.flat[at] += sign * STEP * along
+        arrays[name] = a
+    return [(p - m) / (2 * STEP) for p, m in zip(loss.values(plus), loss.values(minus))]
+
+
+def observe(loss: Loss, mesh: Mesh, mode: str, seed: int, truth: bool) -> List[Input]:
+    """Each checked input's gradient, device block by device block; with
+    truth, each block's finite-difference rows (element mode: per element;
+    fast: one random unit direction per distinct block, shared by its copies)."""
+    grads = loss.grads()
+    out: List[Input] = []
+    for i, name in enumerate(loss.checked):
+        shape = loss.arrays[name].shape
+        found: List[Block] = []
+        directions: Dict[str, np.ndarray] = {}
+        rows_by_block: Dict[str, List[List[float]]] = {}
+        for device, index, at, values in blocks(grads[name], shape, mesh):
+            if mode == "element":
+                rows = [_element_row(loss, name, int(e)) for e in at] if truth else []
+                found.append({"device": device, "index": index, "observed": [float(v) for v in values],
+                              "rows": rows})
+                continue
+            if index not in directions:
+                rng = np.random.RandomState((seed * 1000003 + i * 1009 + len(directions)) % (1 << 32))
+                v = rng.standard_normal(len(at))
+                directions[index] = v / max(float(np.linalg.norm(v)), 1e-300)
+                rows_by_block[index] = [_derivative(loss, name, at, directions[index])] if truth else []
+            found.append({"device": device, "index": index, "observed": [float(values @ directions[index])],
+                          "rows": rows_by_block[index]})
+        out.append({"name": name, "shape": list(shape), "spec": _sharding_text(grads[name]), "blocks": found})
+    return out
+
+
+_ELEMENT_ROWS: Dict[Tuple[int, str, int], List[float]] = {}
+
+
+def _element_row(loss: Loss, name: str, e: int) -> List[float]:
+    """One element's derivatives, measured once however many copies hold it."""
+    key = (id(loss), name, e)
+    if key not in _ELEMENT_ROWS:
+        _ELEMENT_ROWS[key] = _derivative(loss, name, np.array([e]), np.array([1.0]))
+    return _ELEMENT_ROWS[key]
+
+
+def measure(spec: Spec) -> Measured:
+    vma.install()   # before the user's module is imported: `from jax import shard_map` gets the wrapper
+    mesh = make_mesh(spec["world"])
+    arrays, checked = _inputs(spec)
+    loss = Loss(spec, mesh, arrays, checked)
+    elements = sum(arrays[n].size for n in checked)
+    mode = spec["fd"] if spec["fd"] != "auto" else ("element" if elements <= spec["fd_budget"] else "fast")
+    inputs = observe(loss, mesh, mode, spec["seed"], truth=True)
+    base = [loss.analytic, loss.values(arrays), loss.retraced()]  # the gradient's pass, the truth's, a fresh trace
+    written = vma.written()
+    notes: List[str] = []
+    flipped: Any = None
+    if spec["vma"] == "both" and written:
+        flipped = _flipped(spec, mesh, arrays, checked, mode, written)
+    elif spec["vma"] == "both":
+        notes.append("f calls no jax.shard_map (as the check sees it): check_vma was not flipped")
+    return {"jax": jax.__version__, "mode": mode, "losses": len(base[0]), "base": base, "inputs": inputs,
+            "written": written, "flipped": flipped, "notes": notes}
+
+
+def _flipped(spec: Spec, mesh: Mesh, arrays: Dict[str, np.ndarray], checked: List[str], mode: str,
+             written: List[bool]) -> Flipped:
+    """The same check with every shard_map's check_vma flipped: its gradients
+    (the truth stays the as-written run's), or what JAX said refusing it."""
+    to = not written[0]  # each call's own opposite; the first call's names it
+    vma.flip(True)
+    try:
+        loss = Loss(spec, mesh, arrays, checked)
+        return {"check_vma": to, "base": sum(loss.values(arrays)),
+                "inputs": observe(loss, mesh, mode, spec["seed"], truth=False)}
+    except UserError as e:
+        return {"check_vma": to, "error": str(e).splitlines()[0]}
+    finally:
+        vma.flip(False)
