@@ -13,6 +13,12 @@ backend, inputs, semantics, reduction, replicated, atol, rtol, fd, fd_budget,
 seed, timeout, name, modes) and step=True for a training step that runs its
 own backward; modes=["eager", "aot_eager", "inductor"] checks each
 torch.compile mode against the same eager truth (torch 2.x). inputs is a callable or the name of one in the test's module.
+
+framework="jax" makes the marked test a JAX check (collgrad_jax.check): the
+test is make_loss(mesh), returning f built with jax.shard_map, inputs is
+make_inputs(world), and the marker takes that check's keywords (world, inputs,
+reduction, atol, rtol, fd, fd_budget, seed, timeout, name, vma). Such a test
+skips where this interpreter has no jax, and never imports torch.
 A marked test must be a module-level function without pytest.mark.parametrize
 (its ranks import it by name and pass only rank, world and the inputs): a
 method, a parametrized test, an unknown keyword or an argument check()
@@ -46,7 +52,10 @@ import pytest
 MARKER = "collgrad"
 # the marker's keywords: check()'s, less fn (the test itself) and python, with step=True
 KEYWORDS = ("world", "inputs", "backend", "semantics", "reduction", "replicated", "atol", "rtol", "fd",
-            "fd_budget", "seed", "timeout", "name", "modes", "step")
+            "fd_budget", "seed", "timeout", "name", "modes", "step", "framework")
+# with framework="jax": collgrad_jax.check()'s
+JAX_KEYWORDS = ("world", "inputs", "reduction", "atol", "rtol", "fd", "fd_budget", "seed", "timeout", "name", "vma",
+                "framework")
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -159,10 +168,14 @@ def pytest_pycollect_makeitem(collector: Any, name: str, obj: Any) -> Optional[L
 def _misuse(collector: Any, obj: Any, mark: Any) -> Optional[str]:
     """Why a marked test cannot be checked as written, found at collection
     (each of its items then fails with this line alone), or None."""
-    unknown = sorted(set(mark.kwargs) - set(KEYWORDS))
+    framework = mark.kwargs.get("framework", "torch")
+    if framework not in ("torch", "jax"):
+        return f"the collgrad marker's framework is 'torch' (the default) or 'jax', got {framework!r}"
+    known = JAX_KEYWORDS if framework == "jax" else KEYWORDS
+    unknown = sorted(set(mark.kwargs) - set(known))
     if unknown:
-        return (f"the collgrad marker has no keyword {', '.join(unknown)} "
-                f"(it takes {', '.join(KEYWORDS)})")
+        return (f"the collgrad marker{' with framework=jax' if framework == 'jax' else ''} has no keyword "
+                f"{', '.join(unknown)} (it takes {', '.join(known)})")
     if len(mark.args) > 1 or (mark.args and "world" in mark.kwargs):
         return "the collgrad marker takes the world sizes as its only positional argument, the rest as keywords"
     if isinstance(collector, pytest.Class):
@@ -195,7 +208,8 @@ class CollgradItem(pytest.Item):
             if mark.name != MARKER:
                 self.own_markers.append(mark)
         self.user_properties.append(("world", world))
-        self.user_properties.append(("backend", options.get("backend", "gloo")))
+        default = "jax:cpu" if options.get("framework") == "jax" else "gloo"
+        self.user_properties.append(("backend", options.get("backend", default)))
 
     def _ref(self, obj: Any, what: str) -> str:
         """The test's own module is named by its file (pytest's import modes
@@ -233,30 +247,50 @@ class CollgradItem(pytest.Item):
             raise CollgradUsage(self.refusal)
         if not (isinstance(self.world, int) and not isinstance(self.world, bool) and self.world >= 1):
             raise CollgradUsage(f"world sizes must be positive integers, got {self.world!r}")
-        reason = unavailable(self.options.get("backend", "gloo"), self.world)
-        if reason:
-            pytest.skip(reason)
-        from . import CheckError, check
         from . import report
 
         state: _State = getattr(self.config, "_collgrad_state")
-        state.warm_worlds()
-        try:
-            ref, opts = self._arguments()
-            result = check(ref or None, world=self.world, **opts)
-            state.checks += 1
-        except (CheckError, pytest.UsageError) as e:  # check()'s refusal of an argument: the line is the message
-            raise CollgradUsage(str(e)) from None
+        jax = self.options.get("framework") == "jax"
+        result, ref, opts = self._check_jax() if jax else self._check_torch(state)
+        state.checks += 1
         self.user_properties.append(("collgrad_status", result.status))
         out = self.config.getoption("collgrad_json")
         if out:
             os.makedirs(out, exist_ok=True)
             safe = re.sub(r"[^A-Za-z0-9_.=-]+", "_", self.nodeid).strip("_")
             report.write_json(os.path.join(out, safe + ".json"), [result])
-        if result.status == "fail" and self.config.getoption("collgrad_shrink"):
+        if result.status == "fail" and self.config.getoption("collgrad_shrink") and result.framework == "pytorch":
             self.shrunk = self._shrink(ref, opts, out)
         if not result.ok:
             raise CollgradFailure(result)
+
+    def _check_torch(self, state: _State) -> Tuple[Any, str, Dict[str, Any]]:
+        """collgrad_torch.check on the test: its result, and the reference and options it ran with."""
+        reason = unavailable(self.options.get("backend", "gloo"), self.world)
+        if reason:
+            pytest.skip(reason)
+        from . import CheckError, check
+
+        state.warm_worlds()
+        try:
+            ref, opts = self._arguments()
+            opts.pop("framework", None)
+            return check(ref or None, world=self.world, **opts), ref, opts
+        except (CheckError, pytest.UsageError) as e:  # check()'s refusal of an argument: the line is the message
+            raise CollgradUsage(str(e)) from None
+
+    def _check_jax(self) -> Tuple[Any, str, Dict[str, Any]]:
+        """The test is make_loss(mesh): collgrad_jax.check, one device process per world."""
+        if importlib.util.find_spec("jax") is None:
+            pytest.skip(f"collgrad: {sys.executable} has no jax")
+        import collgrad_jax
+
+        try:
+            ref, opts = self._arguments()
+            opts.pop("framework", None)
+            return collgrad_jax.check(ref, world=self.world, **opts), ref, opts
+        except (collgrad_jax.CheckError, pytest.UsageError) as e:
+            raise CollgradUsage(str(e)) from None
 
     def _shrink(self, ref: str, opts: Dict[str, Any], out: Optional[str]) -> str:
         """The shrink's summary and where its reproduction went."""
