@@ -41,6 +41,26 @@ static const struct {
     {"listassign", "gatherlayer"}, /* all_x[rank] = x keeps the own slot, as GatherLayer */
 };
 
+/* --backend jax:API (python/collgrad_jax/runner): shard_map with check_vma on
+ * and off. No rule set models JAX: a wrong gradient is diagnosed against the
+ * reference's exact rules and the four misordering hypotheses. */
+static const char *const jax_apis[] = {"shard_map", "shard_map_novma"};
+
+const char *cg_jax_api(int i)
+{
+    return i >= 0 && (size_t)i < sizeof jax_apis / sizeof jax_apis[0] ? jax_apis[i] : NULL;
+}
+
+bool cg_backend_is_jax(const char *backend) { return backend && strncmp(backend, "jax:", 4) == 0; }
+
+static bool jax_api_known(const char *api)
+{
+    for (size_t i = 0; i < sizeof jax_apis / sizeof jax_apis[0]; i++)
+        if (strcmp(api, jax_apis[i]) == 0)
+            return true;
+    return false;
+}
+
 const char *cg_pytorch_api(int i)
 {
     return i >= 0 && (size_t)i < sizeof apis / sizeof apis[0] ? apis[i].api : NULL;
@@ -73,11 +93,14 @@ int cg_pytorch_check_options(cg_options *o)
         return (o->torch_backend || o->python)
                    ? usage(o, "%s applies to --backend pytorch:API only", o->python ? "--python" : "--torch-backend")
                    : 0;
-    if (strncmp(o->backend, "pytorch:", 8) != 0 || !cg_pytorch_api_known(o->backend + 8))
+    bool torch = strncmp(o->backend, "pytorch:", 8) == 0 && cg_pytorch_api_known(o->backend + 8);
+    if (!torch && !(cg_backend_is_jax(o->backend) && jax_api_known(o->backend + 4)))
         return usage(o,
                      "expected --backend pytorch:API with API nn, c10d, funcol, gatherlayer, "
-                     "diffdist, rpc or listassign, got '%s'",
+                     "diffdist, rpc or listassign, or jax:shard_map or jax:shard_map_novma, got '%s'",
                      o->backend);
+    if (!torch && o->torch_backend)
+        return usage(o, "%s applies to --backend pytorch:API only", "--torch-backend");
     const char *clash = o->oracle_only ? "--oracle-only" : o->rules ? "--rules" : o->inject ? "--inject"
                       : o->check_sync ? "--check-sync" : o->device ? "--device"
                       : strcmp(o->transport, "mpi") != 0 ? "--transport" : NULL;
@@ -123,10 +146,14 @@ void cg_pt_announce(cg_pt_run *R, const cg_pt_hello *h, int world)
     char python[PATH_MAX + 700];
     snprintf(python, sizeof python, "%s (Python %s; %s)", h->python ? h->python : R->python,
              h->python_version ? h->python_version : "?", R->python_why);
-    cg_framework fw = {"pytorch", (char *)R->ctx.torch, (char *)R->ctx.api, (char *)R->ctx.backend, python,
-                       R->isolation};
+    cg_framework fw = {R->ctx.jax ? "jax" : "pytorch", (char *)R->ctx.torch, (char *)R->ctx.api,
+                       (char *)R->ctx.backend, python, R->isolation};
     cg_report_set_framework(R->rep, &fw);
-    if (!R->o->quiet) {
+    if (!R->o->quiet && R->ctx.jax) {
+        printf("%s: jax %s, %s, W=%d host devices in one process of %s\n", R->ctx.label, R->ctx.torch,
+               R->ctx.backend, world, python);
+        fflush(stdout);
+    } else if (!R->o->quiet) {
         printf("%s: torch %s, process group %s, W=%d ranks of %s\n        ranks on %s\n", R->ctx.label,
                R->ctx.torch, R->ctx.backend, world, python, R->isolation);
         if (h->api_unavailable)
@@ -250,8 +277,11 @@ static int run_world(cg_pt_run *R, int w)
     int next = 0;
     for (int launch = 0; rc == 0 && next < n && !cg_stop_signal(); launch++) {
         snprintf(store, sizeof store, "%s/store-w%d-l%d", R->dir, w, launch);
-        cg_pt_launch L = {w, next, R->python, R->package, R->ctx.api, R->o->torch_backend, ir, store, R->dir,
-                          launch, R->o->timeout / 2 > 1 ? R->o->timeout / 2 : 1, STARTUP_LIMIT, R->isolate};
+        cg_pt_launch L = {.jax = R->ctx.jax, .world = w, .first_job = next, .python = R->python,
+                          .package_dir = R->package, .api = R->ctx.api, .torch_backend = R->o->torch_backend,
+                          .ir = ir, .store = store, .dir = R->dir, .launch = launch,
+                          .collective_timeout = R->o->timeout / 2 > 1 ? R->o->timeout / 2 : 1,
+                          .startup_timeout = STARTUP_LIMIT, .isolate = R->isolate};
         char why[3000] = "";
         double t0 = cg_now();
         cg_pt_launch_end end = cg_pt_follow_launch(R, &L, jobs, n, &next, why, sizeof why);
@@ -288,7 +318,7 @@ static int count_jobs(const cg_options *o, const cg_case_set *set)
 static int find_interpreter_and_package(const cg_options *o, char python[PATH_MAX], char why[600],
                                         char package[PATH_MAX], cg_status *st)
 {
-    if (cg_pt_find_python(o->python, python, PATH_MAX, why, 600) != 0)
+    if (cg_pt_find_python(o->python, cg_backend_is_jax(o->backend), python, PATH_MAX, why, 600) != 0)
         return cg_error_infra(st, "%s", why);
     if (cg_pt_package_dir(package, PATH_MAX) != 0)
         return cg_error_infra(st, "cannot find the collgrad_torch package (looked beside the executable and in %s)",
@@ -305,11 +335,12 @@ int cg_pytorch_preflight(const cg_options *o, cg_status *st)
 int cg_run_pytorch(const cg_options *o, const cg_case_set *set, cg_report *rep)
 {
     cg_pt_run R = {.o = o, .set = set, .rep = rep};
-    R.ctx.api = o->backend + 8;
+    R.ctx.jax = cg_backend_is_jax(o->backend);
+    R.ctx.api = o->backend + (R.ctx.jax ? 4 : 8);
     R.ctx.label = o->backend;
-    R.ctx.emulation = cg_pt_emulation_of(R.ctx.api);
+    R.ctx.emulation = R.ctx.jax ? "reference" : cg_pt_emulation_of(R.ctx.api);
     R.ctx.torch = "?";
-    R.ctx.backend = o->torch_backend ? o->torch_backend : "gloo";
+    R.ctx.backend = o->torch_backend ? o->torch_backend : R.ctx.jax ? "cpu" : "gloo";
     R.ctx.fd = !o->no_fd;
     R.ctx.diagnose = !o->no_diagnosis;
     cg_options with_backend = *o;

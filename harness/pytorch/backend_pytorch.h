@@ -31,6 +31,11 @@
 const char *cg_pytorch_api(int i);
 bool cg_pytorch_api_known(const char *api);
 
+/* The APIs of --backend jax:API (shard_map, shard_map_novma): the i-th one's
+ * name, NULL past the last; whether a --backend names JAX. */
+const char *cg_jax_api(int i);
+bool cg_backend_is_jax(const char *backend);
+
 /* Options that make no sense with --backend (or the other way round):
  * 0, or CG_EXIT_USAGE after printing why. */
 int cg_pytorch_check_options(cg_options *o); /* a refusal is also kept in o->usage */

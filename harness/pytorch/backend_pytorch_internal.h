@@ -59,10 +59,11 @@ int cg_pt_read_rank(cg_pt_reader *rd, int rank, cg_pt_job *jobs, int njobs, cg_p
 
 /* Everything a judgment needs besides the job. */
 typedef struct cg_pt_context {
-    const char *api;        /* nn, c10d, funcol, gatherlayer, diffdist */
+    bool jax;               /* --backend jax:API: one JAX process for the W devices (collgrad_jax.runner) */
+    const char *api;        /* nn, c10d, funcol, gatherlayer, diffdist; shard_map, shard_map_novma */
     const char *label;      /* "pytorch:nn": the jobs' rules in the report */
     const char *emulation;  /* the rule set that claims to be this API: torch-nn, ... */
-    const char *torch;      /* torch.__version__ of rank 0 */
+    const char *torch;      /* torch.__version__ of rank 0 (jax.__version__ under jax:API) */
     const char *backend;    /* the process group's name */
     bool fd;                /* run the finite-difference check of the oracle */
     bool diagnose;          /* name the emulation a wrong result matches (not --no-diagnosis) */
@@ -81,8 +82,10 @@ int cg_pt_judge(const cg_pt_context *ctx, const cg_case *cs, cg_pt_job *job, int
 /* The interpreter for the ranks: `given` (--python), else $COLLGRAD_PYTHON,
  * else /usr/bin/python3 when it has torch, else python3 on PATH. Fills path
  * and why ("--python", "$COLLGRAD_PYTHON", ...). -1 with why when none is
- * found or the chosen one has no torch. */
-int cg_pt_find_python(const char *given, char *path, size_t len, char *why, size_t whylen);
+ * found or the chosen one has no torch. With jax: the same for jax, whose
+ * places are --python, $COLLGRAD_JAX_PYTHON, /opt/venv-jax/bin/python
+ * (scripts/jax-venv.sh) when it has jax, else python3 on PATH. */
+int cg_pt_find_python(const char *given, bool jax, char *path, size_t len, char *why, size_t whylen);
 
 /* The directory holding collgrad_torch: installed beside the executable
  * (bin/../share/collgrad-check/python), else the source tree's python/. */
@@ -90,6 +93,7 @@ int cg_pt_package_dir(char *buf, size_t len);
 
 /* One launch of W ranks. */
 typedef struct cg_pt_launch {
+    bool jax;                       /* one collgrad_jax.runner process writes every rank's files */
     int world, first_job;
     const char *python, *package_dir, *api, *torch_backend;
     const char *ir, *store, *dir;   /* files of this launch live in dir */
@@ -102,7 +106,8 @@ typedef struct cg_pt_launch {
 void cg_pt_rank_file(const cg_pt_launch *L, const char *kind, int rank, char *buf, size_t len);
 
 /* Start the ranks under one supervisor process (a new process group, in a
- * private network namespace when L->isolate). Returns its pid, or -1. */
+ * private network namespace when L->isolate): W rank processes, or under
+ * jax one process whose W host devices are the ranks. Returns its pid, or -1. */
 pid_t cg_pt_spawn(const cg_pt_launch *L);
 
 /* Can this process give the ranks a private network namespace (root and

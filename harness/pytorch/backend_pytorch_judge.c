@@ -59,6 +59,9 @@ static bool quoted_in(const char *refusal, const char *message)
     return false;
 }
 
+/* The framework's name, before its version in a diagnosis. */
+static const char *framework(const cg_pt_context *ctx) { return ctx->jax ? "jax" : "torch"; }
+
 /* Did an emulation raise what the framework raised? Its error line
  * ("file:l:c: message") names the same file and line, and its message is part
  * of the framework's (the emulations quote PyTorch's words where they
@@ -109,17 +112,17 @@ static void diagnose_raise(const cg_pt_context *ctx, const cg_pt_rank *k, const 
     char text[1024];
     bool forward = k->phase && strcmp(k->phase, "forward") == 0;
     if (n == 0 && forward) /* no gradient was involved yet: the collective itself was refused */
-        snprintf(text, sizeof text, "the framework refused at forward: %s at torch %s over %s raised %s at %s "
+        snprintf(text, sizeof text, "the framework refused at forward: %s at %s %s over %s raised %s at %s "
                  "(%.200s); no emulation refuses there: the collective, not its gradient, is missing",
-                 ctx->label, ctx->torch, ctx->backend, k->type ? k->type : "an exception", k->at ? k->at : "?",
-                 k->message ? k->message : "");
+                 ctx->label, framework(ctx), ctx->torch, ctx->backend, k->type ? k->type : "an exception",
+                 k->at ? k->at : "?", k->message ? k->message : "");
     else if (n == 0)
         snprintf(text, sizeof text, "unknown behaviour: %s raised %s at %s (%s) where no emulation raises; "
-                 "a finding about %s at torch %s over %s", ctx->label, k->type ? k->type : "an exception",
-                 k->phase ? k->phase : "?", k->at ? k->at : "?", ctx->label, ctx->torch, ctx->backend);
+                 "a finding about %s at %s %s over %s", ctx->label, k->type ? k->type : "an exception",
+                 k->phase ? k->phase : "?", k->at ? k->at : "?", ctx->label, framework(ctx), ctx->torch, ctx->backend);
     else
-        snprintf(text, sizeof text, "%s at torch %s over %s matches rule set %s%s: it raises the same error "
-                 "at the same statement (%s at %s)", ctx->label, ctx->torch, ctx->backend, names[0],
+        snprintf(text, sizeof text, "%s at %s %s over %s matches rule set %s%s: it raises the same error "
+                 "at the same statement (%s at %s)", ctx->label, framework(ctx), ctx->torch, ctx->backend, names[0],
                  n > 1 ? " (and others raising there too)" : "", k->type ? k->type : "?", k->at ? k->at : "?");
     const cg_rules *rs = n ? cg_rules_find(names[0]) : NULL;
     cg_case_set_diagnosis(res, names, n, text, rs ? rs->see : NULL);
@@ -183,10 +186,10 @@ static void name_framework(const cg_pt_context *ctx, cg_case_result *res)
     char text[1400];
     if (res->ndiag == 0)
         snprintf(text, sizeof text, "unknown behaviour: no emulation and no known mistake gives what "
-                 "%s computed at torch %s over %s (the numbers are in the checks): a finding",
-                 ctx->label, ctx->torch, ctx->backend);
+                 "%s computed at %s %s over %s (the numbers are in the checks): a finding",
+                 ctx->label, framework(ctx), ctx->torch, ctx->backend);
     else
-        snprintf(text, sizeof text, "%s at torch %s over %s: %s", ctx->label, ctx->torch, ctx->backend,
+        snprintf(text, sizeof text, "%s at %s %s over %s: %s", ctx->label, framework(ctx), ctx->torch, ctx->backend,
                  res->diag_explanation);
     char *dup = strdup(text);
     if (dup) {

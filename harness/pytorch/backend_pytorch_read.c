@@ -192,6 +192,8 @@ static void hello_line(const cJSON *h, cg_pt_hello *hello)
         return;
     hello->seen = true;
     hello->torch = dup_str(h, "torch");
+    if (!hello->torch) /* collgrad_jax.runner's hello names jax's version */
+        hello->torch = dup_str(h, "jax");
     hello->python = dup_str(h, "python");
     hello->python_version = dup_str(h, "python_version");
     hello->backend_name = dup_str(h, "backend_name");

@@ -29,10 +29,13 @@
 
 /* ---- the interpreter -------------------------------------------------------- */
 
-/* Does `python` find the torch package? Asks importlib (no import of torch,
- * which takes seconds); a missing interpreter answers no. */
-static bool has_torch(const char *python)
+/* Does `python` find the package `module` (torch, jax)? Asks importlib (no
+ * import, which takes seconds); a missing interpreter answers no. */
+static bool has_module(const char *python, const char *module)
 {
+    char probe[160];
+    snprintf(probe, sizeof probe, "import importlib.util, sys; sys.exit(importlib.util.find_spec('%s') is None)",
+             module);
     pid_t pid = fork();
     if (pid == 0) {
         int devnull = open("/dev/null", O_RDWR);
@@ -41,8 +44,7 @@ static bool has_torch(const char *python)
             dup2(devnull, STDOUT_FILENO);
             dup2(devnull, STDERR_FILENO);
         }
-        execlp(python, python, "-c",
-               "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)", (char *)NULL);
+        execlp(python, python, "-c", probe, (char *)NULL);
         _exit(127);
     }
     int status;
@@ -51,27 +53,35 @@ static bool has_torch(const char *python)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-int cg_pt_find_python(const char *given, char *path, size_t len, char *why, size_t whylen)
+int cg_pt_find_python(const char *given, bool jax, char *path, size_t len, char *why, size_t whylen)
 {
-    const char *env = getenv("COLLGRAD_PYTHON");
-    const char *pick = given, *reason = "--python";
+    const char *module = jax ? "jax" : "torch", *var = jax ? "COLLGRAD_JAX_PYTHON" : "COLLGRAD_PYTHON";
+    const char *usual = jax ? "/opt/venv-jax/bin/python" : "/usr/bin/python3";
+    const char *env = getenv(var);
+    char reason[160] = "--python";
+    const char *pick = given;
     if (!pick && env && *env) {
         pick = env;
-        reason = "$COLLGRAD_PYTHON";
+        snprintf(reason, sizeof reason, "$%s", var);
     }
-    if (!pick && has_torch("/usr/bin/python3")) {
-        pick = "/usr/bin/python3";
-        reason = "/usr/bin/python3 has torch";
+    if (!pick && has_module(usual, module)) {
+        pick = usual;
+        snprintf(reason, sizeof reason, "%s has %s", usual, module);
     }
     if (!pick) {
         pick = "python3";
-        reason = "python3 on PATH (/usr/bin/python3 has no torch)";
+        snprintf(reason, sizeof reason, "python3 on PATH (%s has no %s)", usual, module);
     }
     snprintf(path, len, "%s", pick);
-    if (!has_torch(pick)) {
-        snprintf(why, whylen, "%s (chosen by %s) cannot import torch: install it (Debian: apt-get install "
-                 "python3-torch), or choose an interpreter that has it with --python or $COLLGRAD_PYTHON",
-                 pick, reason);
+    if (!has_module(pick, module)) {
+        if (jax)
+            snprintf(why, whylen, "%s (chosen by %s) cannot import jax: install it (scripts/jax-venv.sh makes "
+                     "/opt/venv-jax), or choose an interpreter that has it with --python or $COLLGRAD_JAX_PYTHON",
+                     pick, reason);
+        else
+            snprintf(why, whylen, "%s (chosen by %s) cannot import torch: install it (Debian: apt-get install "
+                     "python3-torch), or choose an interpreter that has it with --python or $COLLGRAD_PYTHON",
+                     pick, reason);
         return -1;
     }
     snprintf(why, whylen, "%s", reason);
@@ -212,6 +222,38 @@ static void exec_rank(const cg_pt_launch *L, int r, int port)
     _exit(127);
 }
 
+/* In the child that becomes the JAX process of all W ranks: W host devices,
+ * CPU, float64, the rank files as prefixes. Never returns. */
+static void exec_jax(const cg_pt_launch *L)
+{
+    char flags[2048], pp[1024], results[1024], status[1024], log[1024], first[32], world[32];
+    const char *old = getenv("XLA_FLAGS"), *path = getenv("PYTHONPATH");
+    snprintf(flags, sizeof flags, "%s%s--xla_force_host_platform_device_count=%d", old && *old ? old : "",
+             old && *old ? " " : "", L->world);
+    set_env("XLA_FLAGS", flags);
+    set_env("JAX_PLATFORMS", "cpu");
+    set_env("JAX_ENABLE_X64", "1");
+    set_env("PYTHONDONTWRITEBYTECODE", "1");
+    snprintf(pp, sizeof pp, "%s%s%s", L->package_dir, path && *path ? ":" : "", path && *path ? path : "");
+    set_env("PYTHONPATH", pp);
+    snprintf(results, sizeof results, "%s/results-w%d-l%d-r", L->dir, L->world, L->launch);
+    snprintf(status, sizeof status, "%s/status-w%d-l%d-r", L->dir, L->world, L->launch);
+    cg_pt_rank_file(L, "log", 0, log, sizeof log);
+    snprintf(first, sizeof first, "%d", L->first_job);
+    snprintf(world, sizeof world, "%d", L->world);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600), devnull = open("/dev/null", O_RDONLY);
+    if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+    }
+    if (devnull >= 0)
+        dup2(devnull, STDIN_FILENO);
+    execlp(L->python, L->python, "-m", "collgrad_jax.runner", "--ir", L->ir, "--api", L->api, "--world", world,
+           "--results-prefix", results, "--status-prefix", status, "--first-job", first, (char *)NULL);
+    fprintf(stderr, "collgrad-check: cannot run %s: %s\n", L->python, strerror(errno));
+    _exit(127);
+}
+
 /* The supervisor: isolates itself, starts the W ranks, waits for them and
  * writes a "RANK STATUS" line to the exits file as each one ends (STATUS its
  * exit status, or minus the signal that killed it), so the parent can tell
@@ -226,7 +268,13 @@ static void supervise(const cg_pt_launch *L)
     int port = free_port();
     pid_t pids[CG_MAX_WORLD];
     for (int r = 0; r < L->world; r++) {
+        if (L->jax && r > 0) { /* the one JAX process is every rank: its end is each rank's */
+            pids[r] = pids[0];
+            continue;
+        }
         pids[r] = fork();
+        if (pids[r] == 0 && L->jax)
+            exec_jax(L);
         if (pids[r] == 0)
             exec_rank(L, r, port);
     }
@@ -238,7 +286,7 @@ static void supervise(const cg_pt_launch *L)
         if (pids[r] < 0 && f) /* never started */
             fprintf(f, "%d 127\n", r);
         else
-            left += pids[r] > 0;
+            left += pids[r] > 0 && (!L->jax || r == 0);
     if (f)
         fflush(f);
     while (left > 0) { /* in the order they end, not rank order: a dead rank is news at once */
@@ -248,9 +296,10 @@ static void supervise(const cg_pt_launch *L)
             continue;
         if (pid < 0)
             break;
+        if (pid == pids[0] || !L->jax)
+            left--;
         for (int r = 0; r < L->world; r++)
             if (pids[r] == pid) {
-                left--;
                 if (f) {
                     fprintf(f, "%d %d\n", r, WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status));
                     fflush(f);

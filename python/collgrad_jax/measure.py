@@ -63,8 +63,9 @@ def _inputs(spec: Spec) -> Tuple[Dict[str, np.ndarray], List[str]]:
     except Exception as e:
         raise _raised(f"make_inputs ({spec['inputs']})", e) from None
     if not isinstance(raw, dict) or not raw or not all(isinstance(k, str) and k.isidentifier() for k in raw):
+        keys = f" with keys {list(raw)}" if isinstance(raw, dict) else ""
         raise UserError(f"make_inputs ({spec['inputs']}) must return a dict of global arrays keyed by f's argument "
-                        f"names, got {type(raw).__name__}" + (f" with keys {list(raw)}" if isinstance(raw, dict) else ""))
+                        f"names, got {type(raw).__name__}{keys}")
     arrays: Dict[str, np.ndarray] = {}
     for k, v in raw.items():
         a = np.asarray(v)

@@ -14,7 +14,7 @@ TOTAL="$C/pytorch-58005/allreduce_backward_total.case"
 
 # options, checked before anything starts (no torch needed)
 expect_exit 2 -- "$BIN" --backend pytorch:bogus "$SUM"
-expect_grep "expected --backend pytorch:API with API nn, c10d, funcol, gatherlayer, diffdist, rpc or listassign, got 'pytorch:bogus'" "$TMP/out"
+expect_grep "expected --backend pytorch:API with API nn, c10d, funcol, gatherlayer, diffdist, rpc or listassign, or jax:shard_map or jax:shard_map_novma, got 'pytorch:bogus'" "$TMP/out"
 expect_exit 2 -- "$BIN" --torch-backend gloo "$SUM"
 expect_grep "applies to --backend pytorch:API only" "$TMP/out"
 expect_exit 2 -- "$BIN" --backend pytorch:nn --rules torch-nn "$SUM"

@@ -1,0 +1,137 @@
+"""The case language's communication calls as JAX writes them inside
+shard_map (axis 'i'), each JAX's own collective, so its transpose is JAX's:
+
+    all_reduce      sum: psum, avg: pmean, max: pmax, min: pmin
+    all_gather      all_gather(tiled)           reduce_scatter  psum_scatter(tiled) (avg: / W; max, min: pmax,
+    broadcast       all_gather(...)[root]                        pmin then the own block)
+    reduce          as all_reduce, kept on the root (zeros elsewhere, as the language defines it)
+    gather          all_gather(tiled), kept on the root
+    scatter         all_gather(...)[root], the own block
+    all_to_all      all_to_all(split 0, concat 0, tiled)
+    send / recv     ppermute, where the sends form a permutation
+
+What JAX has no word for is Unsupported, with the reason: a product
+reduction (lax has psum, pmean, pmax, pmin), ragged blocks (every device's
+block one shape), explicit splits, process groups, and sends that are not a
+permutation received in one call."""
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from collgrad_torch.runner.ir import Node, position
+
+from .values import Tensor, Unsupported, derived
+
+AXIS = "i"
+_REDUCE = {"sum": jax.lax.psum, "avg": jax.lax.pmean, "max": jax.lax.pmax, "min": jax.lax.pmin}
+
+
+def _where(p: Any, e: Node) -> str:
+    return position(p.case, e)
+
+
+def _op(p: Any, e: Node, row: Any) -> str:
+    nodes, kw = e["args"], e["kwargs"]
+    node = nodes[row.op] if len(nodes) > row.op else kw.get("op")
+    name = node["name"] if node is not None else "sum"
+    if name == "prod":
+        raise Unsupported(f"{_where(p, e)}: {e['name']} with prod: JAX has no product reduction "
+                          "(lax has psum, pmean, pmax and pmin)")
+    if name not in _REDUCE:
+        raise p.fail(e, f"expected a reduction op, got '{name}'")
+    return name
+
+
+def _root(p: Any, e: Node, row: Any) -> int:
+    nodes, kw = e["args"], e["kwargs"]
+    node = nodes[row.root] if len(nodes) > row.root else kw.get("root")
+    if node is None:
+        return 0
+    return p.static_int(p.eval(node), node, "the root rank")
+
+
+def _even(p: Any, e: Node, seq: int) -> None:
+    """Every device's block one shape, and no explicit splits: else ragged, which SPMD cannot say."""
+    ev = p.case.event(seq, 0)
+    if ev.splits is not None:
+        raise Unsupported(f"{_where(p, e)}: {e['name']} with explicit splits: JAX's collectives take one block "
+                          "shape for every device")
+    if any(s != ev.shapes[0] for s in ev.shapes[1:]):
+        raise Unsupported(f"{_where(p, e)}: {e['name']} of ragged blocks ({', '.join(map(str, ev.shapes))}): one "
+                          "SPMD program has one shape per value")
+
+
+def _rows(x: Any) -> Any:
+    return x.reshape(1) if x.ndim == 0 else x
+
+
+def _own_block(p: Any, e: Node, x: Any) -> Any:
+    n = x.shape[0]
+    if n % p.world:
+        raise Unsupported(f"{_where(p, e)}: {e['name']} of {n} rows over {p.world} devices: ragged blocks")
+    size = n // p.world
+    return jax.lax.dynamic_slice_in_dim(x, p.idx * size, size, axis=0)
+
+
+def communicate(p: Any, e: Node) -> Tensor:
+    kind, seq = e["name"], int(e["seq"])
+    if kind == "recv":
+        return _recv(p, e)
+    row = p.case.collectives[kind]
+    t = p.tensor(p.eval(e["args"][0]))
+    for a in e["args"][1:] + list(e["kwargs"].values()):
+        if a["kind"] == "name" and a["name"] not in p.env:   # a process group's name
+            raise Unsupported(f"{_where(p, e)}: {kind} on a process group: not expressed in a 1-D mesh")
+    _even(p, e, seq)
+    x = _rows(t.x) if kind in ("all_gather", "gather", "reduce_scatter", "scatter", "all_to_all") else t.x
+    if kind in ("all_reduce", "reduce"):
+        y = _REDUCE[_op(p, e, row)](x, AXIS)
+    elif kind in ("all_gather", "gather"):
+        y = jax.lax.all_gather(x, AXIS, tiled=True)
+    elif kind == "reduce_scatter":
+        op = _op(p, e, row)
+        if op in ("sum", "avg"):
+            if x.shape[0] % p.world:
+                raise Unsupported(f"{_where(p, e)}: reduce_scatter of {x.shape[0]} rows over {p.world} devices: "
+                                  "ragged blocks")
+            y = jax.lax.psum_scatter(x, AXIS, scatter_dimension=0, tiled=True)
+            y = y / p.world if op == "avg" else y
+        else:
+            y = _own_block(p, e, _REDUCE[op](x, AXIS))
+    elif kind == "broadcast":
+        y = jax.lax.all_gather(x, AXIS)[_root(p, e, row)]
+    elif kind == "scatter":
+        y = _own_block(p, e, jax.lax.all_gather(x, AXIS)[_root(p, e, row)])
+    elif kind == "all_to_all":
+        if x.shape[0] % p.world:
+            raise Unsupported(f"{_where(p, e)}: all_to_all of {x.shape[0]} rows over {p.world} devices: "
+                              "ragged blocks")
+        y = jax.lax.all_to_all(x, AXIS, 0, 0, tiled=True)
+    else:
+        raise Unsupported(f"{_where(p, e)}: {kind}: no JAX collective here")
+    if row.root_only_output:  # JAX has no reduce or gather: the root keeps the all-reduced or gathered value
+        root = _root(p, e, row)
+        y = jnp.where(p.idx == root, y, jnp.zeros_like(y))
+        out = derived(y, t)
+        out.root_only = root
+        return out
+    return derived(y, t)
+
+
+def _recv(p: Any, e: Node) -> Tensor:
+    """recv(src): the oldest pending send, as a ppermute, when every device
+    receives from the device that sends to it."""
+    src = p.number(p.eval(e["args"][0]), e["args"][0], "a source rank")
+    if not p.pending:
+        raise p.fail(e, "expected a send before this recv, got none")
+    dest, t = p.pending.pop(0)
+    perm = [(d, int(to)) for d, to in enumerate(dest.values)]
+    if sorted(to for _, to in perm) != list(range(p.world)) or any(
+            int(src.values[to]) != d for d, to in perm):
+        raise Unsupported(f"{_where(p, e)}: send/recv that is not one permutation of the devices received in "
+                          "one call (ppermute)")
+    return derived(jax.lax.ppermute(t.x, AXIS, perm), t)
+
+
