@@ -234,7 +234,8 @@ int cg_matrix_add_column(cg_matrix *m, int col, const char *name, const cJSON *r
     const cJSON *fw = cJSON_GetObjectItemCaseSensitive(report, "framework");
     if (cJSON_IsObject(fw)) {
         char note[512];
-        snprintf(note, sizeof note, "torch %s over %s",
+        const char *fw_name = cg_json_str(fw, "name");
+        snprintf(note, sizeof note, "%s %s over %s", fw_name && strcmp(fw_name, "jax") == 0 ? "jax" : "torch",
                  cg_json_str(fw, "version") ? cg_json_str(fw, "version") : "?",
                  cg_json_str(fw, "backend") ? cg_json_str(fw, "backend") : "?");
         if (!(m->col_notes[col] = strdup(note)))

@@ -17,10 +17,12 @@ static const char *const usage_text =
     "                             [CASE|DIR ...]\n"
     "Run the cases (default: every built-in case) through each backend and write one table of\n"
     "case x backend: correct / wrong (largest error) / refused (message) / hangs / skipped (why).\n"
-    "  --backends LIST  comma-separated rule sets (reference, torch-nn@2.4, ...) and pytorch:API\n"
-    "                   (nn, c10d, funcol, gatherlayer, diffdist, rpc, listassign); default:\n"
-    "                   every built-in rule set, then every PyTorch API\n"
-    "  --python PATH    the interpreter of the PyTorch columns (as for --backend)\n"
+    "  --backends LIST  comma-separated rule sets (reference, torch-nn@2.4, ...), pytorch:API\n"
+    "                   (nn, c10d, funcol, gatherlayer, diffdist, rpc, listassign) and jax:API\n"
+    "                   (shard_map, shard_map_novma); default: every built-in rule set, then\n"
+    "                   every PyTorch API, then both JAX columns\n"
+    "  --python PATH    the interpreter of the PyTorch columns (as for --backend; the JAX\n"
+    "                   columns take $COLLGRAD_JAX_PYTHON or /opt/venv-jax/bin/python)\n"
     "  --world N, --timeout SEC  passed to every column's run\n"
     "  --reports DIR    keep each column's JSON report there, as DIR/BACKEND.json\n"
     "  --md FILE, --html FILE, --json FILE  where the table goes ('-': standard output);\n"
@@ -41,6 +43,12 @@ static const char *backend_name(const char *b)
 {
     if (strncmp(b, "pytorch:", 8) == 0)
         return cg_pytorch_api_known(b + 8) ? b : NULL;
+    if (cg_backend_is_jax(b)) {
+        for (int i = 0; cg_jax_api(i); i++)
+            if (strcmp(b + 4, cg_jax_api(i)) == 0)
+                return b;
+        return NULL;
+    }
     const cg_rules *r = cg_rules_find(b);
     return r ? r->name : NULL;
 }
@@ -53,8 +61,8 @@ static int split_backends(cg_matrix_opts *o, char *list)
         if (!name)
             return cg_matrix_bad_usage(
                 "unknown backend '%s' (expected a built-in rule set, e.g. reference or "
-                "torch-nn@2.4, or pytorch:API with API nn, c10d, funcol, gatherlayer, "
-                "diffdist, rpc or listassign)",
+                "torch-nn@2.4, pytorch:API with API nn, c10d, funcol, gatherlayer, "
+                "diffdist, rpc or listassign, or jax:shard_map or jax:shard_map_novma)",
                 b);
         bool again = false; /* "torch-nn,torch-nn@1.13": one column */
         for (int k = 0; k < o->nbackends; k++)
@@ -72,11 +80,16 @@ static void default_backends(cg_matrix_opts *o)
 {
     const cg_rules *const *all = cg_rules_all();
     static char names[MAX_COLUMNS][32];
+    int k = 0;
     for (int i = 0; all[i] && o->nbackends < MAX_COLUMNS; i++)
         o->backends[o->nbackends++] = all[i]->name;
-    for (int i = 0; cg_pytorch_api(i) && o->nbackends < MAX_COLUMNS; i++) {
-        snprintf(names[i], sizeof names[i], "pytorch:%s", cg_pytorch_api(i));
-        o->backends[o->nbackends++] = names[i];
+    for (int i = 0; cg_pytorch_api(i) && o->nbackends < MAX_COLUMNS; i++, k++) {
+        snprintf(names[k], sizeof names[k], "pytorch:%s", cg_pytorch_api(i));
+        o->backends[o->nbackends++] = names[k];
+    }
+    for (int i = 0; cg_jax_api(i) && o->nbackends < MAX_COLUMNS; i++, k++) {
+        snprintf(names[k], sizeof names[k], "jax:%s", cg_jax_api(i));
+        o->backends[o->nbackends++] = names[k];
     }
 }
 

@@ -39,11 +39,11 @@ static int run_column(const char *self, const cg_matrix_opts *o, const char *b, 
     const char *args[MAX_ARGS + 8];
     int n = 0;
     args[n++] = self;
-    bool real = strncmp(b, "pytorch:", 8) == 0;
+    bool real = strncmp(b, "pytorch:", 8) == 0 || cg_backend_is_jax(b);
     if (real) {
         args[n++] = "--backend";
         args[n++] = b;
-        if (o->python) {
+        if (o->python && !cg_backend_is_jax(b)) {
             args[n++] = "--python";
             args[n++] = o->python;
         }

@@ -29,9 +29,10 @@ for api in shard_map shard_map_novma; do
     done
     expect_grep "all_reduce_max_ties \(W=$w, rules=jax:$api\) \.+ \*\*\*Failed" "$TMP/$api-$w.out"
     expect_grep "NotImplementedError at backward: Differentiation rule for 'pmax' not implemented" "$TMP/$api-$w.out"
-    expect_grep "all_reduce_prod_zeros.case:[0-9]+:[0-9]+: all_reduce with prod: JAX has no product reduction" \
+    expect_grep "skipped: no product reduction in JAX \(lax has psum, pmean, pmax, pmin\): all_reduce with prod \(shard_map cannot express it; .*all_reduce_prod_zeros.case:[0-9]+:[0-9]+\)" \
       "$TMP/$api-$w.out"
-    expect_grep "gather_ragged.case:[0-9:]+: a size differs between devices" "$TMP/$api-$w.out"
+    expect_grep "skipped: one SPMD program, one shape: a size differs between devices .*gather_ragged.case:[0-9:]+\)" \
+      "$TMP/$api-$w.out"
     expect_grep "^jax:$api: jax [0-9.]+, cpu, check_vma=$([ $api = shard_map ] && echo True || echo False), W=$w host devices" \
       "$TMP/$api-$w.out"
   done
@@ -42,6 +43,16 @@ r = json.load(open(sys.argv[1]))
 fw = r["framework"]
 assert fw["name"] == "jax" and fw["api"] == "shard_map" and fw["version"], fw
 PY
+# the matrix's JAX columns: the same facts as cells, and the version each column ran
+expect_exit 0 -- timeout -k 5 300 "$BIN" matrix --backends reference,jax:shard_map,jax:shard_map_novma --world 2 \
+  --md "$TMP/m.md" "$C/all_reduce_sum.case" "$C/all_reduce_max_ties.case" "$C/all_reduce_prod_zeros.case"
+expect_grep '^\| all_reduce_sum \| 2 \| correct \| correct \| correct \|$' "$TMP/m.md"
+expect_grep '^\| all_reduce_max_ties \| 2 \| correct \| refused: NotImplementedError at backward: .* \| refused: NotImplementedError at backward: .*\|$' "$TMP/m.md"
+expect_grep '^\| all_reduce_prod_zeros \| 2 \| correct \| skipped: no product reduction in JAX .* \| skipped: no product reduction in JAX .*\|$' "$TMP/m.md"
+expect_grep '^`jax:shard_map`: jax [0-9.]+ over cpu, check_vma=True\.' "$TMP/m.md"
+expect_grep '^`jax:shard_map_novma`: jax [0-9.]+ over cpu, check_vma=False\.' "$TMP/m.md"
+expect_exit 2 -- "$BIN" matrix --backends jax:pmap "$C/all_reduce_sum.case"
+expect_grep "or jax:shard_map or jax:shard_map_novma\)" "$TMP/out"
 expect_exit 2 -- "$BIN" --backend jax:pmap "$C/all_reduce_sum.case"
 expect_grep "or jax:shard_map or jax:shard_map_novma, got 'jax:pmap'" "$TMP/out"
 COLLGRAD_JAX_PYTHON=/nonexistent/python expect_exit 3 -- "$BIN" --backend jax:shard_map "$C/all_reduce_sum.case"

@@ -12,8 +12,10 @@ if [ ! -x "$PY" ] || ! "$PY" -c "import jax" > /dev/null 2>&1; then
   exit 77
 fi
 export PATH="$(cd "$(dirname "$BIN")" && pwd):$PATH"   # `collgrad-check` is this build
+export COLLGRAD_JAX_PYTHON="$PY"                       # and its JAX process this interpreter
 export PYTHONPATH="$SRC/python"                        # this tree's package
 ln -s "$SRC/examples" "$TMP/examples"
+ln -s "$SRC/cases" "$TMP/cases"
 T="timeout -k 5 300"
 
 section() { # the page's fenced blocks of language $1
@@ -43,7 +45,8 @@ while IFS= read -r line; do
   rc=$?
   [ "$rc" = "${want:-0}" ] && ok || { bad "exit $rc (wanted ${want:-0}): $cmd"; tail -15 "$TMP/out"; }
 done < <(section bash)
-[ "$n" -ge 4 ] && ok || bad "found $n commands in docs/jax.md, wanted 4"
+[ "$n" -ge 7 ] && ok || bad "found $n commands in docs/jax.md, wanted 7"
+expect_grep "^\| all_reduce_min_ties \| 2 \| correct \| refused: NotImplementedError at backward" "$TMP/jax-matrix.md"
 [ -s "$TMP/own.json" ] && [ -s "$TMP/tp.xml" ] && ok || bad "the page's commands wrote no reports"
 
 # 3. right and wrong together, and compare over the reports

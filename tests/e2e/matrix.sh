@@ -17,7 +17,7 @@ PROD="$C/pytorch-58005/allreduce_prod_scaled.case"
 
 # command lines refused before anything runs
 expect_exit 2 -- "$BIN" matrix --backends reference,bogus "$PROD"
-expect_grep "matrix: unknown backend 'bogus' \(expected a built-in rule set.* rpc or listassign\)" "$TMP/out"
+expect_grep "matrix: unknown backend 'bogus' \(expected a built-in rule set.* rpc or listassign, or jax:shard_map or jax:shard_map_novma\)" "$TMP/out"
 expect_exit 2 -- "$BIN" matrix --frobnicate
 expect_grep "unknown option '--frobnicate'" "$TMP/out"
 # --world and --timeout are read before any column runs (once: a table of 18 refusals, exit 0)

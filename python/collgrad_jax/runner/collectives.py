@@ -20,7 +20,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from collgrad_torch.runner.ir import Node, position
+from collgrad_torch.runner.ir import Node
 
 from .values import Tensor, Unsupported, derived
 
@@ -28,17 +28,12 @@ AXIS = "i"
 _REDUCE = {"sum": jax.lax.psum, "avg": jax.lax.pmean, "max": jax.lax.pmax, "min": jax.lax.pmin}
 
 
-def _where(p: Any, e: Node) -> str:
-    return position(p.case, e)
-
-
 def _op(p: Any, e: Node, row: Any) -> str:
     nodes, kw = e["args"], e["kwargs"]
     node = nodes[row.op] if len(nodes) > row.op else kw.get("op")
     name = node["name"] if node is not None else "sum"
     if name == "prod":
-        raise Unsupported(f"{_where(p, e)}: {e['name']} with prod: JAX has no product reduction "
-                          "(lax has psum, pmean, pmax and pmin)")
+        raise Unsupported(f"no product reduction in JAX (lax has psum, pmean, pmax, pmin): {e['name']} with prod")
     if name not in _REDUCE:
         raise p.fail(e, f"expected a reduction op, got '{name}'")
     return name
@@ -56,11 +51,11 @@ def _even(p: Any, e: Node, seq: int) -> None:
     """Every device's block one shape, and no explicit splits: else ragged, which SPMD cannot say."""
     ev = p.case.event(seq, 0)
     if ev.splits is not None:
-        raise Unsupported(f"{_where(p, e)}: {e['name']} with explicit splits: JAX's collectives take one block "
-                          "shape for every device")
+        raise Unsupported(f"explicit splits: JAX's collectives take one block shape for every device "
+                          f"({e['name']})")
     if any(s != ev.shapes[0] for s in ev.shapes[1:]):
-        raise Unsupported(f"{_where(p, e)}: {e['name']} of ragged blocks ({', '.join(map(str, ev.shapes))}): one "
-                          "SPMD program has one shape per value")
+        shapes = ", ".join(map(str, ev.shapes))
+        raise Unsupported(f"ragged blocks: {e['name']} of {shapes}: one SPMD program, one shape")
 
 
 def _rows(x: Any) -> Any:
@@ -70,7 +65,7 @@ def _rows(x: Any) -> Any:
 def _own_block(p: Any, e: Node, x: Any) -> Any:
     n = x.shape[0]
     if n % p.world:
-        raise Unsupported(f"{_where(p, e)}: {e['name']} of {n} rows over {p.world} devices: ragged blocks")
+        raise Unsupported(f"ragged blocks: {e['name']} of {n} rows over {p.world} devices")
     size = n // p.world
     return jax.lax.dynamic_slice_in_dim(x, p.idx * size, size, axis=0)
 
@@ -83,7 +78,7 @@ def communicate(p: Any, e: Node) -> Tensor:
     t = p.tensor(p.eval(e["args"][0]))
     for a in e["args"][1:] + list(e["kwargs"].values()):
         if a["kind"] == "name" and a["name"] not in p.env:   # a process group's name
-            raise Unsupported(f"{_where(p, e)}: {kind} on a process group: not expressed in a 1-D mesh")
+            raise Unsupported(f"process groups (group(), mesh()): not expressed in the 1-D mesh yet ({kind})")
     _even(p, e, seq)
     x = _rows(t.x) if kind in ("all_gather", "gather", "reduce_scatter", "scatter", "all_to_all") else t.x
     if kind in ("all_reduce", "reduce"):
@@ -94,8 +89,7 @@ def communicate(p: Any, e: Node) -> Tensor:
         op = _op(p, e, row)
         if op in ("sum", "avg"):
             if x.shape[0] % p.world:
-                raise Unsupported(f"{_where(p, e)}: reduce_scatter of {x.shape[0]} rows over {p.world} devices: "
-                                  "ragged blocks")
+                raise Unsupported(f"ragged blocks: reduce_scatter of {x.shape[0]} rows over {p.world} devices")
             y = jax.lax.psum_scatter(x, AXIS, scatter_dimension=0, tiled=True)
             y = y / p.world if op == "avg" else y
         else:
@@ -106,11 +100,10 @@ def communicate(p: Any, e: Node) -> Tensor:
         y = _own_block(p, e, jax.lax.all_gather(x, AXIS)[_root(p, e, row)])
     elif kind == "all_to_all":
         if x.shape[0] % p.world:
-            raise Unsupported(f"{_where(p, e)}: all_to_all of {x.shape[0]} rows over {p.world} devices: "
-                              "ragged blocks")
+            raise Unsupported(f"ragged blocks: all_to_all of {x.shape[0]} rows over {p.world} devices")
         y = jax.lax.all_to_all(x, AXIS, 0, 0, tiled=True)
     else:
-        raise Unsupported(f"{_where(p, e)}: {kind}: no JAX collective here")
+        raise Unsupported(f"{kind}: no JAX collective here")
     if row.root_only_output:  # JAX has no reduce or gather: the root keeps the all-reduced or gathered value
         root = _root(p, e, row)
         y = jnp.where(p.idx == root, y, jnp.zeros_like(y))
@@ -130,8 +123,7 @@ def _recv(p: Any, e: Node) -> Tensor:
     perm = [(d, int(to)) for d, to in enumerate(dest.values)]
     if sorted(to for _, to in perm) != list(range(p.world)) or any(
             int(src.values[to]) != d for d, to in perm):
-        raise Unsupported(f"{_where(p, e)}: send/recv that is not one permutation of the devices received in "
-                          "one call (ppermute)")
+        raise Unsupported("send/recv that is not one permutation of the devices received in one call (ppermute)")
     return derived(jax.lax.ppermute(t.x, AXIS, perm), t)
 
 

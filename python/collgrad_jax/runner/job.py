@@ -69,8 +69,9 @@ def run(case: Case, mesh: Mesh, vma: bool) -> List[Dict[str, Any]]:
             prog = box["program"]
             phase, at = "backward", next((ev[3] for ev in prog.events if ev[0] == "backward"), at)
             grads = _gradients(f, dummy, zeros, prog, world)
-        except Unsupported as e:
-            return [dict(line, outcome="skipped", reason=f"jax:shard_map cannot express it: {e}",
+        except Unsupported as e:  # the reason first: the matrix's cell shows its start
+            where = box["program"].where if "program" in box else case.file
+            return [dict(line, outcome="skipped", reason=f"{e} (shard_map cannot express it; {where})",
                          seconds=time.monotonic() - t0) for _ in range(world)]
         except CaseError as e:
             line.update(outcome="raised", error=_error(e, phase, at, "interpreter"))

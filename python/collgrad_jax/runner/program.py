@@ -41,6 +41,9 @@ def _numbers(v: Any) -> Any:
     return v
 
 
+PROCESS_GROUPS = "process groups (group(), mesh()): not expressed in the 1-D mesh yet"
+
+
 class CaseError(Exception):
     """The program is not valid ("file:line:col: expected ..."): the two interpreters disagree."""
 
@@ -93,9 +96,8 @@ class Program:
         """v as one integer every device agrees on (a shape, an axis, a root)."""
         u = self.number(v, node, what).uniform
         if u is None:
-            raise Unsupported(f"{position(self.case, node)}: {what} differs between devices "
-                              f"({', '.join(f'{x:g}' for x in self.number(v, node, what).values)}): "
-                              "one SPMD program has one shape")
+            values = ", ".join(f"{x:g}" for x in self.number(v, node, what).values)
+            raise Unsupported(f"one SPMD program, one shape: {what} differs between devices ({values})")
         if not math.isfinite(u) or u != math.floor(u) or abs(u) > 1e15:
             raise self.fail(node, f"expected {what} (an integer), got {u:g}")
         return int(u)
@@ -137,18 +139,16 @@ class Program:
                     self.stmts(st["body"])
                     self.only = None
                 elif any(member):
-                    raise Unsupported(f"{position(self.case, st)}: a block only ranks "
-                                      f"{', '.join(str(r) for r, m in enumerate(member) if m)} run: "
-                                      "one SPMD program runs the same statements on every device (a block of "
-                                      "backward() calls alone is expressed, its root 0 off the block)")
+                    ranks = ", ".join(str(r) for r, m in enumerate(member) if m)
+                    raise Unsupported(f"a block only ranks {ranks} run: SPMD runs every statement on every "
+                                      "device (a block of backward() calls alone is expressed)")
 
     def members(self, st: Node) -> List[bool]:
         member = [False] * self.world
         for e in st["ranks"]:
             v = self.eval(e)
             if isinstance(v, str):
-                raise Unsupported(f"{position(self.case, e)}: process groups (group(), mesh()) are not "
-                                  "expressed in a 1-D mesh")
+                raise Unsupported(PROCESS_GROUPS)
             for d, r in enumerate(self.number(v, e, "a rank").values):
                 member[d] |= r == d
         return member
@@ -160,8 +160,7 @@ class Program:
     def assign(self, st: Node) -> None:
         names = st["names"]
         if st["expr"]["kind"] == "call" and st["expr"]["name"] in ("group", "mesh"):
-            raise Unsupported(f"{position(self.case, st)}: process groups (group(), mesh()) are not expressed "
-                              "in the check's 1-D mesh")
+            raise Unsupported(PROCESS_GROUPS)
         t = self.tensor(self.eval(st["expr"]))
         if len(names) == 1:
             self.bind(names[0], t)
@@ -235,8 +234,8 @@ class Program:
             return PerDevice(tuple(x if k != 0 else y for k, x, y in zip(c.values, a.values, b.values)))
         ta, tb = self.tensor(a), self.tensor(b)
         if ta.shape != tb.shape:
-            raise Unsupported(f"{position(self.case, e)}: a condition that differs between devices chooses "
-                              f"tensors of shapes {list(ta.shape)} and {list(tb.shape)}")
+            raise Unsupported(f"one SPMD program, one shape: a rank-dependent choice between tensors of shapes "
+                              f"{list(ta.shape)} and {list(tb.shape)}")
         take = jnp.asarray([k != 0 for k in c.values])[self.idx]
         return derived(jnp.where(take, ta.x, tb.x), ta, tb)
 
@@ -293,8 +292,7 @@ class Program:
         his = [int(v) + (n if v < 0 else 0) for v in hi.values]
         sizes = {h - l for l, h in zip(los, his)}
         if len(sizes) != 1:
-            raise Unsupported(f"{position(self.case, node)}: a slice whose length differs between devices "
-                              "(one SPMD program has one shape)")
+            raise Unsupported("one SPMD program, one shape: a slice whose length differs between devices")
         size = sizes.pop()
         if any(l < 0 or h > n or size < 0 for l, h in zip(los, his)):
             raise self.fail(node, f"expected a slice inside [0, {n}), got {los[0]}:{his[0]}")
@@ -308,8 +306,7 @@ class Program:
         if name in ("backward", "zero_grad", "send"):
             raise self.fail(e, f"expected an expression, got statement {name}()")
         if name in ("group", "mesh", "group_rank", "group_size"):
-            raise Unsupported(f"{position(self.case, e)}: process groups (group(), mesh()) are not expressed "
-                              "in the check's 1-D mesh")
+            raise Unsupported(PROCESS_GROUPS)
         if "seq" in e:
             return collectives.communicate(self, e)
         args = [None if a["kind"] == "word" else self.eval(a) for a in e["args"]]
