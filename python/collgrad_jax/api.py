@@ -8,7 +8,7 @@ host device count when it starts) and judges what that process measured
 import math
 import os
 import time
-from typing import Any, Callable, Literal, Optional, Union
+from typing import Any, Callable, List, Literal, Mapping, Optional, Union
 
 from collgrad_torch.checker import refs
 from collgrad_torch.checker.result import Result
@@ -44,17 +44,19 @@ def _real(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def check(make_loss: Fn, *, world: int = 4, inputs: Fn, fd: FdMode = "auto", fd_budget: int = 4096,
-          reduction: Reduction = "sum", atol: Optional[float] = None, rtol: Optional[float] = None,
-          seed: int = 0, vma: Vma = "both", timeout: float = 120.0, python: Optional[str] = None,
-          name: Optional[str] = None) -> Result:
+def check(make_loss: Fn, *, world: Optional[int] = None, inputs: Fn, mesh: Optional[Mapping[str, int]] = None,
+          fd: FdMode = "auto", fd_budget: int = 4096, reduction: Reduction = "sum", atol: Optional[float] = None,
+          rtol: Optional[float] = None, seed: int = 0, vma: Vma = "both", timeout: float = 120.0,
+          python: Optional[str] = None, name: Optional[str] = None) -> Result:
     """Check every device's block of jax.grad of the global loss against
     central finite differences of the same loss.
 
     make_loss(mesh) returns f(**inputs(world)): the global scalar loss, or a
     [W] array of per-device losses whose sum (reduction="mean": mean) is the
-    global loss. `mesh` is a 1-D jax Mesh of W CPU devices, axis name 'i',
-    axis type Auto (so shard_map places global arrays as its in_specs say).
+    global loss. The mesh make_loss gets is a 1-D jax Mesh of `world` (default
+    4) CPU devices, axis name 'i', or the mesh `mesh` names, axis by axis
+    ({"dp": 2, "tp": 2}: W = 4, device (d, t) at d * 2 + t); its axes are of
+    type Auto (so shard_map places global arrays as its in_specs say).
     Each input's gradient is split into the blocks its sharding gives each
     device (a replicated input: one copy per device), and each block is
     compared with the finite-difference truth of the same elements (float64;
@@ -72,8 +74,8 @@ def check(make_loss: Fn, *, world: int = 4, inputs: Fn, fd: FdMode = "auto", fd_
     arguments raise CheckError, and what goes wrong while running is the
     Result's error with its class (2: the code, 3: infrastructure).
     """
-    result, spec = plan(make_loss, world=world, inputs=inputs, fd=fd, fd_budget=fd_budget, reduction=reduction,
-                        atol=atol, rtol=rtol, seed=seed, vma=vma, timeout=timeout, name=name)
+    result, spec = plan(make_loss, world=world, inputs=inputs, mesh=mesh, fd=fd, fd_budget=fd_budget,
+                        reduction=reduction, atol=atol, rtol=rtol, seed=seed, vma=vma, timeout=timeout, name=name)
     t0 = time.monotonic()
     try:
         measured = devices.run(spec, timeout=timeout, python=python)
@@ -88,13 +90,33 @@ def check(make_loss: Fn, *, world: int = 4, inputs: Fn, fd: FdMode = "auto", fd_
     return result
 
 
-def plan(make_loss: Fn, *, world: int, inputs: Fn, fd: str, fd_budget: int, reduction: str,
-         atol: Optional[float], rtol: Optional[float], seed: int, vma: str, timeout: float,
-         name: Optional[str]) -> "tuple[Result, devices.Spec]":
+def _axes(world: Optional[int], mesh: Optional[Mapping[str, int]]) -> List[List[Any]]:
+    """The mesh's axes as [name, size] pairs: `mesh`'s, or one axis 'i' of `world` devices."""
+    if mesh is None:
+        world = 4 if world is None else world
+        if not (isinstance(world, int) and not isinstance(world, bool) and 1 <= world <= MAX_WORLD):
+            raise CheckError(f"world must be an integer in 1..{MAX_WORLD} (host devices in one process), "
+                             f"got {world!r}")
+        return [["i", world]]
+    if not isinstance(mesh, Mapping) or not mesh or not all(
+            isinstance(k, str) and k.isidentifier() and isinstance(v, int) and not isinstance(v, bool) and v >= 1
+            for k, v in mesh.items()):
+        raise CheckError(f"mesh must map axis names to sizes >= 1 ({{'dp': 2, 'tp': 2}}), got {mesh!r}")
+    size = math.prod(mesh.values())
+    if size > MAX_WORLD:
+        raise CheckError(f"mesh {dict(mesh)} has {size} devices, more than {MAX_WORLD}")
+    if world is not None and world != size:
+        raise CheckError(f"world={world!r} but mesh {dict(mesh)} has {size} devices: give one of them")
+    return [[k, v] for k, v in mesh.items()]
+
+
+def plan(make_loss: Fn, *, world: Optional[int], inputs: Fn, mesh: Optional[Mapping[str, int]], fd: str,
+         fd_budget: int, reduction: str, atol: Optional[float], rtol: Optional[float], seed: int, vma: str,
+         timeout: float, name: Optional[str]) -> "tuple[Result, devices.Spec]":
     """check()'s arguments checked (CheckError), as an empty Result and the
     spec the device process reads."""
-    if not (isinstance(world, int) and not isinstance(world, bool) and 1 <= world <= MAX_WORLD):
-        raise CheckError(f"world must be an integer in 1..{MAX_WORLD} (host devices in one process), got {world!r}")
+    axes = _axes(world, mesh)
+    size = math.prod(int(n) for _, n in axes)
     if reduction not in ("sum", "mean"):
         raise CheckError(f"reduction must be 'sum' or 'mean', got {reduction!r}")
     if fd not in ("auto", "element", "fast"):
@@ -121,10 +143,10 @@ def plan(make_loss: Fn, *, world: int, inputs: Fn, fd: str, fd_budget: int, redu
         where = r.rsplit(":", 1)[0]
         if where.endswith(".py") and not os.path.isfile(where):
             raise CheckError(f"{what}: {where}: no such file")
-    result = Result(name=name or ref, ref=ref, world=world, backend="jax:cpu", kind="fn", semantics="per_rank",
+    result = Result(name=name or ref, ref=ref, world=size, backend="jax:cpu", kind="fn", semantics="per_rank",
                     reduction=reduction, seed=seed, framework="jax", isolation="process",
                     atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol)
-    spec: devices.Spec = {"make_loss": ref, "inputs": inputs_ref, "world": world, "fd": fd,
+    spec: devices.Spec = {"make_loss": ref, "inputs": inputs_ref, "world": size, "mesh": axes, "fd": fd,
                           "fd_budget": fd_budget, "reduction": reduction, "seed": seed, "vma": vma}
     return result, spec
 

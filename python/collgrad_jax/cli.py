@@ -12,7 +12,7 @@ loss has the wrong shape, its forward does not repeat), 3 infrastructure
 
 import argparse
 import sys
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from collgrad_torch.checker import cli_words, report
 from collgrad_torch.checker.result import Result
@@ -23,13 +23,27 @@ from . import api
 PROG = "python -m collgrad_jax check"
 
 
+def _mesh(text: str) -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    for part in text.split(","):
+        name, _, size = part.partition("=")
+        if not name.strip().isidentifier() or not size.strip().isdigit() or int(size) < 1 or name.strip() in out:
+            raise argparse.ArgumentTypeError(f"expected NAME=SIZE,... with distinct names and sizes >= 1 "
+                                             f"(dp=2,tp=2), got '{text}'")
+        out[name.strip()] = int(size)
+    return out
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Check every device's block of jax.grad of your shard_map "
                                                       "code's global loss against finite differences.")
     p.add_argument("make_loss", nargs="+", help="FILE.py:NAME or MODULE:NAME of make_loss(mesh) -> f "
                                                 "(several: each is checked, with the same inputs)")
     p.add_argument("--inputs", required=True, help="FILE.py:NAME of make_inputs(world) -> dict of global arrays")
-    p.add_argument("--world", type=cli_words.worlds, default=[4], help="device counts, comma-separated (default 4)")
+    p.add_argument("--world", type=cli_words.worlds, default=None,
+                   help="device counts of a 1-D mesh (axis 'i'), comma-separated (default 4)")
+    p.add_argument("--mesh", type=_mesh, default=None, metavar="NAME=SIZE,...",
+                   help="a mesh of named axes instead, row-major: dp=2,tp=2")
     p.add_argument("--reduction", default="sum", choices=["sum", "mean"],
                    help="the global loss from per-device losses: their sum or mean")
     p.add_argument("--atol", type=float)
@@ -61,11 +75,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     if why:
         print(f"{PROG}: {why}", file=sys.stderr)
         return ExitClass.USAGE
+    if ns.mesh is not None and ns.world is not None:
+        print(f"{PROG}: give --world or --mesh, not both", file=sys.stderr)
+        return ExitClass.USAGE
+    worlds: List[Optional[int]] = [None] if ns.mesh is not None else (ns.world or [4])
     results: List[Result] = []
     for fn in ns.make_loss:
-        for world in ns.world:
+        for world in worlds:
             try:
-                r = api.check(fn, world=world, inputs=ns.inputs, fd=ns.fd, fd_budget=ns.fd_budget,
+                r = api.check(fn, world=world, mesh=ns.mesh, inputs=ns.inputs, fd=ns.fd, fd_budget=ns.fd_budget,
                               reduction=ns.reduction, atol=ns.atol, rtol=ns.rtol, seed=ns.seed, vma=ns.vma,
                               timeout=ns.timeout, name=ns.name)
             except api.CheckError as e:

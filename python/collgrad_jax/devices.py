@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from typing import List, Optional, TypedDict
+from typing import Any, List, Optional, TypedDict
 
 from collgrad_torch.exit_class import ExitClass
 
@@ -26,6 +26,7 @@ class Spec(TypedDict):
     make_loss: str       # FILE.py:NAME or MODULE:NAME
     inputs: str
     world: int
+    mesh: List[List[Any]]  # [name, size] per axis, row-major: [["i", W]] or [["dp", 2], ["tp", 2]]
     fd: str              # auto, element, fast
     fd_budget: int
     reduction: str       # sum, mean
@@ -36,6 +37,7 @@ class Spec(TypedDict):
 class Block(TypedDict):
     """One device's block of one input's gradient, beside its truth's rows."""
     device: int
+    coords: List[int]    # the device's place on each mesh axis
     index: str           # the block in the global array: "[2:4]", "[:]" for a whole copy
     observed: List[float]
     rows: List[List[float]]   # per element (or direction): d L_k / d x for each loss k
@@ -58,6 +60,7 @@ class Flipped(TypedDict, total=False):
 
 class Measured(TypedDict):
     jax: str
+    mesh: List[List[Any]]    # [name, size] per axis
     mode: str            # element or fast
     losses: int          # 1: one global loss; W: one per device
     base: List[List[float]]   # the loss components at the inputs, three evaluations

@@ -11,14 +11,12 @@ d L_0 / d x what a device would get if every device's loss were device 0's.
 """
 
 import math
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from collgrad_torch.checker import patterns
 from collgrad_torch.checker.result import Result, TensorCheck
 
 from .devices import Block, Input, Measured
-
-AXIS = "i"
 
 
 class Refused(Exception):
@@ -49,10 +47,12 @@ def judge(m: Measured, r: Result) -> None:
     per_device = m["losses"] == r.world > 1
     r.notes.append("the loss: f's one global scalar" if not per_device else
                    f"the loss: the {'mean' if r.reduction == 'mean' else 'sum'} of f's {r.world} per-device losses")
+    axes = [(str(n), int(k)) for n, k in m.get("mesh") or [["i", r.world]]]
     for inp in m["inputs"]:
         copies: Dict[str, List[TensorCheck]] = {}
         for b in inp["blocks"]:
-            c = _check(b, inp, r, close, per_device, held=sum(x["index"] == b["index"] for x in inp["blocks"]))
+            held = [x for x in inp["blocks"] if x["index"] == b["index"]]
+            c = _check(b, inp, r, close, per_device, axes, _spans(held, axes))
             copies.setdefault(b["index"], []).append(c)
             r.checks.append(c)
         for mine in copies.values():
@@ -73,7 +73,14 @@ def _truths(rows: List[List[float]], reduction: str) -> List[float]:
     return [sum(row) / (len(row) if reduction == "mean" else 1) for row in rows]
 
 
-def _check(b: Block, inp: Input, r: Result, close: patterns.Close, per_device: bool, held: int) -> TensorCheck:
+def _spans(held: List[Block], axes: List[Tuple[str, int]]) -> List[str]:
+    """The mesh axes a block's copies spread over: those on which their devices differ."""
+    coords = [x.get("coords") or [x["device"]] for x in held]
+    return [name for a, (name, _) in enumerate(axes) if len({c[a] for c in coords if a < len(c)}) > 1]
+
+
+def _check(b: Block, inp: Input, r: Result, close: patterns.Close, per_device: bool,
+           axes: List[Tuple[str, int]], over: List[str]) -> TensorCheck:
     truth = _truths(b["rows"], r.reduction)
     scale = 1.0 / r.world if r.reduction == "mean" and per_device else 1.0
     own = [row[b["device"]] * scale for row in b["rows"]] if per_device else None
@@ -85,14 +92,14 @@ def _check(b: Block, inp: Input, r: Result, close: patterns.Close, per_device: b
     whole = b["index"] == "[" + ", ".join(":" for _ in inp["shape"]) + "]" or not inp["shape"]
     note = f"directional derivative along a random unit vector (seed {r.seed})" if r.fd == "fast" else ""
     c = TensorCheck(rank=b["device"], tensor=inp["name"] if whole else inp["name"] + b["index"],
-                    replicated=held > 1, numel=len(truth), observed=list(observed), truth=truth,
+                    replicated=bool(over), numel=len(truth), observed=list(observed), truth=truth,
                     max_abs_err=max(abs_err, default=0.0), max_rel_err=max(rel, default=0.0), ok=not bad,
                     first_bad=bad[0] if bad else -1, note=note, replicated_truth=rep, own_truth=own,
-                    over=AXIS if held == r.world else (f"{held} devices" if held > 1 else ""),
-                    placements=f"{inp['spec']} on mesh ({AXIS}={r.world})")
+                    over=", ".join(over),
+                    placements=f"{inp['spec']} on mesh ({', '.join(f'{n}={k}' for n, k in axes)})")
     if bad:
         c.patterns = patterns.name(observed, truth, close, r.world, [], replicated=rep, own=own,
-                                   dims=[(AXIS, r.world, held > 1)])
+                                   dims=[(n, k, n in over) for n, k in axes])
     return c
 
 

@@ -23,7 +23,6 @@ from . import vma
 from .devices import Block, Flipped, Input, Measured, Spec
 
 STEP = 1e-6          # central-difference step on float64 inputs (gradcheck's eps)
-AXIS = "i"
 
 
 class UserError(Exception):
@@ -39,20 +38,23 @@ def _raised(what: str, e: BaseException) -> UserError:
     return UserError(f"{what} raised {type(e).__name__}: {e}\n{tb}")
 
 
-def make_mesh(world: int) -> Mesh:
-    """The check's 1-D mesh of W host devices, axis 'i', axis type Auto (an
-    Explicit mesh, jax.make_mesh's default since 0.7, would refuse global
-    arrays that are not placed already)."""
+def make_mesh(axes: List[List[Any]]) -> Mesh:
+    """The check's mesh of host devices, its axes [name, size] row-major
+    (1-D: [["i", W]]), every axis of type Auto (an Explicit mesh,
+    jax.make_mesh's default since 0.7, would refuse global arrays that are
+    not placed already)."""
+    names, shape = tuple(str(n) for n, _ in axes), tuple(int(k) for _, k in axes)
+    world = int(np.prod(shape))
     found = jax.devices()
     if len(found) < world:
         raise MachineError(f"asked for {world} devices, JAX has {len(found)} ({jax.default_backend()}): "
                            "XLA_FLAGS=--xla_force_host_platform_device_count must reach the device process")
-    devices = np.array(found[:world])
+    devices = np.array(found[:world]).reshape(shape)
     try:
         from jax.sharding import AxisType
-        return Mesh(devices, (AXIS,), axis_types=(AxisType.Auto,))
+        return Mesh(devices, names, axis_types=(AxisType.Auto,) * len(names))
     except (ImportError, TypeError):  # a JAX before axis types: every mesh is Auto
-        return Mesh(devices, (AXIS,))
+        return Mesh(devices, names)
 
 
 def _inputs(spec: Spec) -> Tuple[Dict[str, np.ndarray], List[str]]:
@@ -171,7 +173,7 @@ def _index_text(index: Sequence[Any]) -> str:
 
 def blocks(g: Any, shape: Tuple[int, ...], mesh: Mesh) -> List[Tuple[int, str, np.ndarray, np.ndarray]]:
     """(device, index text, global flat indices, the device's values) for each
-    device holding a block of g, in the mesh's device order."""
+    device holding a block of g, in the mesh's device order (row-major)."""
     position = {d.id: k for k, d in enumerate(mesh.devices.flat)}
     flat = np.arange(int(np.prod(shape, dtype=np.int64))).reshape(shape)
     shards = getattr(g, "addressable_shards", None)
@@ -180,6 +182,10 @@ def blocks(g: Any, shape: Tuple[int, ...], mesh: Mesh) -> List[Tuple[int, str, n
     out = [(position.get(s.device.id, s.device.id), _index_text(s.index), flat[s.index].ravel(),
             np.asarray(s.data, dtype=np.float64).ravel()) for s in shards]
     return sorted(out, key=lambda b: b[0])
+
+
+def _coords(device: int, mesh: Mesh) -> List[int]:
+    return [int(c) for c in np.unravel_index(device, mesh.devices.shape)]
 
 
 def _sharding_text(g: Any) -> str:
@@ -211,16 +217,16 @@ def observe(loss: Loss, mesh: Mesh, mode: str, seed: int, truth: bool) -> List[I
         for device, index, at, values in blocks(grads[name], shape, mesh):
             if mode == "element":
                 rows = [_element_row(loss, name, int(e)) for e in at] if truth else []
-                found.append({"device": device, "index": index, "observed": [float(v) for v in values],
-                              "rows": rows})
+                found.append({"device": device, "coords": _coords(device, mesh), "index": index,
+                              "observed": [float(v) for v in values], "rows": rows})
                 continue
             if index not in directions:
                 rng = np.random.RandomState((seed * 1000003 + i * 1009 + len(directions)) % (1 << 32))
                 v = rng.standard_normal(len(at))
                 directions[index] = v / max(float(np.linalg.norm(v)), 1e-300)
                 rows_by_block[index] = [_derivative(loss, name, at, directions[index])] if truth else []
-            found.append({"device": device, "index": index, "observed": [float(values @ directions[index])],
-                          "rows": rows_by_block[index]})
+            found.append({"device": device, "coords": _coords(device, mesh), "index": index,
+                          "observed": [float(values @ directions[index])], "rows": rows_by_block[index]})
         out.append({"name": name, "shape": list(shape), "spec": _sharding_text(grads[name]), "blocks": found})
     return out
 
@@ -238,7 +244,7 @@ def _element_row(loss: Loss, name: str, e: int) -> List[float]:
 
 def measure(spec: Spec) -> Measured:
     vma.install()   # before the user's module is imported: `from jax import shard_map` gets the wrapper
-    mesh = make_mesh(spec["world"])
+    mesh = make_mesh(spec["mesh"])
     arrays, checked = _inputs(spec)
     loss = Loss(spec, mesh, arrays, checked)
     elements = sum(arrays[n].size for n in checked)
@@ -252,7 +258,7 @@ def measure(spec: Spec) -> Measured:
         flipped = _flipped(spec, mesh, arrays, checked, mode, written)
     elif spec["vma"] == "both":
         notes.append("f calls no jax.shard_map (as the check sees it): check_vma was not flipped")
-    return {"jax": jax.__version__, "mode": mode, "losses": len(base[0]), "base": base, "inputs": inputs,
+    return {"jax": jax.__version__, "mesh": spec["mesh"], "mode": mode, "losses": len(base[0]), "base": base, "inputs": inputs,
             "written": written, "flipped": flipped, "notes": notes}
 
 

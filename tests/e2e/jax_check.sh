@@ -45,7 +45,7 @@ while IFS= read -r line; do
   rc=$?
   [ "$rc" = "${want:-0}" ] && ok || { bad "exit $rc (wanted ${want:-0}): $cmd"; tail -15 "$TMP/out"; }
 done < <(section bash)
-[ "$n" -ge 7 ] && ok || bad "found $n commands in docs/jax.md, wanted 7"
+[ "$n" -ge 8 ] && ok || bad "found $n commands in docs/jax.md, wanted 8"
 expect_grep "^\| all_reduce_min_ties \| 2 \| correct \| refused: NotImplementedError at backward" "$TMP/jax-matrix.md"
 [ -s "$TMP/own.json" ] && [ -s "$TMP/tp.xml" ] && ok || bad "the page's commands wrote no reports"
 

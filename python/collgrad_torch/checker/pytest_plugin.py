@@ -54,8 +54,8 @@ MARKER = "collgrad"
 KEYWORDS = ("world", "inputs", "backend", "semantics", "reduction", "replicated", "atol", "rtol", "fd",
             "fd_budget", "seed", "timeout", "name", "modes", "step", "framework")
 # with framework="jax": collgrad_jax.check()'s
-JAX_KEYWORDS = ("world", "inputs", "reduction", "atol", "rtol", "fd", "fd_budget", "seed", "timeout", "name", "vma",
-                "framework")
+JAX_KEYWORDS = ("world", "inputs", "mesh", "reduction", "atol", "rtol", "fd", "fd_budget", "seed", "timeout", "name",
+                "vma", "framework")
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -158,9 +158,14 @@ def pytest_pycollect_makeitem(collector: Any, name: str, obj: Any) -> Optional[L
     kwargs = dict(mark.kwargs)
     if mark.args:
         kwargs.setdefault("world", mark.args[0])
+    refusal = _misuse(collector, obj, mark)
+    if kwargs.get("framework") == "jax" and "mesh" in kwargs:  # one check on the named mesh
+        mesh = kwargs["mesh"]
+        label = ",".join(f"{k}={v}" for k, v in mesh.items()) if isinstance(mesh, dict) else repr(mesh)
+        return [CollgradItem.from_parent(collector, name=f"{name}[mesh={label}]", fn=obj,
+                                         world=kwargs.pop("world", None), options=kwargs, refusal=refusal)]
     worlds = kwargs.pop("world", [2, 4])
     worlds = list(worlds) if isinstance(worlds, (list, tuple)) else [worlds]
-    refusal = _misuse(collector, obj, mark)
     return [CollgradItem.from_parent(collector, name=f"{name}[W={w}]", fn=obj, world=w, options=kwargs,
                                      refusal=refusal) for w in worlds]
 
@@ -235,7 +240,7 @@ class CollgradItem(pytest.Item):
         if inputs is not None and not isinstance(inputs, str):
             inputs = self._ref(inputs, "inputs")
         opts["inputs"] = inputs
-        opts.setdefault("name", self.nodeid.split("[W=")[0])
+        opts.setdefault("name", self.nodeid.split("[W=")[0].split("[mesh=")[0])
         ref = self._ref(self.fn, "test")
         if opts.pop("step", False):
             opts["step"] = ref
@@ -245,7 +250,9 @@ class CollgradItem(pytest.Item):
     def runtest(self) -> None:
         if self.refusal:
             raise CollgradUsage(self.refusal)
-        if not (isinstance(self.world, int) and not isinstance(self.world, bool) and self.world >= 1):
+        named_mesh = self.world is None and "mesh" in self.options  # a JAX test on a named mesh: its size
+        if not named_mesh and not (isinstance(self.world, int) and not isinstance(self.world, bool)
+                                   and self.world >= 1):
             raise CollgradUsage(f"world sizes must be positive integers, got {self.world!r}")
         from . import report
 

@@ -45,7 +45,11 @@ class Exits(unittest.TestCase):
                             (["check", f"{BAD}:make_loss_right", "--inputs", f"{BAD}:make_inputs", "--world", "0"],
                              "positive"),
                             (["check", f"{HERE}/nope.py:f", "--inputs", f"{BAD}:make_inputs"], "no such file"),
-                            (["frobnicate"], "usage")):
+                            (["frobnicate"], "usage"),
+                            (["check", f"{BAD}:make_loss_right", "--inputs", f"{BAD}:make_inputs", "--mesh", "dp=2",
+                              "--world", "2"], "not both"),
+                            (["check", f"{BAD}:make_loss_right", "--inputs", f"{BAD}:make_inputs", "--mesh", "dp=0"],
+                             "NAME=SIZE")):
             out = cli(*args)
             self.assertEqual(out.returncode, 2, out.stdout + out.stderr)
             self.assertIn(words, out.stdout + out.stderr)
@@ -85,6 +89,10 @@ class Api(unittest.TestCase):
                 cgj.check(f"{BAD}:make_loss_right", inputs=f"{BAD}:make_inputs", **kwargs)
         with self.assertRaises(cgj.CheckError):
             cgj.check(lambda mesh: None, inputs=f"{BAD}:make_inputs")
+        for kwargs in ({"mesh": {"dp": 2, "tp": 2}, "world": 2}, {"mesh": {"dp": 0}}, {"mesh": {"1x": 2}},
+                       {"mesh": {"dp": 64, "tp": 2}}, {"mesh": []}):
+            with self.subTest(kwargs=kwargs), self.assertRaises(cgj.CheckError):
+                cgj.check(f"{BAD}:make_loss_right", inputs=f"{BAD}:make_inputs", **kwargs)
 
     def test_assert_gradients_and_fast_mode(self):
         r = cgj.assert_gradients(f"{PSUM}:make_loss", world=2, inputs=f"{PSUM}:make_inputs", fd="fast")

@@ -51,9 +51,12 @@ def _grads(loss, inputs):
 
 
 class Examples(unittest.TestCase):
-    def check(self, example, fn, world):
+    def check(self, example, fn, world, mesh=None):
         path = os.path.abspath(os.path.join(EXAMPLES, f"{example}.py"))
-        r = cgj.check(f"{path}:{fn}", world=world, inputs=f"{path}:make_inputs")
+        if mesh is not None:
+            world = None
+        r = cgj.check(f"{path}:{fn}", world=world, mesh=mesh, inputs=f"{path}:make_inputs")
+        world = r.world
         self.assertIsNone(r.error, r.error)
         return r, _load(example).make_inputs(world)
 
@@ -166,6 +169,21 @@ class Examples(unittest.TestCase):
             r, _ = self.check("tp_mlp", "make_loss_megatron_port", w)
             self.expect(r, {"x": truth["x"], "w1": truth["w1"] / w, "w2": truth["w2"] / w}, status="fail",
                         keys=["over_world"], tensors=["w1", "w2"])
+
+    def test_dp_tp_on_a_2d_mesh(self):
+        def loss(x, w1, w2):
+            y = jax.nn.gelu(x @ w1) @ w2
+            return jnp.sum(y * y)
+        mesh = {"dp": 2, "tp": 2}
+        r, inp = self.check("dp_tp", "make_loss", None, mesh)
+        truth = _grads(loss, inp)
+        self.expect(r, truth, status="pass")
+        self.assertEqual({c.over for c in r.checks if c.tensor.startswith("w")}, {"dp"}, r.table())
+        self.assertEqual({c.over for c in r.checks if c.tensor.startswith("x")}, {"tp"}, r.table())
+        r, _ = self.check("dp_tp", "make_loss_dp_sync_twice", None, mesh)  # W1 synced over dp twice: x 2
+        self.expect(r, {"x": truth["x"], "w1": truth["w1"] * 2, "w2": truth["w2"]}, status="fail",
+                    keys=["times_mesh_dim"], tensors=["w1"])
+        self.assertIn("x 2: the size of mesh dimension 'dp'", r.table())
 
     def test_ring_attention(self):
         for w in WORLDS:

@@ -33,7 +33,8 @@ class Marker(unittest.TestCase):
         outcome = {n: ("failed" if c.find("failure") is not None else
                        "error" if c.find("error") is not None else "passed") for n, c in cases.items()}
         self.assertEqual(outcome, {"test_gather_right[W=2]": "passed", "test_gather_right[W=4]": "passed",
-                                   "test_gather_own_block[W=2]": "failed", "test_gather_backend[W=2]": "failed"},
+                                   "test_gather_own_block[W=2]": "failed", "test_gather_backend[W=2]": "failed",
+                                   "test_dp_tp_mesh[mesh=dp=2,tp=2]": "passed"},
                          text)
         self.assertIn("only this rank's own loss reaches it", text)
         self.assertIn("the collgrad marker with framework=jax has no keyword backend", text)
