@@ -8,40 +8,29 @@ bad IR or arguments, 3 when JAX cannot run here (missing, too few devices).
 """
 
 import argparse
-import os
 import sys
-import time
 from typing import Any, Dict, List, Optional
 
 from collgrad_torch.exit_class import ExitClass
+from collgrad_torch.runner.result_files import Writer
 
 
 class Files:
-    """Every device's results and status files (the PyTorch runner's Writer, W times)."""
+    """Every device's results and status files: the PyTorch ranks' Writer, one per device."""
 
     def __init__(self, results: str, status: str, world: int):
-        self.results = [f"{results}{r}" for r in range(world)]
-        self.status = [f"{status}{r}" for r in range(world)]
+        self.writers = [Writer(f"{results}{r}", f"{status}{r}") for r in range(world)]
 
     def line(self, rank: int, obj: Dict[str, Any]) -> None:
-        import json
-
-        text = json.dumps(obj, allow_nan=False, separators=(",", ":")) + "\n"
-        with open(self.results[rank], "a", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
+        self.writers[rank].line(obj)
 
     def everyone(self, obj: Dict[str, Any]) -> None:
-        for r in range(len(self.results)):
-            self.line(r, obj)
+        for w in self.writers:
+            w.line(obj)
 
     def state(self, job: int, what: str) -> None:
-        for path in self.status:
-            tmp = f"{path}.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(f"{job}\t{time.time():.3f}\t{what}\n")
-            os.replace(tmp, path)
+        for w in self.writers:
+            w.state(job, what)
 
 
 def _args(argv: Optional[List[str]]) -> argparse.Namespace:

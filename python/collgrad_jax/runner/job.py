@@ -3,7 +3,6 @@ backward()'s gradients by jax.vjp, accumulated as PyTorch's .grad
 accumulates them (zero_grad() clears), and each device's line in the
 PyTorch runner's format (collgrad_torch/runner/results.py)."""
 
-import math
 import time
 import traceback
 import warnings
@@ -15,17 +14,12 @@ import numpy as np
 from jax.sharding import Mesh, PartitionSpec as P
 
 from collgrad_torch.runner.ir import Case
+from collgrad_torch.runner.result_files import number
 
 from .program import CaseError, Program
 from .values import Unsupported
 
 AXIS = "i"
-
-
-def number(v: float) -> Any:
-    if math.isfinite(v):
-        return v
-    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
 
 
 def _values(a: Any) -> List[Any]:

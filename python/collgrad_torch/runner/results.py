@@ -12,19 +12,11 @@ Numbers are float64; the JSON has no NaN or infinities, so those are the
 strings "nan", "inf" and "-inf".
 """
 
-import json
-import math
-import os
-import time
 from typing import Any, Dict, Iterable, List, Optional
 
 import torch
 
-
-def number(v: float) -> Any:
-    if math.isfinite(v):
-        return v
-    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+from .result_files import Writer, number  # noqa: F401 (the rank's writer; number for values())
 
 
 def values(t: Optional[torch.Tensor]) -> Optional[List[Any]]:
@@ -42,23 +34,3 @@ def tensors(bindings: Iterable) -> List[Dict[str, Any]]:
     return out
 
 
-class Writer:
-    """This rank's results and status files. Write failures raise OSError:
-    a rank that cannot report must not pretend it ran."""
-
-    def __init__(self, results: str, status: str):
-        self.results = results
-        self.status = status
-
-    def line(self, obj: Dict[str, Any]) -> None:
-        text = json.dumps(obj, allow_nan=False, separators=(",", ":")) + "\n"
-        with open(self.results, "a", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-
-    def state(self, job: int, what: str) -> None:
-        tmp = f"{self.status}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(f"{job}\t{time.time():.3f}\t{what}\n")
-        os.replace(tmp, self.status)
