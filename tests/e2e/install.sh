@@ -27,6 +27,17 @@ want="$(find "$SRC/cases" -name '*.case' | wc -l)"
 expect_grep "^$want cases, [0-9]+ jobs, 0 errors$" "$TMP/out"
 # and runs them (the oracle needs no MPI)
 expect_exit 0 -- "$P/bin/collgrad-check" --oracle-only "$P/share/collgrad-check/cases/pytorch-58005"
+# the Python it starts is installed beside it: the PyTorch ranks' and the JAX process's packages,
+# and with jax at hand (scripts/jax-venv.sh) the installed tool runs a case through JAX from there
+for f in collgrad_torch/runner/rank.py collgrad_jax/runner/__main__.py collgrad_jax/runner/program.py; do
+  if [ -f "$P/share/collgrad-check/python/$f" ]; then ok; else bad "not installed: share/collgrad-check/python/$f"; fi
+done
+JPY="${CG_JAX_PYTHON:-/opt/venv-jax/bin/python}"
+if [ -x "$JPY" ] && "$JPY" -c "import jax" > /dev/null 2>&1; then
+  (cd "$TMP" && PYTHONPATH= COLLGRAD_JAX_PYTHON="$JPY" timeout -k 5 300 "$P/bin/collgrad-check" --backend jax:shard_map \
+    --world 2 "$P/share/collgrad-check/cases/collectives/all_reduce_sum.case") > "$TMP/out" 2>&1 && ok \
+    || { bad "the installed tool cannot run a case through JAX"; tail -5 "$TMP/out"; }
+fi
 # $COLLGRAD_CASES_DIR wins over everything
 mkdir -p "$TMP/mine" && cp "$SRC/cases/collectives/all_reduce_sum.case" "$TMP/mine/"
 COLLGRAD_CASES_DIR="$TMP/mine" expect_exit 0 -- "$P/bin/collgrad-check" --oracle-only --list
