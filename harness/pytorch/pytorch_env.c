@@ -183,6 +183,19 @@ static int free_port(void)
 
 static void set_env(const char *name, const char *value) { setenv(name, value, 1); }
 
+/* In a child about to exec: stdout and stderr into the log file (what the
+ * process prints before it dies is the error's end), stdin from /dev/null. */
+static void output_to(const char *log)
+{
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600), devnull = open("/dev/null", O_RDONLY);
+    if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+    }
+    if (devnull >= 0)
+        dup2(devnull, STDIN_FILENO);
+}
+
 /* In the child that becomes rank r: environment, files, exec. Never returns. */
 static void exec_rank(const cg_pt_launch *L, int r, int port)
 {
@@ -208,13 +221,7 @@ static void exec_rank(const cg_pt_launch *L, int r, int port)
     snprintf(first, sizeof first, "%d", L->first_job);
     snprintf(ct, sizeof ct, "%g", L->collective_timeout);
     snprintf(st, sizeof st, "%g", L->startup_timeout);
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600), devnull = open("/dev/null", O_RDONLY);
-    if (fd >= 0) {
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-    }
-    if (devnull >= 0)
-        dup2(devnull, STDIN_FILENO);
+    output_to(log);
     execlp(L->python, L->python, "-m", "collgrad_torch.runner.rank", "--ir", L->ir, "--api", L->api, "--backend",
            L->torch_backend, "--store", L->store, "--results", results, "--status", status, "--first-job", first,
            "--collective-timeout", ct, "--startup-timeout", st, (char *)NULL);
@@ -241,13 +248,7 @@ static void exec_jax(const cg_pt_launch *L)
     cg_pt_rank_file(L, "log", 0, log, sizeof log);
     snprintf(first, sizeof first, "%d", L->first_job);
     snprintf(world, sizeof world, "%d", L->world);
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600), devnull = open("/dev/null", O_RDONLY);
-    if (fd >= 0) {
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-    }
-    if (devnull >= 0)
-        dup2(devnull, STDIN_FILENO);
+    output_to(log);
     execlp(L->python, L->python, "-m", "collgrad_jax.runner", "--ir", L->ir, "--api", L->api, "--world", world,
            "--results-prefix", results, "--status-prefix", status, "--first-job", first, (char *)NULL);
     fprintf(stderr, "collgrad-check: cannot run %s: %s\n", L->python, strerror(errno));

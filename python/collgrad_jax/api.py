@@ -11,6 +11,7 @@ import time
 from typing import Any, Callable, List, Literal, Mapping, Optional, Union
 
 from collgrad_torch.checker import refs
+from collgrad_torch.checker.errors import CheckError, GradientMismatch
 from collgrad_torch.checker.result import Result
 from collgrad_torch.exit_class import ExitClass
 
@@ -25,19 +26,6 @@ DEFAULT_ATOL = 1e-5   # jax.test_util.check_grads' float64 tolerance is 1e-5 too
 DEFAULT_RTOL = 1e-3
 MAX_WORLD = 64        # host devices in one process; a bigger world is a typo, not a test
 SEED_LIMIT = 1 << 32
-
-
-class CheckError(Exception):
-    """Bad usage, found before any process starts (exit 2)."""
-
-
-class GradientMismatch(AssertionError):
-    """assert_gradients found a wrong gradient, or could not check; the
-    message is the result's table, and .result holds the numbers."""
-
-    def __init__(self, result: Result):
-        super().__init__(result.table())
-        self.result = result
 
 
 def _real(x: object) -> bool:

@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Dict, List, Optional
 
-from collgrad_torch.checker import cli_words, report
+from collgrad_torch.checker import cli_words
 from collgrad_torch.checker.result import Result
 from collgrad_torch.exit_class import ExitClass
 
@@ -91,17 +91,4 @@ def main(argv: Optional[List[str]] = None) -> int:
                 return ExitClass.USAGE
             print(r.table(), flush=True)
             results.append(r)
-    try:
-        if ns.json:
-            report.write_json(ns.json, results)
-        if ns.junit:
-            report.write_junit(ns.junit, results)
-    except OSError as e:
-        print(f"{PROG}: cannot write the report: {e}", file=sys.stderr)
-        return ExitClass.INFRA
-    status = cli_words.exit_status(results)
-    print(f"{sum(r.ok for r in results)} of {len(results)} checks passed"
-          + {ExitClass.PASS: "", ExitClass.FAIL: ": wrong gradients",
-             ExitClass.USAGE: ": the function or its inputs are at fault",
-             ExitClass.INFRA: ": infrastructure (jax missing, a device process died or hung)"}[status])
-    return int(status)
+    return int(cli_words.finish(PROG, results, ns.json, ns.junit, "jax missing, a device process died or hung"))

@@ -3,12 +3,13 @@
 import dataclasses
 import math
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from ..exit_class import ExitClass
 from . import fd as fdmod
 from . import judge as judgemod
 from . import refs, warm as warmmod, world as worldmod
+from .errors import CheckError, GradientMismatch
 from .options import FdMode, Reduction, Semantics
 from .result import Result
 from .messages import RankResult, Spec
@@ -22,19 +23,6 @@ SEED_LIMIT = 1 << 32  # the ranks seed torch with seed * 7919 + rank and seed * 
 
 def _real(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-class CheckError(Exception):
-    """Bad usage, found before any process starts (exit 2)."""
-
-
-class GradientMismatch(AssertionError):
-    """assert_gradients found a wrong gradient, or could not check; the
-    message is the result's table, and .result holds the numbers."""
-
-    def __init__(self, result: Result):
-        super().__init__(result.table())
-        self.result = result
 
 
 def check(fn: Optional[Fn] = None, *, world: int = 4, inputs: Optional[Fn] = None, backend: str = "gloo",

@@ -137,18 +137,5 @@ def main(argv: Optional[List[str]] = None) -> int:
                 _shrink(args, fn, world)
             if len(jobs) > 1:
                 _progress(len(results), len(jobs), r, t0)
-    try:
-        if args.json:
-            report.write_json(args.json, results)
-        if args.junit:
-            report.write_junit(args.junit, results)
-    except OSError as e:
-        print(f"python -m collgrad_torch check: cannot write the report: {e}", file=sys.stderr)
-        return ExitClass.INFRA
-    status = cli_words.exit_status(results)
-    passed = sum(r.ok for r in results)
-    print(f"{passed} of {len(results)} checks passed"
-          + {ExitClass.PASS: "", ExitClass.FAIL: ": wrong gradients",
-             ExitClass.USAGE: ": the function or its inputs are at fault",
-             ExitClass.INFRA: ": infrastructure (a rank died or hung)"}[status])
-    return status
+    return cli_words.finish("python -m collgrad_torch check", results, args.json, args.junit,
+                            "a rank died or hung")

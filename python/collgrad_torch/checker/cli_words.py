@@ -5,6 +5,7 @@ the exit status of a run of checks. No torch here: the JAX check imports it."""
 import argparse
 import math
 import os
+import sys
 from typing import List, Optional, Sequence
 
 from ..exit_class import ExitClass
@@ -73,3 +74,26 @@ def exit_status(results: Sequence[Result]) -> ExitClass:
     if errors:
         return ExitClass.INFRA if ExitClass.INFRA in errors else ExitClass.USAGE
     return ExitClass.PASS if all(r.ok for r in results) else ExitClass.FAIL
+
+
+def finish(prog: str, results: Sequence[Result], json_path: Optional[str], junit_path: Optional[str],
+           infra: str) -> ExitClass:
+    """The end of a command line's run: the reports written (a failed write is
+    INFRA), the count line printed, the exit status returned. `infra` says
+    what infrastructure means for this check ("a rank died or hung")."""
+    from . import report
+
+    try:
+        if json_path:
+            report.write_json(json_path, results)
+        if junit_path:
+            report.write_junit(junit_path, results)
+    except OSError as e:
+        print(f"{prog}: cannot write the report: {e}", file=sys.stderr)
+        return ExitClass.INFRA
+    status = exit_status(results)
+    print(f"{sum(r.ok for r in results)} of {len(results)} checks passed"
+          + {ExitClass.PASS: "", ExitClass.FAIL: ": wrong gradients",
+             ExitClass.USAGE: ": the function or its inputs are at fault",
+             ExitClass.INFRA: f": infrastructure ({infra})"}[status])
+    return status
