@@ -3,7 +3,7 @@
 # reference rules and the emulations its rules= expectations name.
 . "$(dirname "$0")/common.bash"
 expect_exit 0 -- "$BIN" --json "$TMP/r.json" --junit "$TMP/r.xml"
-expect_grep "^[0-9]+ passed, 0 failed, 0 skipped$" "$TMP/out"
+expect_grep "^[0-9]+ passed, 0 failed, 0 errors, 0 skipped$" "$TMP/out"
 expect_grep "allreduce_prod_scaled \(W=2, rules=torch-nn@1.13\) \.+ Passed" "$TMP/out"
 expect_grep "allgather_product_mean \(W=2, rules=gatherlayer\) \.+ Passed" "$TMP/out"
 expect_grep "linear_allgather \(W=8\) \.+ Passed" "$TMP/out"

@@ -3,7 +3,7 @@
 # finite differences); the JSON report has the promised shape.
 . "$(dirname "$0")/common.bash"
 expect_exit 0 -- "$BIN" --oracle-only --json "$TMP/r.json"
-expect_grep "^[0-9]+ passed, 0 failed, 0 skipped$" "$TMP/out"
+expect_grep "^[0-9]+ passed, 0 failed, 0 errors, 0 skipped$" "$TMP/out"
 expect_grep '"schema":[[:space:]]*"collgrad-check/report/1"' "$TMP/r.json"
 expect_grep '"errors":[[:space:]]*0' "$TMP/r.json"
 expect_grep '"finite_difference":[[:space:]]*\{' "$TMP/r.json"

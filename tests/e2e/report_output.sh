@@ -27,7 +27,7 @@ want_rc 0 "--json -" json_stdout
 expect_grep '^\{$' <(head -n 1 "$TMP/json_stdout.out")
 expect_grep '"schema":[[:space:]]*"collgrad-check/report/1"' "$TMP/json_stdout.out"
 expect_grep "allreduce_prod_scaled \(W=2\) \.+ Passed" "$TMP/json_stdout.err"
-expect_grep "^2 passed, 0 failed, 0 skipped$" "$TMP/json_stdout.err"
+expect_grep "^2 passed, 0 failed, 0 errors, 0 skipped$" "$TMP/json_stdout.err"
 if [ -e "$TMP/-" ]; then bad "a file named - was written"; else ok; fi
 
 # --junit -, and the JSON report beside it in a file
@@ -35,7 +35,7 @@ run junit_stdout --oracle-only --junit - --json "$TMP/beside.json" "$CASE"
 want_rc 0 "--junit -" junit_stdout
 expect_grep '^<\?xml version="1.0" encoding="UTF-8"\?>$' <(head -n 1 "$TMP/junit_stdout.out")
 expect_grep '<testcase classname="collgrad-check.oracle.oracle.W4" name="allreduce_prod_scaled"' "$TMP/junit_stdout.out"
-expect_grep "^2 passed, 0 failed, 0 skipped$" "$TMP/junit_stdout.err"
+expect_grep "^2 passed, 0 failed, 0 errors, 0 skipped$" "$TMP/junit_stdout.err"
 
 # both on stdout would be one unreadable stream
 run both --oracle-only --json - --junit - "$CASE"
@@ -59,7 +59,7 @@ run link --oracle-only --json "$TMP/stdout-link" "$CASE"
 want_rc 0 "a link to stdout" link
 if [ -L "$TMP/stdout-link" ]; then ok; else bad "the link to stdout was replaced"; fi
 expect_grep '"schema":[[:space:]]*"collgrad-check/report/1"' "$TMP/link.out"
-expect_grep "^2 passed, 0 failed, 0 skipped$" "$TMP/link.err"
+expect_grep "^2 passed, 0 failed, 0 errors, 0 skipped$" "$TMP/link.err"
 
 # a FIFO with a reader gets the report and stays a FIFO (the shell holds it open
 # on fd 3 while the tool runs, so the reader sees the end only after). The read

@@ -1,4 +1,5 @@
-"""The pytest plugin (entry point pytest11 "collgrad"): a test marked
+"""The pytest plugin (entry point pytest11 "collgrad_torch.checker.pytest_plugin",
+the module's own name, so -p with that name loads the same plugin): a test marked
 
     @pytest.mark.collgrad(world=[2, 4], backend="gloo", inputs=make_inputs)
     def test_layer(rank, world, x, w):

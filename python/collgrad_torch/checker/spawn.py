@@ -9,7 +9,11 @@ ranks' files and ends the whole process group when it decides, so this waits
 and nothing more. Each rank's output goes to rank{R}.log in the check's
 directory (the warm world's own directory when serving), and when its process
 ends, its exit code to rank{R}.exit there (negative: the signal that killed
-it), so a rank that dies without a word is named at once."""
+it), so a rank that dies without a word is named at once. The ranks' TMPDIR is
+tmp/ inside that directory, which its owner removes: what a rank leaves in
+its temporary directory (torch 1.13's torch.distributed.nn writes a
+_remote_module_non_scriptable.py there on import and removes it only at a
+clean exit, never after the SIGKILL that ends a rank) goes with it."""
 
 import json
 import os
@@ -29,8 +33,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         log_dir, world = spec["dir"], spec["world"]
         worker_args = [argv[0]]
     ranks: Dict[int, int] = {}  # pid -> rank, while it runs
+    tmp = os.path.join(log_dir, "tmp")
+    os.makedirs(tmp, exist_ok=True)
     for rank in range(world):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank))
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), TMPDIR=tmp)
         with open(os.path.join(log_dir, f"rank{rank}.log"), "wb") as log:
             p = subprocess.Popen([sys.executable, "-m", "collgrad_torch.checker.worker"] + worker_args
                                  + [str(rank)], env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -35,6 +35,11 @@ class UserError(Exception):
     """The function or its inputs are at fault (exit 2)."""
 
 
+class TransportError(Exception):
+    """The machinery between the ranks failed outside the user's code: the
+    store, a wait for the other ranks (exit 3)."""
+
+
 class Rank:
     def __init__(self, spec: Spec, rank: int):
         self.spec, self.rank, self.world, self.dir = spec, rank, spec["world"], spec["dir"]
@@ -230,7 +235,7 @@ def run(r: Rank) -> RankResult:
     except pg.BackendError as e:  # no such backend, or no GPU for nccl: the arguments, not the machine
         raise UserError(f"backend '{spec['backend']}': {e}") from None
     except Exception as e:
-        raise RuntimeError(f"cannot form the {spec['backend']} process group: {type(e).__name__}: {e}") from e
+        raise TransportError(f"cannot form the {spec['backend']} process group: {type(e).__name__}: {e}") from e
     r.status("importing the user's code")
     try:
         fn = refs.resolve(spec["fn"])
@@ -250,11 +255,14 @@ def run(r: Rank) -> RankResult:
              "replicated": l.replicated, "holders": l.ranks(r.rank, r.world),
              "placements": inputs.placements(l.tensor), "mesh": inputs.mesh_dims(l.tensor),
              "over": inputs.replicated_over(l.tensor) if l.holders else ""} for l in ins.leaves]
-    store.set(f"meta/{r.rank}", json.dumps(meta))
     r.status("waiting for the other ranks' inputs")
     import datetime
-    store.wait([f"meta/{k}" for k in range(r.world)], datetime.timedelta(seconds=2 * spec["timeout"] + 10))
-    metas = [json.loads(store.get(f"meta/{k}").decode()) for k in range(r.world)]
+    try:
+        store.set(f"meta/{r.rank}", json.dumps(meta))
+        store.wait([f"meta/{k}" for k in range(r.world)], datetime.timedelta(seconds=2 * spec["timeout"] + 10))
+        metas = [json.loads(store.get(f"meta/{k}").decode()) for k in range(r.world)]
+    except Exception as e:  # the store, not the user's code: another rank gone before its inputs
+        raise TransportError(f"exchanging the inputs' shapes through the store: {type(e).__name__}: {e}") from e
     try:
         tensors = fd.logicals(metas)
         mode = fd.choose_mode(spec["fd"], tensors, spec["fd_budget"])
@@ -323,14 +331,30 @@ def run(r: Rank) -> RankResult:
                        for t, _ in held if t.owner == -1}}
 
 
-_PEER_GONE = ("timed out", "timeout", "connection reset", "connection closed", "broken pipe", "peer")
+def _transport_error(e: BaseException) -> bool:
+    """An error of the process group's own transport (a peer that went away,
+    a collective or the store that timed out), not of the code that called
+    it, told by its type, never by words in its message: torch 2.x raises
+    DistError and its kinds (DistBackendError, DistNetworkError,
+    DistStoreError); torch 1.13's gloo, c10d store and NCCL raise a plain
+    RuntimeError whose message opens with the C++ source location that threw
+    it, under gloo/transport/, c10d/ or the NCCL backend."""
+    import torch.distributed as dist
+
+    dist_error = getattr(dist, "DistError", None)
+    if dist_error is not None and isinstance(e, dist_error):
+        return True
+    if type(e) is not RuntimeError:
+        return False
+    text = str(e)
+    origin = text[1:text.find("]")] if text.startswith("[") and "]" in text else ""
+    origin = origin.replace("enforce fail at ", "")
+    return any(place in origin for place in _TRANSPORT_SOURCES)
 
 
-def _infrastructure(e: BaseException, phase: str) -> bool:
-    """A rank that could not join, a peer that went away, a collective that
-    timed out: not the user's function's fault (class 3)."""
-    text = f"{type(e).__name__} {e}".lower()
-    return phase == "joining the process group" or any(w in text for w in _PEER_GONE)
+# where torch 1.13's transport errors are thrown (the location that opens the message)
+_TRANSPORT_SOURCES = ("gloo/transport/", "distributed/c10d/TCPStore", "distributed/c10d/FileStore",
+                      "distributed/c10d/ProcessGroupNCCL", "distributed/c10d/NCCLUtils")
 
 
 def one_check(spec_path: str, rank: int, serving: bool) -> int:
@@ -353,9 +377,9 @@ def one_check(spec_path: str, rank: int, serving: bool) -> int:
     except SystemExit as e:  # no Exception: it would end this rank without a word, its peers waiting
         return r.fail(ExitClass.USAGE, f"the function called sys.exit({e.code!r}): return the loss instead",
                       traceback.format_exc()[-8000:])
-    except Exception as e:
+    except Exception as e:  # the user's code raised it (fn, make_inputs, the step), unless the transport did
         text = f"{type(e).__name__}: {e}"
-        cls = ExitClass.INFRA if _infrastructure(e, r.phase) else ExitClass.USAGE
+        cls = ExitClass.INFRA if isinstance(e, TransportError) or _transport_error(e) else ExitClass.USAGE
         return r.fail(cls, text[:4000], traceback.format_exc()[-8000:])
     result["seconds"] = time.monotonic() - t0
     r.write("json", result)
