@@ -135,7 +135,8 @@ def plan(make_loss: Fn, *, world: Optional[int], inputs: Fn, mesh: Optional[Mapp
                     reduction=reduction, seed=seed, framework="jax", isolation="process",
                     atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol)
     spec: devices.Spec = {"make_loss": ref, "inputs": inputs_ref, "world": size, "mesh": axes, "fd": fd,
-                          "fd_budget": fd_budget, "reduction": reduction, "seed": seed, "vma": vma}
+                          "fd_budget": fd_budget, "reduction": reduction, "seed": seed, "vma": vma,
+                          "atol": result.atol, "rtol": result.rtol}
     return result, spec
 
 

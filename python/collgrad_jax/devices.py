@@ -32,6 +32,8 @@ class Spec(TypedDict):
     reduction: str       # sum, mean
     seed: int
     vma: str             # both, as_written
+    atol: float          # the tolerances a difference's error bound is weighed against (fd_error)
+    rtol: float
 
 
 class Block(TypedDict):
@@ -41,6 +43,8 @@ class Block(TypedDict):
     index: str           # the block in the global array: "[2:4]", "[:]" for a whole copy
     observed: List[float]
     rows: List[List[float]]   # per element (or direction): d L_k / d x for each loss k
+    bounds: List[float]  # per element: the error bound of sum_k d L_k / d x (fd_error)
+    steps: List[float]   # per element: the step it was taken at
 
 
 class Input(TypedDict):

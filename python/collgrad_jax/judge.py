@@ -13,7 +13,7 @@ d L_0 / d x what a device would get if every device's loss were device 0's.
 import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from collgrad_torch.checker import patterns
+from collgrad_torch.checker import fd_error, patterns
 from collgrad_torch.checker.result import Result, TensorCheck
 
 from .devices import Block, Input, Measured
@@ -86,8 +86,11 @@ def _check(b: Block, inp: Input, r: Result, close: patterns.Close, per_device: b
     own = [row[b["device"]] * scale for row in b["rows"]] if per_device else None
     rep = [row[0] * scale * r.world for row in b["rows"]] if per_device else None  # every loss device 0's
     observed = b["observed"]
+    share = len(b["rows"][0]) if r.reduction == "mean" and b["rows"] else 1   # a mean's bound, as its truth
+    bound = [e / share for e in b.get("bounds") or [0.0] * len(truth)]
     abs_err = [abs(o - t) for o, t in zip(observed, truth)]
-    bad = [i for i, (o, t) in enumerate(zip(observed, truth)) if not close([o], [t])]
+    # wrong only beyond the tolerance plus the finite differences' own bound; between the two, unknown
+    bad, unsure = fd_error.verdicts(observed, truth, bound, r.atol, r.rtol)
     rel = [e / abs(t) if t != 0 else (0.0 if e == 0 else math.inf) for e, t in zip(abs_err, truth)]
     whole = b["index"] == "[" + ", ".join(":" for _ in inp["shape"]) + "]" or not inp["shape"]
     note = f"directional derivative along a random unit vector (seed {r.seed})" if r.fd == "fast" else ""
@@ -95,8 +98,13 @@ def _check(b: Block, inp: Input, r: Result, close: patterns.Close, per_device: b
                     replicated=bool(over), numel=len(truth), observed=list(observed), truth=truth,
                     max_abs_err=max(abs_err, default=0.0), max_rel_err=max(rel, default=0.0), ok=not bad,
                     first_bad=bad[0] if bad else -1, note=note, replicated_truth=rep, own_truth=own,
-                    over=", ".join(over),
+                    over=", ".join(over), inconclusive=bool(unsure) and not bad, fd_bound=max(bound, default=0.0),
+                    fd_step=max(b.get("steps") or [0.0]),
                     placements=f"{inp['spec']} on mesh ({', '.join(f'{n}={k}' for n, k in axes)})")
+    if c.inconclusive:
+        i = max(unsure, key=lambda j: bound[j])
+        c.note = (c.note + "; " if c.note else "") + fd_error.inconclusive_note(
+            i, abs_err[i], r.atol + r.rtol * abs(truth[i]), bound[i], (b.get("steps") or [0.0])[i])
     if bad:
         c.patterns = patterns.name(observed, truth, close, r.world, [], replicated=rep, own=own,
                                    dims=[(n, k, n in over) for n, k in axes])

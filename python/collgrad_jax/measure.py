@@ -17,12 +17,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 
-from collgrad_torch.checker import refs
+from collgrad_torch.checker import fd_error, refs
 
 from . import vma
 from .devices import Block, Flipped, Input, Measured, Spec
 
-STEP = 1e-6          # central-difference step on float64 inputs (gradcheck's eps)
+STEP = fd_error.STEPS[0]   # the first central-difference step on float64 inputs (gradcheck's eps)
 
 
 class UserError(Exception):
@@ -105,6 +105,7 @@ class Loss:
             raise UserError(f"make_loss ({spec['make_loss']}) must return f, the loss of the inputs; "
                             f"got {type(f).__name__}")
         self.f, self.ref, self.world, self.mean = f, spec["make_loss"], spec["world"], spec["reduction"] == "mean"
+        self.spec = spec
         self.names, self.checked, self.arrays = list(arrays), checked, arrays
         self.by_name = _takes_names(f, self.names)
         self.jitted = jax.jit(self.components)
@@ -193,14 +194,28 @@ def _sharding_text(g: Any) -> str:
     return str(spec) if spec is not None else type(getattr(g, "sharding", g)).__name__
 
 
-def _derivative(loss: Loss, name: str, at: np.ndarray, along: np.ndarray) -> List[float]:
-    """d L_k / d x along `along` at the elements `at` of input name, for every loss k."""
-    plus, minus = dict(loss.arrays), dict(loss.arrays)
-    for sign, arrays in ((1.0, plus), (-1.0, minus)):
-        a = loss.arrays[name].copy()
-        a.flat[at] += sign * STEP * along
-        arrays[name] = a
-    return [(p - m) / (2 * STEP) for p, m in zip(loss.values(plus), loss.values(minus))]
+Row = Tuple[List[float], float, float]   # d L_k / d x for each loss k, the bound of their sum, the step
+
+
+def _derivative(loss: Loss, name: str, at: np.ndarray, along: np.ndarray) -> Row:
+    """d L_k / d x along `along` at the elements `at` of input name, for
+    every loss k, with its error bound (fd_error): taken at h and 2h, and
+    at the next step of fd_error.STEPS while the bound is over the tolerance."""
+    taken = []
+    for h in fd_error.STEPS:
+        points = []
+        for off in fd_error.OFFSETS:
+            arrays = dict(loss.arrays)
+            a = loss.arrays[name].copy()
+            a.flat[at] += off * h * along
+            arrays[name] = a
+            points.append(loss.values(arrays))
+        m = fd_error.measure([list(p) for p in zip(*points)], h)
+        taken.append(m)
+        if fd_error.resolved(m, loss.spec["atol"], loss.spec["rtol"]):
+            break
+    m = fd_error.best(taken)
+    return m.rows, m.sum_error, m.step
 
 
 def observe(loss: Loss, mesh: Mesh, mode: str, seed: int, truth: bool) -> List[Input]:
@@ -213,28 +228,32 @@ def observe(loss: Loss, mesh: Mesh, mode: str, seed: int, truth: bool) -> List[I
         shape = loss.arrays[name].shape
         found: List[Block] = []
         directions: Dict[str, np.ndarray] = {}
-        rows_by_block: Dict[str, List[List[float]]] = {}
+        rows_by_block: Dict[str, List[Row]] = {}
         for device, index, at, values in blocks(grads[name], shape, mesh):
             if mode == "element":
                 rows = [_element_row(loss, name, int(e)) for e in at] if truth else []
-                found.append({"device": device, "coords": _coords(device, mesh), "index": index,
-                              "observed": [float(v) for v in values], "rows": rows})
+                found.append(_block(device, _coords(device, mesh), index, [float(v) for v in values], rows))
                 continue
             if index not in directions:
                 rng = np.random.RandomState((seed * 1000003 + i * 1009 + len(directions)) % (1 << 32))
                 v = rng.standard_normal(len(at))
                 directions[index] = v / max(float(np.linalg.norm(v)), 1e-300)
                 rows_by_block[index] = [_derivative(loss, name, at, directions[index])] if truth else []
-            found.append({"device": device, "coords": _coords(device, mesh), "index": index,
-                          "observed": [float(values @ directions[index])], "rows": rows_by_block[index]})
+            found.append(_block(device, _coords(device, mesh), index, [float(values @ directions[index])],
+                                rows_by_block[index]))
         out.append({"name": name, "shape": list(shape), "spec": _sharding_text(grads[name]), "blocks": found})
     return out
 
 
-_ELEMENT_ROWS: Dict[Tuple[int, str, int], List[float]] = {}
+def _block(device: int, coords: List[int], index: str, observed: List[float], rows: List[Row]) -> Block:
+    return {"device": device, "coords": coords, "index": index, "observed": observed,
+            "rows": [r[0] for r in rows], "bounds": [r[1] for r in rows], "steps": [r[2] for r in rows]}
 
 
-def _element_row(loss: Loss, name: str, e: int) -> List[float]:
+_ELEMENT_ROWS: Dict[Tuple[int, str, int], Row] = {}
+
+
+def _element_row(loss: Loss, name: str, e: int) -> Row:
     """One element's derivatives, measured once however many copies hold it."""
     key = (id(loss), name, e)
     if key not in _ELEMENT_ROWS:

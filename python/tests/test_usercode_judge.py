@@ -13,7 +13,7 @@ def _results(losses_per_rank, grads_per_rank, metas, base=None):
     for k, (losses, grads) in enumerate(zip(losses_per_rank, grads_per_rank)):
         b = base[k] if base else [0.0, 0.0, 0.0]
         out.append({"rank": k, "mode": "element", "meta": metas[k], "grads": grads, "dirs": {},
-                    "losses": losses, "base": b, "groups": [], "notes": [], "data": [], "values": {}})
+                    "rounds": [{"step": fd.STEP, "diffs": None, "losses": losses}], "base": b, "groups": [], "notes": [], "data": [], "values": {}})
     return out
 
 
@@ -26,8 +26,8 @@ class Schedule(unittest.TestCase):
         metas = [[_meta("x", 2), _meta("w", 1, True)], [_meta("x", 3), _meta("w", 1, True)]]
         ts = fd.logicals(metas)
         self.assertEqual([(t.name, t.owner, t.numel) for t in ts], [("x", 0, 2), ("x", 1, 3), ("w", -1, 1)])
-        self.assertEqual(len(fd.schedule(ts, "element")), 2 * 6)
-        self.assertEqual(len(fd.schedule(ts, "fast")), 2 * 3)
+        self.assertEqual(len(fd.schedule(ts, "element")), 4 * 6)   # x +- h, x +- 2h per element
+        self.assertEqual(len(fd.schedule(ts, "fast")), 4 * 3)
 
     def test_replicated_must_agree(self):
         with self.assertRaises(fd.FdError):
@@ -63,7 +63,7 @@ class Seed002Product(unittest.TestCase):
         h = fd.STEP
         L0 = lambda a, b: 12 * a * b
         L1 = lambda a, b: 18 * a * b
-        pts = [(1 + h, 1), (1 - h, 1), (1, 1 + h), (1, 1 - h)]
+        pts = [(1 + o * h, 1) for o in fd.OFFSETS] + [(1, 1 + o * h) for o in fd.OFFSETS]
         self.metas = [[_meta("x", 1)], [_meta("x", 1)]]
         self.losses = [[L0(*p) for p in pts], [L1(*p) for p in pts]]
         self.base = [[12.0] * 3, [18.0] * 3]
@@ -111,7 +111,7 @@ class Seed002Product(unittest.TestCase):
     def test_non_finite_finite_differences_refused(self):
         # rank 1's loss is nan at x1 = 1 + h (a sqrt at the edge of its domain, say):
         # d L_1/d x1 is no truth, and nan must not reach the verdicts (nan > tol is False)
-        self.losses[1][2] = float("nan")
+        self.losses[1][len(fd.OFFSETS)] = float("nan")
         with self.assertRaisesRegex(judge.Refused, r"^finite differences are not finite along x\[0\] "
                                                    r"\(rank 1's\): the derivative of rank 1's loss there "
                                                    r"measured nan"):
@@ -186,6 +186,36 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class ErrorBound(unittest.TestCase):
+    """fd_error: a difference's bound from the math of its points, and the three verdicts."""
+
+    def test_truncation_is_measured_by_the_second_step(self):
+        from collgrad_torch.checker import fd_error
+
+        # L = x^3 at x = 1: D(h) = 3 + h^2, D(2h) = 3 + 4 h^2; the bound covers D(h)'s error h^2
+        h = 1e-2
+        m = fd_error.measure([[(1 + o * h) ** 3 for o in fd_error.OFFSETS]], h)
+        self.assertAlmostEqual(m.rows[0], 3 + h * h, places=12)
+        self.assertGreaterEqual(m.errors[0], abs(m.rows[0] - 3.0))
+        self.assertAlmostEqual(m.errors[0] - fd_error.ROUNDING * 2 / (2 * h), 3 * h * h, places=9)
+
+    def test_rounding_grows_with_the_loss_and_shrinks_with_the_step(self):
+        from collgrad_torch.checker import fd_error
+
+        big = fd_error.measure([[1e7 + o * 1e-6 for o in fd_error.OFFSETS]], 1e-6)
+        self.assertGreater(big.errors[0], 1e-3)          # eps 1e7 / 1e-6: no tolerance of 1e-3 holds
+        self.assertFalse(fd_error.resolved(big, 1e-5, 1e-3))
+        wide = fd_error.measure([[1e7 + o * 1e-4 for o in fd_error.OFFSETS]], 1e-4)
+        self.assertTrue(fd_error.resolved(wide, 1e-5, 1e-3))
+
+    def test_three_verdicts(self):
+        from collgrad_torch.checker import fd_error
+
+        # truth 1, tolerance 1e-5 + 1e-3, bound 0.05: 1.0005 right, 1.02 unknown, 1.1 and nan wrong
+        wrong, unsure = fd_error.verdicts([1.0005, 1.02, 1.1, float("nan")], [1.0] * 4, [0.05] * 4, 1e-5, 1e-3)
+        self.assertEqual((wrong, unsure), ([2, 3], [1]))
+
+
 class DivergedReplicas(unittest.TestCase):
     """W=2, one replicated w (both copies move together), L_k = c_k * w with c = (1, 3): the truth is
     4 on both ranks. Copies that got 1 and 3 diverge and sum to it; 8 and 8 is x W, alike."""
@@ -193,7 +223,7 @@ class DivergedReplicas(unittest.TestCase):
     def judged(self, g0, g1):
         h = fd.STEP
         metas = [[_meta("w", 1, True)], [_meta("w", 1, True)]]
-        losses = [[1 * (1 + h), 1 * (1 - h)], [3 * (1 + h), 3 * (1 - h)]]
+        losses = [[c * (1 + o * h) for o in fd.OFFSETS] for c in (1, 3)]
         res = _results(losses, [{"w": [g0]}, {"w": [g1]}], metas, [[1.0] * 3, [3.0] * 3])
         for x in res:
             x["values"] = {"w": [1.0]}
@@ -227,7 +257,7 @@ class DTensorLoss(unittest.TestCase):
     def judged(self, world, coeff, copies, grads):
         h = fd.STEP
         metas = [[_meta("w", 1, True)] for _ in range(world)]
-        losses = [[coeff(k) * (1 + h), coeff(k) * (1 - h)] for k in range(world)]
+        losses = [[coeff(k) * (1 + o * h) for o in fd.OFFSETS] for k in range(world)]
         res = _results(losses, [{"w": [g]} for g in grads], metas, [[float(coeff(k))] * 3 for k in range(world)])
         for k, x in enumerate(res):
             x["values"], x["loss_copies"] = {"w": [1.0]}, copies(k)

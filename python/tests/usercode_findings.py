@@ -3,14 +3,17 @@ without its fix; run under torch 1.13 (python_usercode_findings) and torch
 2.x (python_usercode_findings_torch2)."""
 
 import os
+import sys
 import tempfile
 import unittest
 
 import collgrad_torch as cg
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 RAISE = os.path.join(HERE, "usercode_raise.py")
 BAD = os.path.join(HERE, "usercode_bad.py")
+SCALE = os.path.join(HERE, "usercode_fd_scale.py")
 KINDS = ["TypeError", "AttributeError", "KeyError", "IndexError", "AssertionError", "NotImplementedError",
          "RuntimeError"]
 
@@ -48,6 +51,51 @@ class UserErrorsAreTheCode(unittest.TestCase):
     def test_a_dead_rank_is_infrastructure(self) -> None:
         r = cg.check(f"{BAD}:dies_on_rank_1", world=2, inputs=f"{BAD}:make_inputs")
         self.assertEqual((r.status, r.error_class), ("error", 3), r.table())
+
+
+class FiniteDifferencesKnowTheirError(unittest.TestCase):
+    """Item 2: at 1M elements (a loss of about 1e7) a central difference at
+    h = 1e-6 is off by about 1e-2 from rounding alone; the check must take
+    its differences where their error bound is under the tolerance, and call
+    a gradient wrong only beyond both."""
+
+    def test_a_right_gradient_at_a_million_elements(self) -> None:
+        import json
+
+        import usercode_fd_scale as scale
+
+        with tempfile.TemporaryDirectory() as tmp:
+            r = cg.check(f"{SCALE}:tanh_all_reduce", world=4, inputs=f"{SCALE}:make_line", fd="fast")
+            self.assertEqual(r.status, "pass", r.table())
+            exact = scale.exact(4, r.seed)
+            for c in r.checks:
+                # the truth is within its own bound of the exact derivative, and the gradient right
+                self.assertLessEqual(abs(c.truth[0] - exact[c.rank]), c.fd_bound, (c.rank, c.truth, exact))
+                self.assertAlmostEqual(c.observed[0], exact[c.rank], delta=1e-9 * abs(exact[c.rank]) + 1e-9)
+                self.assertGreater(c.fd_step, 1e-6)   # h = 1e-6 could not resolve it
+                self.assertLess(c.fd_bound, 0.5 * (r.atol + r.rtol * abs(c.truth[0])))
+            from collgrad_torch.checker import report
+
+            path = os.path.join(tmp, "r.json")
+            report.write_json(path, [r])
+            with open(path, encoding="utf-8") as f:
+                checks = json.load(f)["cases"][0]["checks"]
+            self.assertTrue(all(ch["fd_error"]["bound"] > 0 and ch["fd_error"]["step"] > 1e-6 for ch in checks))
+
+    def test_a_gradient_wrong_by_1e_3_relative_is_still_wrong(self) -> None:
+        r = cg.check(f"{SCALE}:tanh_all_reduce_off", world=4, inputs=f"{SCALE}:make_line", fd="fast", rtol=1e-4)
+        self.assertEqual(r.status, "fail", r.table())
+        for c in r.checks:
+            self.assertAlmostEqual(c.observed[0] / c.truth[0], 1 + 1e-3, delta=1e-4)
+
+    def test_the_same_right_gradient_under_a_tolerance_no_step_can_meet(self) -> None:
+        # rtol 1e-12: no step brings the bound under it: inconclusive, never wrong
+        r = cg.check(f"{SCALE}:tanh_all_reduce", world=4, inputs=f"{SCALE}:make_line", fd="fast",
+                     rtol=1e-12, atol=0.0)
+        self.assertIn(r.status, ("inconclusive", "pass"), r.table())
+        self.assertEqual(r.status, "inconclusive", r.table())
+        self.assertTrue(r.ok)
+        self.assertTrue(any("inconclusive: the finite differences cannot resolve" in c.note for c in r.checks))
 
 
 class NothingLeftInTmp(unittest.TestCase):

@@ -129,6 +129,7 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
                     atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol)
     spec: Spec = {"fn": ref, "inputs": inputs_ref, "step": step is not None, "world": world, "backend": backend,
             "seed": seed, "fd": fd, "fd_budget": fd_budget, "step_size": fdmod.STEP,
+            "atol": result.atol, "rtol": result.rtol,
             "replicated": replicated if isinstance(replicated, bool) else list(replicated), "timeout": timeout,
             "transform": {}, "roots": None if roots is None else [int(i) for i in roots], "report_inputs": False,
             "modes": list(modes) if modes else []}

@@ -92,7 +92,10 @@ def finish(prog: str, results: Sequence[Result], json_path: Optional[str], junit
         print(f"{prog}: cannot write the report: {e}", file=sys.stderr)
         return ExitClass.INFRA
     status = exit_status(results)
-    print(f"{sum(r.ok for r in results)} of {len(results)} checks passed"
+    unsure = sum(r.status == "inconclusive" for r in results)
+    print(f"{sum(r.status == 'pass' for r in results)} of {len(results)} checks passed"
+          + (f", {unsure} inconclusive (the finite differences cannot resolve them: no gradient found wrong)"
+             if unsure else "")
           + {ExitClass.PASS: "", ExitClass.FAIL: ": wrong gradients",
              ExitClass.USAGE: ": the function or its inputs are at fault",
              ExitClass.INFRA: f": infrastructure ({infra})"}[status])

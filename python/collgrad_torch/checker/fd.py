@@ -5,23 +5,29 @@ A logical tensor is one checked input: a per-rank tensor (owner = its rank)
 or a replicated one (owner = -1), held by every rank or by a group of ranks
 only (a DTensor Replicate over one dimension of a 2-D mesh, a tensor
 replicated over a subgroup): its holders perturb their copies together.
-Element mode perturbs one element at a time (2 forwards per element, all
-ranks together); fast mode perturbs each logical tensor along one random
+Element mode perturbs one element at a time (4 forwards per element, all
+ranks together: x +- h and x +- 2h); fast mode perturbs each logical tensor along one random
 unit direction (gradcheck's fast mode), so its checks are directional
 derivatives. Both modes record every rank's own loss L_k at every point, so
 the parent gets d L_k / d x for every k: the per-rank truth (the sum over
 k), the replicated one (k = 0), and the own-loss one (k = r) come from the
 same forwards.
+
+Each difference is taken at h and 2h and carries its error bound
+(fd_error.py); one whose bound is over its tolerance is taken again at the
+next step of STEPS, the ranks deciding together from every rank's losses
+which (unresolved()), so a round after the first holds only those.
 """
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
+from .fd_error import OFFSETS, STEPS, Measured, best, measure, resolved  # noqa: F401 (the check's names)
 from .messages import TensorMeta
 
-STEP = 1e-6          # central-difference step on float64 inputs (gradcheck's eps)
+STEP = 1e-6          # the first central-difference step on float64 inputs (gradcheck's eps)
 BASE_POINTS = 2      # unperturbed forwards first: a forward that does not repeat is refused
 
 
@@ -89,16 +95,18 @@ def choose_mode(fd: str, tensors: Sequence[Logical], budget: int) -> str:
     return fd
 
 
-Item = Tuple[int, int, int]  # (logical index, element or -1 for the direction, +1 / -1)
+Diff = Tuple[int, int]        # (logical index, element or -1 for the direction): one difference
+Item = Tuple[int, int, int]   # (logical index, element or -1, offset in steps: one of OFFSETS)
 
 
-def schedule(tensors: Sequence[Logical], mode: str) -> List[Item]:
-    items: List[Item] = []
-    for t in tensors:
-        for e in (range(t.numel) if mode == "element" else [-1]):
-            items.append((t.index, e, 1))
-            items.append((t.index, e, -1))
-    return items
+def diffs(tensors: Sequence[Logical], mode: str) -> List[Diff]:
+    """Every difference the check takes: per element, or one direction per tensor."""
+    return [(t.index, e) for t in tensors for e in (range(t.numel) if mode == "element" else [-1])]
+
+
+def schedule(tensors: Sequence[Logical], mode: str, only: Optional[Sequence[Diff]] = None) -> List[Item]:
+    """The points of one round: every difference's OFFSETS, or only those given."""
+    return [(index, e, off) for index, e in (diffs(tensors, mode) if only is None else only) for off in OFFSETS]
 
 
 def direction(seed: int, index: int, numel: int) -> torch.Tensor:
@@ -109,13 +117,38 @@ def direction(seed: int, index: int, numel: int) -> torch.Tensor:
     return v / v.norm() if numel else v
 
 
-def derivatives(losses: Sequence[Sequence[float]], items: Sequence[Item], tensors: Sequence[Logical],
-                step: float = STEP) -> Dict[int, List[List[float]]]:
-    """For each logical tensor, per element (or the one direction), the list
-    over ranks k of d L_k / d x. losses[k][j] is rank k's loss at item j."""
-    out: Dict[int, List[List[float]]] = {t.index: [] for t in tensors}
-    world = len(losses)
-    for j in range(0, len(items), 2):
-        index = items[j][0]
-        out[index].append([(losses[k][j] - losses[k][j + 1]) / (2 * step) for k in range(world)])
+Round = Dict[str, Any]  # {"step": h, "diffs": [[index, elem], ...] or None for all, "losses": [L at each point]}
+
+
+def rounds_measured(rounds: Sequence[Sequence[Round]], tensors: Sequence[Logical],
+                    mode: str) -> Dict[Diff, List[Measured]]:
+    """rounds[k]: rank k's rounds; per difference, its measurement at each step it was taken at."""
+    out: Dict[Diff, List[Measured]] = {}
+    for i, first in enumerate(rounds[0]):
+        taken = diffs(tensors, mode) if first["diffs"] is None else [(int(a), int(b)) for a, b in first["diffs"]]
+        n = len(OFFSETS)
+        for j, d in enumerate(taken):
+            points = [rank_rounds[i]["losses"][j * n:(j + 1) * n] for rank_rounds in rounds]
+            out.setdefault(d, []).append(measure(points, float(first["step"])))
     return out
+
+
+def unresolved(rounds: Sequence[Sequence[Round]], tensors: Sequence[Logical], mode: str,
+               atol: float, rtol: float) -> List[Diff]:
+    """The differences whose every step so far leaves them unresolved: the next round's."""
+    return [d for d, ms in rounds_measured(rounds, tensors, mode).items()
+            if not any(resolved(m, atol, rtol) for m in ms)]
+
+
+def derivatives(rounds: Sequence[Sequence[Round]], tensors: Sequence[Logical],
+                mode: str) -> Tuple[Dict[int, List[List[float]]], Dict[int, List[Measured]]]:
+    """For each logical tensor, per element (or the one direction), the list
+    over ranks k of d L_k / d x at the best step, and the measurement it came from."""
+    measured = rounds_measured(rounds, tensors, mode)
+    rows: Dict[int, List[List[float]]] = {t.index: [] for t in tensors}
+    chosen: Dict[int, List[Measured]] = {t.index: [] for t in tensors}
+    for d in diffs(tensors, mode):
+        m = best(measured[d])
+        rows[d[0]].append(m.rows)
+        chosen[d[0]].append(m)
+    return rows, chosen

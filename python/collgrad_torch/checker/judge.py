@@ -5,7 +5,7 @@ dictionaries (worker.py), so it is tested without starting a world."""
 import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import fd, patterns
+from . import fd, fd_error, patterns
 from .result import Result, TensorCheck
 from .messages import RankResult
 
@@ -85,8 +85,7 @@ def judge(results: Sequence[RankResult], r: Result) -> None:
     _replicas_alike(results, tensors, r)
     mode = results[0]["mode"]
     r.fd = mode
-    items = fd.schedule(tensors, mode)
-    rows = fd.derivatives([res["losses"] for res in results], items, tensors)
+    rows, measured = fd.derivatives([res["rounds"] for res in results], tensors, mode)
     finite_differences(rows, tensors, mode)
     defined, reason = replicated_semantics(results, rows, tensors, close)
     r.replicated_defined, r.replicated_reason = defined, reason
@@ -103,7 +102,7 @@ def judge(results: Sequence[RankResult], r: Result) -> None:
         raise Refused(f"replicated semantics is undefined here: {reason}")
     groups = sorted({g for res in results for g in res.get("groups", [])})
     for t in tensors:
-        mine = [_check(results[rank], rank, t, rows[t.index], r, close, defined, groups, world)
+        mine = [_check(results[rank], rank, t, rows[t.index], measured[t.index], r, close, defined, groups, world)
                 for rank in t.holders]
         if len(mine) > 1 and any(not c.ok for c in mine):
             _copies(t, mine, close, r)
@@ -115,18 +114,20 @@ def judge(results: Sequence[RankResult], r: Result) -> None:
         r.notes.extend(f"rank {res['rank']}: input {d}" for d in res.get("data", []))
 
 
-def _check(res: RankResult, rank: int, t: fd.Logical, rows: List[List[float]], r: Result,
-           close: patterns.Close,
-           defined: bool, groups: List[int], world: int) -> TensorCheck:
+def _check(res: RankResult, rank: int, t: fd.Logical, rows: List[List[float]], measured: List[fd.Measured],
+           r: Result, close: patterns.Close, defined: bool, groups: List[int], world: int) -> TensorCheck:
     # the global loss counts each logical loss once: ranks holding copies of one (a DTensor loss
     # Replicate over tp) add it `copies` times, and a mean is over the distinct losses
     copies = len(res.get("loss_copies") or [0])
     per_rank = [sum(row) / copies for row in rows]
     if r.reduction == "mean":
         per_rank = [v * copies / world for v in per_rank]
+    per_rank_err = [m.sum_error / copies * (copies / world if r.reduction == "mean" else 1) for m in measured]
     rep = [row[0] for row in rows] if defined else None
     own = [row[rank] for row in rows]
-    truth = rep if (r.semantics == "replicated" and rep is not None) else per_rank
+    replicated = r.semantics == "replicated" and rep is not None
+    truth = rep if replicated and rep is not None else per_rank
+    bound = [m.errors[0] for m in measured] if replicated else per_rank_err
     got: Optional[Any] = res["grads"].get(t.name) if r.fd == "element" else res["dirs"].get(t.name)
     note = ""
     if got is None:
@@ -137,12 +138,18 @@ def _check(res: RankResult, rank: int, t: fd.Logical, rows: List[List[float]], r
     if r.fd == "fast":
         note = (note + "; " if note else "") + f"directional derivative along a random unit vector (seed {r.seed})"
     abs_err = [abs(o - x) for o, x in zip(observed, truth)]
-    bad = [i for i, (o, x) in enumerate(zip(observed, truth)) if not close([o], [x])]
+    # wrong only beyond the tolerance plus the finite differences' own bound; between the two, unknown
+    bad, unsure = fd_error.verdicts(observed, truth, bound, r.atol, r.rtol)
     rel = [e / abs(x) if x != 0 else (0.0 if e == 0 else math.inf) for e, x in zip(abs_err, truth)]
     c = TensorCheck(rank=rank, tensor=t.name, replicated=t.owner < 0, numel=len(truth), observed=observed,
                     truth=truth, max_abs_err=max(abs_err, default=0.0), max_rel_err=max(rel, default=0.0),
                     ok=not bad, first_bad=bad[0] if bad else -1, note=note,
-                    replicated_truth=rep, own_truth=own)
+                    replicated_truth=rep, own_truth=own, inconclusive=bool(unsure) and not bad,
+                    fd_bound=max(bound, default=0.0), fd_step=max((m.step for m in measured), default=0.0))
+    if c.inconclusive:
+        i = max(unsure, key=lambda j: bound[j])
+        c.note = (c.note + "; " if c.note else "") + fd_error.inconclusive_note(
+            i, abs_err[i], r.atol + r.rtol * abs(truth[i]), bound[i], measured[i].step)
     dims = _placed(res, t, world, c)
     if bad:
         c.patterns = patterns.name(observed, truth, close, world, groups,

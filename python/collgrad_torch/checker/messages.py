@@ -27,7 +27,9 @@ class _SpecPlan(TypedDict):
     seed: int
     fd: str                        # "auto", "element" or "fast" (options.FdMode)
     fd_budget: int
-    step_size: float               # the finite differences' h
+    step_size: float               # the finite differences' first h (fd.STEPS climbs from it)
+    atol: float                    # the tolerances: a difference's error bound is weighed against them
+    rtol: float
     replicated: Union[bool, List[str]]
     timeout: float
     transform: Dict[str, Any]      # what shrinking cut from the inputs (inputs.transform)
@@ -62,7 +64,7 @@ class _RankResultBody(TypedDict):
     data: Any                      # inputs.Prepared.data: what the user's inputs were
     grads: Dict[str, Optional[List[float]]]   # analytic, per tensor held (fast: the first 256)
     dirs: Dict[str, Optional[float]]          # fast mode: the gradient along the tensor's direction
-    losses: List[float]            # this rank's loss at every point of the schedule
+    rounds: List[Dict[str, Any]]   # fd.Round per step taken: this rank's loss at every point of it
     base: List[float]              # at the unperturbed inputs: the analytic pass's, then repeats
     groups: List[int]              # the sizes of the process groups the code made
     notes: List[str]

@@ -271,6 +271,8 @@ class CollgradItem(pytest.Item):
             self.shrunk = self._shrink(ref, opts, out)
         if not result.ok:
             raise CollgradFailure(result)
+        if result.status == "inconclusive":  # neither right nor wrong: the finite differences cannot tell
+            pytest.skip(f"inconclusive: {_first_unsure(result)}")
 
     def _check_torch(self, state: _State) -> Tuple[Any, str, Dict[str, Any]]:
         """collgrad_torch.check on the test: its result, and the reference and options it ran with."""
@@ -349,3 +351,11 @@ def unavailable(backend: str, world: Any) -> Optional[str]:
             return f"collgrad: NCCL at W={world} needs {world} GPUs, this machine shows {torch.cuda.device_count()}"
     return None
 
+
+def _first_unsure(result: Any) -> str:
+    """The first inconclusive check's words: its tensor, rank and the bound."""
+    for r in result.all():
+        for c in r.checks:
+            if c.inconclusive:
+                return f"{c.tensor} on rank {c.rank}: {c.note.split('inconclusive: ', 1)[-1]}"
+    return "the finite differences cannot resolve a gradient"

@@ -41,7 +41,9 @@ def _check(c: TensorCheck, r: Result) -> Dict[str, Any]:
         "expected": [_num(v) for v in c.truth[:SHOWN]], "observed": [_num(v) for v in c.observed[:SHOWN]],
         "max_abs_err": _num(c.max_abs_err), "max_rel_err": _num(c.max_rel_err),
         "max_ulp": _num(max((_ulps(o, t) for o, t in zip(c.observed, c.truth)), default=0.0)),
-        "first_bad_index": c.first_bad, "status": "pass" if c.ok else "fail"}
+        "first_bad_index": c.first_bad, "status": c.status,
+        # the finite differences' own error: the largest bound over the elements, at the largest step used
+        "fd_error": {"bound": _num(c.fd_bound), "step": _num(c.fd_step)}}
     if c.numel > SHOWN:
         out["truncated"] = True
     if c.first_bad >= 0:
@@ -108,7 +110,8 @@ def to_json(results: Sequence[Result]) -> Dict[str, Any]:
         "cases": [case(r) for r in results],
         "summary": {"passed": sum(r.status == "pass" for r in results),
                     "failed": sum(r.status == "fail" for r in results),
-                    "errors": sum(r.status == "error" for r in results), "skipped": 0}}
+                    "errors": sum(r.status == "error" for r in results), "skipped": 0,
+                    "inconclusive": sum(r.status == "inconclusive" for r in results)}}
 
 
 def write_text(path: str, text: str) -> None:
@@ -146,6 +149,7 @@ def _api(results: Sequence[Result]) -> str:
 def to_junit(results: Sequence[Result]) -> str:
     fails = sum(r.status == "fail" for r in results)
     errors = sum(r.status == "error" for r in results)
+    unsure = sum(r.status == "inconclusive" for r in results)   # JUnit's skipped: neither pass nor fail
     total = sum(r.seconds for r in results)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
     backend = results[0].backend if results else "gloo"
@@ -153,7 +157,7 @@ def to_junit(results: Sequence[Result]) -> str:
            f'<testsuites name="collgrad-check" tests="{len(results)}" failures="{fails}" errors="{errors}" '
            f'time="{total:.3f}">',
            f'  <testsuite name={quoteattr(_api(results))} tests="{len(results)}" failures="{fails}" errors="{errors}" '
-           f'skipped="0" time="{total:.3f}" timestamp="{stamp}" hostname={quoteattr(socket.gethostname())}>',
+           f'skipped="{unsure}" time="{total:.3f}" timestamp="{stamp}" hostname={quoteattr(socket.gethostname())}>',
            "    <properties>",
            f'      <property name="backend" value={quoteattr(backend)}/>',
            f'      <property name={quoteattr("torch" if not results or results[0].framework == "pytorch" else results[0].framework)} '
@@ -167,7 +171,11 @@ def to_junit(results: Sequence[Result]) -> str:
             out.append(head + "/>")
             continue
         out.append(head + ">")
-        if r.status == "error":
+        if r.status == "inconclusive":
+            unsure_checks = [c for c in r.checks if c.inconclusive]
+            out.append(f'      <skipped message={quoteattr(f"inconclusive: {len(unsure_checks)} checks the finite differences cannot resolve; first: {unsure_checks[0].tensor} on rank {unsure_checks[0].rank}" if unsure_checks else "inconclusive")}>'
+                       f"{escape(r.table())}</skipped>")
+        elif r.status == "error":
             first = (r.error or "").splitlines()[0] if r.error else ""
             out.append(f'      <error type="error class {r.error_class}" message={quoteattr(first)}>'
                        f"{escape(r.error or '')}</error>")

@@ -28,6 +28,15 @@ class TensorCheck:
     own_truth: Optional[List[float]] = None          # d L_rank / d x
     over: str = ""                   # a replica's span when not every rank: mesh dimensions ("tp") or ranks
     placements: str = ""             # a DTensor's: "(Shard(0), Replicate()) on (dp=2, tp=2); .grad (...)"
+    # ok and inconclusive: off by more than the tolerance, but not beyond it plus the finite
+    # differences' own error bound (fd_bound, the largest over the elements, at steps up to fd_step)
+    inconclusive: bool = False
+    fd_bound: float = 0.0
+    fd_step: float = 0.0
+
+    @property
+    def status(self) -> str:
+        return "fail" if not self.ok else ("inconclusive" if self.inconclusive else "pass")
 
 
 @dataclass
@@ -75,14 +84,16 @@ class Result:
 
     def disagreeing(self) -> List[str]:
         """The modes whose gradients are wrong or that could not run."""
-        return [m.mode for m in self.all() if m.status != "pass"]
+        return [m.mode for m in self.all() if m.status in ("fail", "error")]
 
     @property
     def status(self) -> str:
-        """pass, fail or error; with modes, the worst of them."""
-        own = "error" if self.error is not None else ("pass" if all(c.ok for c in self.checks) else "fail")
+        """pass, fail, inconclusive (no gradient wrong, but some the finite
+        differences cannot resolve) or error; with modes, the worst of them."""
+        own = "error" if self.error is not None else next(
+            (s for s in ("fail", "inconclusive") if any(c.status == s for c in self.checks)), "pass")
         statuses = [own] + [m.status for m in self.modes]
-        return next((s for s in ("error", "fail") if s in statuses), "pass")
+        return next((s for s in ("error", "fail", "inconclusive") if s in statuses), "pass")
 
     def table(self) -> str:
         """The terminal table: a line per rank and tensor, the pattern under each wrong one;
@@ -115,7 +126,7 @@ class Result:
             more = ", ..." if c.numel > shown else ""
             name = _label(c)
             lines.append(f"  {c.rank:>4}  {name:<{width}} {c.numel:>6}  {_fmt(c.max_abs_err):>11}  "
-                         f"{_fmt(c.max_rel_err):>11}  {'ok' if c.ok else 'WRONG':<7}  {pair}{more}")
+                         f"{_fmt(c.max_rel_err):>11}  {_VERDICT[c.status]:<7}  {pair}{more}")
             if c.note:
                 lines.append(f"        note: {c.note}")
             if c.placements and not c.ok:
@@ -131,6 +142,7 @@ class Result:
 
 
 _SHORT = {"pytorch": "torch"}
+_VERDICT = {"pass": "ok", "fail": "WRONG", "inconclusive": "unsure"}
 
 
 def _label(c: TensorCheck) -> str:

@@ -218,6 +218,45 @@ def _compiled_pass(r: Rank, backend: str, fn: Callable[..., Any], ins: Any, save
     return {"loss": loss, "grads": grads, "dirs": dirs, "notes": prog.notes}
 
 
+def _evaluate(r: Rank, prog: "Program", ins: Any, saved: List[Any],
+              perturb: Optional[Tuple[Any, int, float, Any]]) -> float:
+    """This rank's loss at one point: its inputs as saved, moved by
+    (leaf, element or -1, step, direction) when it holds what the point moves."""
+    import torch
+
+    from . import inputs
+
+    inputs.restore(ins.leaves, saved)
+    if perturb is not None:
+        leaf, elem, h, along = perturb
+        with torch.no_grad():
+            flat = leaf.local.view(-1)
+            if elem >= 0:
+                flat[elem] += h
+            else:
+                flat.add_(along, alpha=h)
+    for l in ins.leaves:
+        l.tensor.grad = None
+    _seed(r.spec["seed"], r.rank)
+    with torch.enable_grad():  # as the user's code runs: some code asks requires_grad
+        return prog.run(backward=False)
+
+
+def _exchange(r: Rank, store: Any, key: str, mine: Mapping[str, Any], timeout: float) -> List[Any]:
+    """Every rank's `mine` for this key, through the check's own store (never
+    the backend under test): the ranks then decide alike."""
+    import datetime
+
+    try:
+        store.set(f"{key}/{r.rank}", json.dumps(mine))
+        keys = [f"{key}/{k}" for k in range(r.world)]
+        store.wait(keys, datetime.timedelta(seconds=2 * timeout + 10))
+        return [json.loads(store.get(k).decode()) for k in keys]
+    except Exception as e:  # the store, not the user's code
+        raise TransportError(f"exchanging the finite differences' losses through the store: "
+                             f"{type(e).__name__}: {e}") from e
+
+
 def run(r: Rank) -> RankResult:
     import torch
 
@@ -293,38 +332,44 @@ def run(r: Rank) -> RankResult:
     compiled = {m: _compiled_pass(r, m, fn, ins, saved, held, mode) for m in spec.get("modes") or []
                 if m != "eager"}
 
-    # the finite differences: every rank runs every point, perturbing what it holds
-    items = fd.schedule(tensors, mode)
+    # the finite differences: every rank runs every point, perturbing what it holds; a round per
+    # step of fd.STEPS, each after the first for the differences every rank's losses left unresolved
     by_index = {t.index: leaf for t, leaf in held}
-    h = spec["step_size"]
-    losses: List[float] = []
     base: List[float] = [analytic_loss]
-    total = fd.BASE_POINTS + len(items)
-    for j in range(total):
-        r.status(f"finite differences: point {j + 1} of {total}", force=(j == 0))
-        inputs.restore(ins.leaves, saved)
-        if j >= fd.BASE_POINTS:
-            index, elem, sign = items[j - fd.BASE_POINTS]
+    for j in range(fd.BASE_POINTS):
+        r.status(f"finite differences: repeat {j + 1} of {fd.BASE_POINTS}")
+        base.append(_evaluate(r, prog, ins, saved, None))
+    rounds: List[Dict[str, Any]] = []                       # this rank's
+    everyone: List[List[Dict[str, Any]]] = [[] for _ in range(r.world)]  # every rank's, as exchanged
+    only: Optional[List[fd.Diff]] = None
+    directions: Dict[int, Any] = {}   # fast mode: each tensor's, made once
+    steps = [h for h in fd.STEPS if h >= spec["step_size"]] or [spec["step_size"]]
+    for i, h in enumerate(steps):
+        items = fd.schedule(tensors, mode, only)
+        losses: List[float] = []
+        for j, (index, elem, off) in enumerate(items):
+            r.status(f"finite differences at step {h:g}: point {j + 1} of {len(items)}", force=(j == 0))
             target = by_index.get(index)
-            if target is not None:
-                with torch.no_grad():
-                    flat = target.local.view(-1)
-                    if elem >= 0:
-                        flat[elem] += sign * h
-                    else:
-                        flat.add_(fd.direction(spec["seed"], index, flat.numel()), alpha=sign * h)
-        for l in ins.leaves:
-            l.tensor.grad = None
-        _seed(spec["seed"], r.rank)
-        with torch.enable_grad():  # as the user's code runs: some code asks requires_grad
-            value = prog.run(backward=False)
-        (base if j < fd.BASE_POINTS else losses).append(value)
+            along = None
+            if target is not None and elem < 0:
+                if index not in directions:
+                    directions[index] = fd.direction(spec["seed"], index, target.local.numel())
+                along = directions[index]
+            losses.append(_evaluate(r, prog, ins, saved, None if target is None else (target, elem, off * h, along)))
+        rounds.append({"step": h, "diffs": None if only is None else [list(d) for d in only], "losses": losses})
+        if i + 1 == len(steps):
+            break
+        for k, theirs in enumerate(_exchange(r, store, f"fd/{i}", rounds[-1], spec["timeout"])):
+            everyone[k].append(theirs)
+        only = fd.unresolved(everyone, tensors, mode, spec["atol"], spec["rtol"])
+        if not only:
+            break
     inputs.restore(ins.leaves, saved)
     for l in ins.leaves:
         l.tensor.grad = None
     r.store = store
     return {"rank": r.rank, "torch": torch.__version__, "backend": name, "mode": mode,
-            "meta": meta, "data": ins.data, "grads": grads, "dirs": dirs, "losses": losses, "base": base,
+            "meta": meta, "data": ins.data, "grads": grads, "dirs": dirs, "rounds": rounds, "base": base,
             "groups": _group_sizes(), "notes": prog.notes, "inputs": described, "loss_copies": prog.loss_copies,
             "roots": prog.roots, "compiled": compiled, "grad_placements": grad_placements,
             "values": {t.name: mine[t.name].local.detach().reshape(-1)[:256].tolist()
