@@ -6,8 +6,10 @@ are at fault (make_inputs or make_loss raised, a loss of the wrong shape,
 a function JAX cannot differentiate), class 3 where the machine is (jax
 missing, fewer devices than asked)."""
 
+import faulthandler
 import json
 import os
+import signal
 import sys
 import traceback
 from typing import Any, Dict
@@ -25,6 +27,10 @@ def main(argv: "list[str]") -> int:
         print("usage: python -m collgrad_jax.device_run SPEC OUT (started by collgrad_jax.check)", file=sys.stderr)
         return 2
     spec_path, out_path = argv[1], argv[2]
+    here = os.path.dirname(out_path)
+    faulthandler.enable()   # a crash in native code prints the stacks into the output the parent keeps
+    stacks = open(os.path.join(here, "stack"), "w", encoding="utf-8")   # noqa: SIM115 (open while the process runs)
+    faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=True)   # the parent's question to a hang
     with open(spec_path, encoding="utf-8") as f:
         spec = json.load(f)
     try:
@@ -37,6 +43,8 @@ def main(argv: "list[str]") -> int:
 
     from . import measure
 
+    measure.STATUS_PATH = os.path.join(here, "status")
+    measure.phase("importing the user's code")
     try:
         out: Dict[str, Any] = dict(measure.measure(spec))
     except refs.RefError as e:

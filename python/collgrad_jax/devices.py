@@ -7,15 +7,22 @@ starts, so a world of W devices needs a process of its own: check() starts
 CPU platform in its environment, and reads back what it measured (a
 Measured, JSON) or its error. Its stdout and stderr go to a file, whose tail
 an error quotes: what the user's code printed before a crash is never lost.
+The process writes its phase as it moves on (measure.phase); one that stops
+moving for `timeout` seconds is asked for its stacks (SIGUSR1) and named
+with its phase and the user's line it waits at, one that dies with its exit
+status or signal and its phase.
 """
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from typing import Any, List, Optional, TypedDict
 
+from collgrad_torch.checker.stacks import waiting_call
 from collgrad_torch.exit_class import ExitClass
 
 TAIL = 4000  # characters of the process's output an error quotes
@@ -92,38 +99,122 @@ def environment(world: int) -> "dict[str, str]":
                 JAX_PLATFORMS="cpu", JAX_ENABLE_X64="1", PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
 
 
+STARTUP_S = 60.0    # before the first phase: starting Python and importing jax on a loaded machine
+
+
 def run(spec: Spec, *, timeout: float, python: Optional[str] = None) -> Measured:
-    """Start the device process on spec and return what it measured."""
+    """Start the device process on spec and return what it measured; a hang
+    is `timeout` seconds without a new phase."""
+    world = spec["world"]
+    who = f"the device process (devices 0-{world - 1}, one process)" if world > 1 else "the device process"
     with tempfile.TemporaryDirectory(prefix="collgrad-jax-") as tmp:
         spec_path, out_path, log_path = (os.path.join(tmp, n) for n in ("spec.json", "out.json", "output.log"))
+        status_path, stack_path = os.path.join(tmp, "status"), os.path.join(tmp, "stack")
         with open(spec_path, "w", encoding="utf-8") as f:
             json.dump(spec, f)
         argv = [python or sys.executable, "-m", "collgrad_jax.device_run", spec_path, out_path]
         with open(log_path, "w+", encoding="utf-8", errors="replace") as log:
             try:
                 p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                     env=environment(spec["world"]))
+                                     env=environment(world), start_new_session=True)
             except OSError as e:
                 raise DeviceError(f"cannot start the device process ({argv[0]}): {e}", ExitClass.INFRA) from None
             try:
-                rc = p.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-                raise DeviceError(f"the device process did not finish in {timeout:g} s (timeout=); its output:\n"
-                                  + _tail(log_path), ExitClass.INFRA) from None
+                rc = _watch(p, status_path, timeout)
+            except _Hang as h:
+                where = _where(p, stack_path)
+                _end(p)
+                raise DeviceError(f"{who} did not move on for {h.limit:g} s (timeout=) during {_phase(status_path)}: "
+                                  f"a hang; it {where}" + _said(log_path), ExitClass.INFRA) from None
+            finally:
+                _end(p)
         try:
             with open(out_path, encoding="utf-8") as f:
                 out = json.load(f)
         except (OSError, ValueError):
-            raise DeviceError(f"the device process ended (exit status {rc}) without a result; its output:\n"
-                              + _tail(log_path), ExitClass.INFRA) from None
+            how = f"exit status {rc}" if rc >= 0 else f"signal {-rc} ({_signal_name(-rc)})"
+            raise DeviceError(f"{who} ended during {_phase(status_path)} with {how}, without a result"
+                              + _said(log_path), ExitClass.INFRA) from None
         if "error" in out:
             text = out["error"]
             said = _tail(log_path).strip()
             raise DeviceError(text + (f"\nthe device process printed:\n{said}" if said else ""),
                               int(out.get("class", ExitClass.INFRA)))
         return out
+
+
+class _Hang(Exception):
+    def __init__(self, limit: float):
+        super().__init__(limit)
+        self.limit = limit
+
+
+def _watch(p: "subprocess.Popen[bytes]", status_path: str, timeout: float) -> int:
+    """Wait for p, its exit status; _Hang when its phase stops moving."""
+    moved, last = time.monotonic(), None
+    while True:
+        try:
+            return p.wait(timeout=0.05)
+        except subprocess.TimeoutExpired:
+            pass
+        status = _read(status_path)
+        now = time.monotonic()
+        if status != last:
+            moved, last = now, status
+        limit = timeout if last is not None else max(timeout, STARTUP_S)
+        if now - moved > limit:
+            raise _Hang(limit)
+
+
+def _where(p: "subprocess.Popen[bytes]", stack_path: str) -> str:
+    """Where the hung process waits: its stacks on SIGUSR1 (device_run registers faulthandler)."""
+    try:
+        os.kill(p.pid, signal.SIGUSR1)
+    except OSError:
+        return "could not be asked where it waits"
+    for _ in range(20):
+        time.sleep(0.05)
+        if _read(stack_path):
+            time.sleep(0.1)   # the rest of the dump
+            break
+    return waiting_call(_read(stack_path) or "", main="collgrad_jax/", library="site-packages/jax/",
+                        own=("site-packages/jax/", "site-packages/jaxlib/", "site-packages/numpy/", "collgrad_jax/",
+                             "collgrad_torch/", "<frozen "))
+
+
+def _end(p: "subprocess.Popen[bytes]") -> None:
+    """Kill the device process's whole session (it started none of its own, but the user's code may) and reap it."""
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    p.wait()
+
+
+def _read(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _phase(status_path: str) -> str:
+    status = _read(status_path)
+    return status.strip().partition("\t")[2] if status else "start-up (importing jax)"
+
+
+def _signal_name(n: int) -> str:
+    try:
+        return signal.Signals(n).name
+    except ValueError:
+        return "unknown"
+
+
+def _said(log_path: str) -> str:
+    tail = _tail(log_path).rstrip()
+    return f"; its output ends:\n{tail}" if tail else "; it printed nothing"
 
 
 def _tail(path: str) -> str:

@@ -57,7 +57,7 @@ def judge(m: Measured, r: Result) -> None:
             r.checks.append(c)
         for mine in copies.values():
             if len(mine) > 1 and any(not c.ok for c in mine):
-                found = patterns.copies([(c.rank, c.observed) for c in mine], mine[0].truth, close)
+                found = patterns.copies([(c.rank, c.observed) for c in mine], mine[0].truth, close, "jax")
                 if found and found[0].startswith(patterns.DIVERGED):
                     r.notes.append(f"{mine[0].tensor}: {found[0]}")
                 for c in mine:
@@ -106,7 +106,7 @@ def _check(b: Block, inp: Input, r: Result, close: patterns.Close, per_device: b
         c.note = (c.note + "; " if c.note else "") + fd_error.inconclusive_note(
             i, abs_err[i], r.atol + r.rtol * abs(truth[i]), bound[i], (b.get("steps") or [0.0])[i])
     if bad:
-        c.patterns = patterns.name(observed, truth, close, r.world, [], replicated=rep, own=own,
+        c.patterns = patterns.name(observed, truth, close, r.world, [], replicated=rep, own=own, framework="jax",
                                    dims=[(n, k, n in over) for n, k in axes])
     return c
 
@@ -134,7 +134,7 @@ def vma_notes(m: Measured, r: Result, close: patterns.Close) -> List[str]:
     for inp in f.get("inputs", []):
         for b in inp["blocks"]:
             mine: Optional[Block] = as_written.get((inp["name"], b["device"]))
-            if mine is None or close(b["observed"], mine["observed"]):
+            if mine is None or patterns.alike(b["observed"], mine["observed"], close):
                 continue
             c = truth.get((inp["name"], b["device"]))
             right = c is not None and close(b["observed"], c.truth)

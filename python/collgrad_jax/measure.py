@@ -9,6 +9,8 @@ the machine.
 """
 
 import inspect
+import os
+import time
 import traceback
 from typing import Any, Callable, Dict, List, Sequence, Tuple
 
@@ -23,6 +25,25 @@ from . import vma
 from .devices import Block, Flipped, Input, Measured, Spec
 
 STEP = fd_error.STEPS[0]   # the first central-difference step on float64 inputs (gradcheck's eps)
+
+
+STATUS_PATH = ""     # device_run sets it: where the phase goes, for the parent's watchdog
+_last_status = 0.0
+
+
+def phase(text: str, force: bool = True) -> None:
+    """Progress for the parent's watchdog ("PID<TAB>PHASE", replaced as the
+    measurement moves on; throttled inside the finite differences), so it
+    tells a hang from slow progress and says where the process was."""
+    global _last_status
+    now = time.monotonic()
+    if not STATUS_PATH or (not force and now - _last_status < 0.2):
+        return
+    _last_status = now
+    tmp = STATUS_PATH + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(f"{os.getpid()}\t{text}\n")
+    os.replace(tmp, STATUS_PATH)
 
 
 class UserError(Exception):
@@ -78,16 +99,31 @@ def _inputs(spec: Spec) -> Tuple[Dict[str, np.ndarray], List[str]]:
     return arrays, checked
 
 
-def _takes_names(f: Callable[..., Any], names: List[str]) -> bool:
-    """Whether f is called f(**inputs) (its own parameters name every input)
-    or, like the function jax.shard_map returns ((*args, **kwargs), which
-    takes no keywords), with the inputs in make_inputs' order."""
+def _call_plan(f: Callable[..., Any], names: List[str]) -> Tuple[List[str], List[str]]:
+    """How f takes the inputs: (the names passed by position, in that order;
+    those passed by keyword). Read from f's signature with its wrappers
+    followed (jax.jit's object, functools.partial, functools.wraps all point
+    at the body whose parameters name the inputs), and passed by position
+    wherever the signature allows: the function jax.shard_map returns, under
+    jax.jit or not, takes (*args) and no keywords. Where the signature names
+    no input (a bare (*args) wrapper), by position in make_inputs' order."""
     try:
-        params = inspect.signature(f, follow_wrapped=False).parameters.values()
+        params = list(inspect.signature(f).parameters.values())
     except (TypeError, ValueError):
-        return False
-    named = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    return set(names) <= named  # a wrapper's (*args, **kwargs) may take no keywords: shard_map's does not
+        return list(names), []
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    keyword = {p.name for p in params if p.kind == p.KEYWORD_ONLY}
+    if not set(names) <= set(positional) | keyword:
+        return list(names), []
+    # by position up to the last input the signature takes positionally; a parameter between
+    # that is not an input would need a value the check does not have
+    taken = [n for n in positional if n in names]
+    upto = positional[:positional.index(taken[-1]) + 1] if taken else []
+    if upto != taken:
+        missing = [n for n in upto if n not in names]
+        raise UserError(f"f takes {', '.join(missing)} before the inputs {', '.join(taken)}: make_inputs "
+                        "must give every parameter f takes by position")
+    return taken, [n for n in names if n in keyword]
 
 
 class Loss:
@@ -107,12 +143,13 @@ class Loss:
         self.f, self.ref, self.world, self.mean = f, spec["make_loss"], spec["world"], spec["reduction"] == "mean"
         self.spec = spec
         self.names, self.checked, self.arrays = list(arrays), checked, arrays
-        self.by_name = _takes_names(f, self.names)
+        self.positional, self.keywords = _call_plan(f, self.names)
         self.jitted = jax.jit(self.components)
         self.analytic: List[float] = []
 
     def components(self, *args: Any) -> Any:
-        out = jnp.asarray(self.f(**dict(zip(self.names, args))) if self.by_name else self.f(*args))
+        given = dict(zip(self.names, args))
+        out = jnp.asarray(self.f(*(given[n] for n in self.positional), **{n: given[n] for n in self.keywords}))
         if out.ndim == 0:
             return out[None]
         if out.shape == (self.world,):
@@ -202,6 +239,7 @@ def _derivative(loss: Loss, name: str, at: np.ndarray, along: np.ndarray) -> Row
     every loss k, with its error bound (fd_error): taken at h and 2h, and
     at the next step of fd_error.STEPS while the bound is over the tolerance."""
     taken = []
+    phase(f"finite differences of {name}", force=False)
     for h in fd_error.STEPS:
         points = []
         for off in fd_error.OFFSETS:
@@ -222,9 +260,11 @@ def observe(loss: Loss, mesh: Mesh, mode: str, seed: int, truth: bool) -> List[I
     """Each checked input's gradient, device block by device block; with
     truth, each block's finite-difference rows (element mode: per element;
     fast: one random unit direction per distinct block, shared by its copies)."""
+    phase("the gradient (jax.grad of the global loss)")
     grads = loss.grads()
     out: List[Input] = []
     for i, name in enumerate(loss.checked):
+        phase(f"finite differences of {name}" if truth else f"the gradient of {name}")
         shape = loss.arrays[name].shape
         found: List[Block] = []
         directions: Dict[str, np.ndarray] = {}
@@ -264,11 +304,14 @@ def _element_row(loss: Loss, name: str, e: int) -> Row:
 def measure(spec: Spec) -> Measured:
     vma.install()   # before the user's module is imported: `from jax import shard_map` gets the wrapper
     mesh = make_mesh(spec["mesh"])
+    phase("make_inputs")
     arrays, checked = _inputs(spec)
+    phase("make_loss")
     loss = Loss(spec, mesh, arrays, checked)
     elements = sum(arrays[n].size for n in checked)
     mode = spec["fd"] if spec["fd"] != "auto" else ("element" if elements <= spec["fd_budget"] else "fast")
     inputs = observe(loss, mesh, mode, spec["seed"], truth=True)
+    phase("the loss at the inputs, traced again")
     base = [loss.analytic, loss.values(arrays), loss.retraced()]  # the gradient's pass, the truth's, a fresh trace
     written = vma.written()
     notes: List[str] = []
@@ -286,6 +329,7 @@ def _flipped(spec: Spec, mesh: Mesh, arrays: Dict[str, np.ndarray], checked: Lis
     """The same check with every shard_map's check_vma flipped: its gradients
     (the truth stays the as-written run's), or what JAX said refusing it."""
     to = not written[0]  # each call's own opposite; the first call's names it
+    phase(f"the check with check_vma flipped to {to}")
     vma.flip(True)
     try:
         loss = Loss(spec, mesh, arrays, checked)

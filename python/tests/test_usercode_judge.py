@@ -216,6 +216,27 @@ class ErrorBound(unittest.TestCase):
         self.assertEqual((wrong, unsure), ([2, 3], [1]))
 
 
+class ZeroCandidates(unittest.TestCase):
+    """Issue 60 item 7: a candidate truth that is zero wherever the truth is not
+    (rank 0's loss does not depend on x) explains a zero gradient no better than
+    "x 0"; nan gradients are alike, not diverging."""
+
+    def test_a_zero_replicated_candidate_is_not_a_match(self):
+        close = patterns.close_within(1e-5, 1e-3)
+        found = patterns.name([0.0, 0.0], [2.0, 3.0], close, 2, [], replicated=[0.0, 0.0], own=[0.0, 0.0])
+        self.assertEqual(found[0], patterns.ZERO)
+        self.assertNotIn(patterns.REPLICATED, found)
+        self.assertNotIn(patterns.OWN_LOSS, found)
+
+    def test_nan_copies_are_alike(self):
+        close = patterns.close_within(1e-5, 1e-3)
+        nan = float("nan")
+        self.assertTrue(patterns.alike([1.0, nan], [1.0, nan], close))
+        self.assertFalse(patterns.alike([1.0, nan], [1.0, 2.0], close))
+        found = patterns.copies([(0, [1.0, nan]), (1, [1.0, nan])], [1.0, 0.0], close)
+        self.assertFalse(any(p.startswith(patterns.DIVERGED) for p in found), found)
+
+
 class DivergedReplicas(unittest.TestCase):
     """W=2, one replicated w (both copies move together), L_k = c_k * w with c = (1, 3): the truth is
     4 on both ranks. Copies that got 1 and 3 diverge and sum to it; 8 and 8 is x W, alike."""

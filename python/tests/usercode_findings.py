@@ -14,6 +14,7 @@ sys.path.insert(0, HERE)
 RAISE = os.path.join(HERE, "usercode_raise.py")
 BAD = os.path.join(HERE, "usercode_bad.py")
 SCALE = os.path.join(HERE, "usercode_fd_scale.py")
+RNG = os.path.join(HERE, "usercode_rng.py")
 KINDS = ["TypeError", "AttributeError", "KeyError", "IndexError", "AssertionError", "NotImplementedError",
          "RuntimeError"]
 
@@ -96,6 +97,35 @@ class FiniteDifferencesKnowTheirError(unittest.TestCase):
         self.assertEqual(r.status, "inconclusive", r.table())
         self.assertTrue(r.ok)
         self.assertTrue(any("inconclusive: the finite differences cannot resolve" in c.note for c in r.checks))
+
+
+class TheUsersRandomState(unittest.TestCase):
+    """Item 13: every evaluation starts from the random state make_inputs
+    left, not from the check's reseeding; a loss that moves between two
+    evaluations at one point is named as randomness."""
+
+    def test_ranks_seeded_alike_in_make_inputs_draw_one_mask(self) -> None:
+        import usercode_rng as rng
+
+        for world in (2, 4):
+            with self.subTest(world=world):
+                r = cg.check(f"{RNG}:reduce_then_dropout", world=world, inputs=f"{RNG}:make_inputs")
+                self.assertEqual(r.status, "pass", r.table())
+                self.assertTrue(r.replicated_defined, r.replicated_reason)   # one loss: one mask on every rank
+                for c in r.checks:
+                    want = rng.expected(c.rank, world)
+                    self.assertEqual(len(c.observed), len(want))
+                    for o, w in zip(c.observed, want):
+                        self.assertAlmostEqual(o, w, delta=1e-9 * (1 + abs(w)))
+                r = cg.check(f"{RNG}:reduce_then_dropout", world=world, inputs=f"{RNG}:make_inputs",
+                             semantics="replicated")
+                self.assertIsNone(r.error, r.table())
+
+    def test_randomness_it_cannot_replay_is_named(self) -> None:
+        r = cg.check(f"{RNG}:own_generator", world=2, inputs=f"{RNG}:make_inputs")
+        self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
+        self.assertIn("randomness the check cannot replay", r.error or "")
+        self.assertIn("a torch.Generator of the code's own", r.error or "")
 
 
 class NothingLeftInTmp(unittest.TestCase):

@@ -37,9 +37,12 @@ def repeatable(results: Sequence[RankResult]) -> None:
     if worst[1] >= 0:
         d, rank, b = worst
         raise Refused(f"non-deterministic forward: rank {rank}'s loss at the same inputs was "
-                      f"{', '.join(repr(x) for x in b)} in three evaluations (largest difference {d:.3g}); "
-                      "the RNG is reseeded before each, so something else varies (a nondeterministic "
-                      "kernel, state kept between calls, a clock)")
+                      f"{', '.join(repr(x) for x in b)} in three evaluations (largest difference {d:.3g}): "
+                      "randomness the check cannot replay, or state kept between calls. Every evaluation "
+                      "starts from the random state make_inputs left (torch's CPU and CUDA generators, "
+                      "Python's random, NumPy's global RandomState), so what moves is drawn elsewhere: a "
+                      "torch.Generator of the code's own, a clock, a nondeterministic kernel, a counter or "
+                      "cache the function keeps")
 
 
 def finite_differences(rows: Dict[int, List[List[float]]], tensors: Sequence[fd.Logical], mode: str) -> None:
@@ -99,7 +102,9 @@ def judge(results: Sequence[RankResult], r: Result) -> None:
         r.notes.append("the loss is a Replicate DTensor over the whole world: one logical loss, judged under "
                        "replicated semantics (d L / d x)")
     if r.semantics == "replicated" and not defined:
-        raise Refused(f"replicated semantics is undefined here: {reason}")
+        raise Refused(f"replicated semantics is undefined here: {reason} (random draws, dropout's masks among "
+                      "them, come from the state make_inputs leaves each rank's generators in: seed them alike "
+                      "there for one draw on every rank)")
     groups = sorted({g for res in results for g in res.get("groups", [])})
     for t in tensors:
         mine = [_check(results[rank], rank, t, rows[t.index], measured[t.index], r, close, defined, groups, world)

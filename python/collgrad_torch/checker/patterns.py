@@ -33,33 +33,87 @@ PARTIAL = ("partial: the ranks' gradients of this replicated tensor sum to the t
            "its own part: the gradient all-reduce is missing or reduces a discarded copy (Megatron's copy_to "
            "with an identity backward, an all_reduce of grad.contiguous())")
 
+# The same findings in JAX's words (collgrad_jax's check): no c10d, DTensor or checkpoint on JAX code
+JAX_WORDS = {
+    REPLICATED: ("right under replicated semantics only: this device got d L_0/d x, as if every device's loss "
+                 "were device 0's, where the global loss sums every device's loss"),
+    OWN_LOSS: ("only this device's own loss reaches it: the backward drops the other devices' losses (a "
+               "custom_vjp whose backward keeps its own block of an all_gather's cotangent instead of "
+               "psum_scatter-ing it)"),
+    ZERO: ("x 0: no gradient path through the communication (a custom_vjp whose backward returns zeros or drops "
+           "the cotangent, a jax.lax.stop_gradient, a value computed outside the differentiated function)"),
+    TIMES_W: ("x W: summed where it should be averaged, or reduced twice (a psum in a custom_vjp's backward "
+              "where shard_map's own transpose already sums)"),
+    PARTIAL: ("partial: the devices' gradients of this replicated input sum to the truth, so each device holds "
+              "only its own part: the psum of the cotangent is missing (a custom_vjp without it, a replicated "
+              "input's transpose under check_vma=False)"),
+}
+NOT_FINITE_CAUSES = {
+    "pytorch": "torch.where or a mask over a branch whose gradient is nan, a sqrt or log at 0, 0 * inf",
+    "jax": "jnp.where over a branch whose gradient is nan (the where/sqrt trap), a sqrt or log at 0, 0 * inf",
+}
+DIVERGED_CAUSES = {
+    "pytorch": ("so each rank's optimizer moves its copy apart: a Replicate DTensor used through to_local() "
+                "without grad_placements=[Partial()] (torchtitan #2387, #2217), or a gradient sync that skips "
+                "some copies"),
+    "jax": ("so the copies of the one input move apart: a gradient left per device where shard_map's transpose "
+            "or a psum should have reduced it over the axis"),
+}
+
+
+def words(text: str, framework: str) -> str:
+    """A finding as the framework's users say it."""
+    return JAX_WORDS.get(text, text) if framework == "jax" else text
+
+
+def alike(a: Sequence[float], b: Sequence[float], close: Close) -> bool:
+    """Whether two gradients are the same: close where finite, and the same
+    non-finite value where not (nan is unequal to itself, so close() alone
+    would call two nan gradients different)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if math.isfinite(x) and math.isfinite(y):
+            if not close([x], [y]):
+                return False
+        elif not (x == y or (math.isnan(x) and math.isnan(y))):
+            return False
+    return True
+
+
+def _zero_on(candidate: Sequence[float], truth: Sequence[float]) -> bool:
+    """A candidate that is zero wherever the truth is not explains nothing a
+    zero gradient does not: "x 0" names it."""
+    return all(c == 0.0 for c, t in zip(candidate, truth) if t != 0.0)
+
 
 DIVERGED = "replicas diverge"
 
 
-def diverged(copies: Sequence[Tuple[int, Sequence[float]]]) -> str:
+def diverged(copies: Sequence[Tuple[int, Sequence[float]]], framework: str = "pytorch") -> str:
     """The finding for copies of one replicated tensor whose gradients differ,
     naming each holder's value where the first two copies differ most."""
     g0 = copies[0][1]
     g1 = next((g for _, g in copies[1:] if list(g) != list(g0)), copies[1][1])
     at = max(range(len(g0)), key=lambda i: abs(g0[i] - g1[i])) if g0 else 0
-    values = ", ".join(f"rank {k} {g[at]:.6g}" for k, g in copies) if g0 else ""
+    who = "device" if framework == "jax" else "rank"
+    values = ", ".join(f"{who} {k} {g[at]:.6g}" for k, g in copies) if g0 else ""
     return (f"{DIVERGED}: the copies of this one logical tensor got different gradients (element {at}: {values}), "
-            "so each rank's optimizer moves its copy apart: a Replicate DTensor used through to_local() without "
-            "grad_placements=[Partial()] (torchtitan #2387, #2217), or a gradient sync that skips some copies")
+            + DIVERGED_CAUSES[framework])
 
 
-def copies(held: Sequence[Tuple[int, Sequence[float]]], truth: Sequence[float], close: Close) -> List[str]:
+def copies(held: Sequence[Tuple[int, Sequence[float]]], truth: Sequence[float], close: Close,
+           framework: str = "pytorch") -> List[str]:
     """What the copies of one replicated tensor show together, where some
     copy's gradient is wrong: gradients that differ between the copies (each
     holder's optimizer then moves its copy apart), and copies that sum to the
     truth (each one part of it). `held`: (holder, its gradient) per copy."""
     found: List[str] = []
     first = held[0][1]
-    if any(not close(g, first) for _, g in held[1:]):
-        found.append(diverged(held))
+    if any(not alike(g, first, close) for _, g in held[1:]):
+        found.append(diverged(held, framework))
     if close([sum(vals) for vals in zip(*(g for _, g in held))], truth):
-        found.append(PARTIAL)
+        found.append(words(PARTIAL, framework))
     return found
 
 
@@ -90,6 +144,7 @@ def key(text: str) -> str:
     """A pattern's short name, for the report's diagnosis.matches."""
     fixed = {REPLICATED: "replicated_only", OWN_LOSS: "own_loss", ZERO: "zero", TIMES_W: "times_world",
              OVER_W: "over_world", NEGATED: "negated", PARTIAL: "partial"}
+    fixed.update({JAX_WORDS[t]: k for t, k in list(fixed.items()) if t in JAX_WORDS})
     if text in fixed:
         return fixed[text]
     if text.startswith(DIVERGED):
@@ -115,21 +170,29 @@ def _scaled(c: float, t: Sequence[float]) -> List[float]:
 
 def name(observed: Sequence[float], truth: Sequence[float], close: Close, world: int,
          groups: Sequence[int], replicated: Optional[Sequence[float]] = None,
-         own: Optional[Sequence[float]] = None, dims: Sequence[Tuple[str, int, bool]] = ()) -> List[str]:
+         own: Optional[Sequence[float]] = None, dims: Sequence[Tuple[str, int, bool]] = (),
+         framework: str = "pytorch") -> List[str]:
     """Every known pattern `observed` matches (most specific first), or one
     "no known pattern" line. `dims`: the tensor's DTensor mesh as (name,
     size, whether the tensor is Replicate there), so a factor of one
     dimension's size names that dimension (of equal sizes, the Replicate ones:
-    where a replica's gradient is reduced)."""
+    where a replica's gradient is reduced). `framework`: whose words (words())."""
+    return [words(t, framework) for t in _name(observed, truth, close, world, groups, replicated, own, dims,
+                                               framework)]
+
+
+def _name(observed: Sequence[float], truth: Sequence[float], close: Close, world: int, groups: Sequence[int],
+          replicated: Optional[Sequence[float]], own: Optional[Sequence[float]],
+          dims: Sequence[Tuple[str, int, bool]], framework: str) -> List[str]:
     bad = next((i for i, o in enumerate(observed) if not math.isfinite(o)), None)
     if bad is not None:  # nan compares false with everything: no scaling can name it
         return [f"not finite: the gradient is {observed[bad]!r} at element {bad}, where finite differences "
                 f"give {truth[bad]:.6g}: a nan or inf in the backward that the forward does not show "
-                "(torch.where or a mask over a branch whose gradient is nan, a sqrt or log at 0, 0 * inf)"]
+                f"({NOT_FINITE_CAUSES[framework]})"]
     found: List[str] = []
-    if replicated is not None and close(observed, replicated):
+    if replicated is not None and close(observed, replicated) and not _zero_on(replicated, truth):
         found.append(REPLICATED)
-    if (own is not None and not close(own, truth) and close(observed, own)
+    if (own is not None and not close(own, truth) and close(observed, own) and not _zero_on(own, truth)
             and not (found and replicated is not None and close(own, replicated))):
         found.append(OWN_LOSS)
     scale = max((abs(v) for v in truth), default=0.0)

@@ -28,6 +28,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ..exit_class import ExitClass
 from . import rank_grads
+from .rng_state import RngState, seed as _seed
 from .messages import RankError, RankResult, Spec, TensorMeta
 
 
@@ -86,15 +87,6 @@ def _group_sizes() -> List[int]:
     if table is None:
         table = getattr(getattr(c10d, "_world", None), "pg_group_ranks", {})
     return sorted({len(ranks) for ranks in table.values()})
-
-
-def _seed(seed: int, rank: int) -> None:
-    import random
-
-    import torch
-
-    random.seed(seed * 7919 + rank)
-    torch.manual_seed(seed * 7919 + rank)
 
 
 def _scalar(value: Any, what: str, rank: int) -> float:
@@ -179,7 +171,7 @@ def _changed(leaves: List[Any], saved: List[Any]) -> Optional[Tuple[str, float]]
 
 
 def _compiled_pass(r: Rank, backend: str, fn: Callable[..., Any], ins: Any, saved: List[Any],
-                   held: List[Any], mode: str) -> Dict[str, Any]:
+                   held: List[Any], mode: str, rng: RngState) -> Dict[str, Any]:
     """fn and backward once more under torch.compile(backend=...): its loss
     and gradients, judged later against the same eager truth. What compiling
     raises is this mode's result, not the check's end."""
@@ -191,7 +183,7 @@ def _compiled_pass(r: Rank, backend: str, fn: Callable[..., Any], ins: Any, save
     inputs.restore(ins.leaves, saved)
     for l in ins.leaves:
         l.tensor.grad = None
-    _seed(r.spec["seed"], r.rank)
+    rng.restore()
     compile_fn = getattr(torch, "compile", None)
     if compile_fn is None:
         return {"error": f"torch {torch.__version__} has no torch.compile (it came with torch 2.0)"}
@@ -218,7 +210,7 @@ def _compiled_pass(r: Rank, backend: str, fn: Callable[..., Any], ins: Any, save
     return {"loss": loss, "grads": grads, "dirs": dirs, "notes": prog.notes}
 
 
-def _evaluate(r: Rank, prog: "Program", ins: Any, saved: List[Any],
+def _evaluate(r: Rank, prog: "Program", ins: Any, saved: List[Any], rng: RngState,
               perturb: Optional[Tuple[Any, int, float, Any]]) -> float:
     """This rank's loss at one point: its inputs as saved, moved by
     (leaf, element or -1, step, direction) when it holds what the point moves."""
@@ -237,7 +229,7 @@ def _evaluate(r: Rank, prog: "Program", ins: Any, saved: List[Any],
                 flat.add_(along, alpha=h)
     for l in ins.leaves:
         l.tensor.grad = None
-    _seed(r.spec["seed"], r.rank)
+    rng.restore()
     with torch.enable_grad():  # as the user's code runs: some code asks requires_grad
         return prog.run(backward=False)
 
@@ -285,6 +277,7 @@ def run(r: Rank) -> RankResult:
     _seed(spec["seed"], r.rank)
     raw = inputs.transform(make_inputs(r.rank, r.world) if make_inputs else {}, spec.get("transform") or {})
     raw = inputs.place(raw, device)
+    rng = RngState()   # what make_inputs left the generators (CUDA's too, once placing started it)
     described = inputs.describe(raw) if spec.get("report_inputs") else {}
     try:
         ins = inputs.prepare(raw, spec["replicated"])
@@ -319,7 +312,7 @@ def run(r: Rank) -> RankResult:
     r.status("analytic pass (fn and backward)")
     for l in ins.leaves:
         l.tensor.grad = None
-    _seed(spec["seed"], r.rank)
+    rng.restore()
     analytic_loss = prog.run(backward=True)
     moved = _changed(ins.leaves, saved)
     if moved:
@@ -329,7 +322,7 @@ def run(r: Rank) -> RankResult:
                         "evaluation to start from the same point; clone before modifying")
     grad_placements: Dict[str, str] = {}
     grads, dirs = rank_grads.read_grads(held, mode, spec["seed"], rank_grads.optimizer_grads(ins.leaves, prog.notes, grad_placements))
-    compiled = {m: _compiled_pass(r, m, fn, ins, saved, held, mode) for m in spec.get("modes") or []
+    compiled = {m: _compiled_pass(r, m, fn, ins, saved, held, mode, rng) for m in spec.get("modes") or []
                 if m != "eager"}
 
     # the finite differences: every rank runs every point, perturbing what it holds; a round per
@@ -338,7 +331,7 @@ def run(r: Rank) -> RankResult:
     base: List[float] = [analytic_loss]
     for j in range(fd.BASE_POINTS):
         r.status(f"finite differences: repeat {j + 1} of {fd.BASE_POINTS}")
-        base.append(_evaluate(r, prog, ins, saved, None))
+        base.append(_evaluate(r, prog, ins, saved, rng, None))
     rounds: List[Dict[str, Any]] = []                       # this rank's
     everyone: List[List[Dict[str, Any]]] = [[] for _ in range(r.world)]  # every rank's, as exchanged
     only: Optional[List[fd.Diff]] = None
@@ -355,7 +348,8 @@ def run(r: Rank) -> RankResult:
                 if index not in directions:
                     directions[index] = fd.direction(spec["seed"], index, target.local.numel())
                 along = directions[index]
-            losses.append(_evaluate(r, prog, ins, saved, None if target is None else (target, elem, off * h, along)))
+            losses.append(_evaluate(r, prog, ins, saved, rng,
+                                    None if target is None else (target, elem, off * h, along)))
         rounds.append({"step": h, "diffs": None if only is None else [list(d) for d in only], "losses": losses})
         if i + 1 == len(steps):
             break

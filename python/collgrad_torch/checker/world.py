@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..exit_class import ExitClass
 from .messages import RankError, RankResult, Spec
+from .stacks import waiting_call
 
 STARTUP_S = 120.0        # importing torch and joining the group, W ranks on a loaded machine
 STARTING = (None, "joining the process group", "importing the user's code")
@@ -79,31 +80,6 @@ def _read(path: str) -> Optional[str]:
             return f.read()
     except OSError:
         return None
-
-
-def waiting_call(stack: str) -> str:
-    """From one rank's faulthandler dump: the torch.distributed call its main
-    thread waits in and the user's line that made it."""
-    blocks = stack.split("\n\n")
-    main = next((b for b in blocks if "collgrad_torch/checker/worker.py" in b), stack)
-    frames = [ln.strip() for ln in main.splitlines() if ln.strip().startswith("File ")]
-    dist_call = user = ""
-    for fr in frames:  # most recent first
-        try:
-            path = fr.split('"')[1]
-            line = fr.split("line ")[1].split()[0]
-            func = fr.rsplit(" in ", 1)[1]
-        except IndexError:
-            continue
-        if not dist_call and "torch/distributed" in path:
-            dist_call = func
-        if not user and "/torch/" not in path and "collgrad_torch/" not in path:
-            user = f"{path}:{line} ({func})"
-    if dist_call and user:
-        return f"waits in {dist_call}, called from {user}"
-    if user:
-        return f"is at {user}"
-    return "is outside the user's code"
 
 
 class World:

@@ -2,6 +2,7 @@
 class (test_jax_cli.py)."""
 
 import os
+import signal
 import sys
 import time
 
@@ -47,6 +48,21 @@ def make_loss_dies(mesh):
 def make_loss_hangs(mesh):
     print("sleeping", file=sys.stderr, flush=True)
     time.sleep(600)
+
+
+def make_loss_killed(mesh):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _stall(x):
+    time.sleep(600)
+
+
+def make_loss_hangs_in_callback(mesh):   # stuck inside the computation, in a host callback of the user's
+    def body(x):
+        jax.debug.callback(_stall, x)
+        return jax.lax.psum(jnp.sum(jnp.sin(x)), "i")
+    return jax.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P())
 
 
 def make_loss_random(mesh):   # a forward that does not repeat

@@ -72,13 +72,26 @@ class Exits(unittest.TestCase):
     def test_infrastructure_is_exit_3_and_keeps_the_output(self):
         out = cli("check", f"{BAD}:make_loss_dies", "--inputs", f"{BAD}:make_inputs", "--world", "2")
         self.assertEqual(out.returncode, 3, out.stdout + out.stderr)
-        self.assertIn("exit status 9", out.stdout)
+        self.assertIn("the device process (devices 0-1, one process) ended during make_loss with exit status 9, "
+                      "without a result; its output ends:", out.stdout)
         self.assertIn("about to die: this line must reach the error", out.stdout)
         out = cli("check", f"{BAD}:make_loss_hangs", "--inputs", f"{BAD}:make_inputs", "--world", "2",
                   "--timeout", "5")
         self.assertEqual(out.returncode, 3, out.stdout + out.stderr)
-        self.assertIn("did not finish in 5 s", out.stdout)
+        self.assertRegex(out.stdout, r"the device process \(devices 0-1, one process\) did not move on for 5 s "
+                                     r"\(timeout=\) during make_loss: a hang; it is at .*jax_bad\.py:\d+ "
+                                     r"\(make_loss_hangs\)")
         self.assertIn("sleeping", out.stdout)
+        # killed by a signal, having printed nothing: both said
+        out = cli("check", f"{BAD}:make_loss_killed", "--inputs", f"{BAD}:make_inputs", "--world", "2")
+        self.assertEqual(out.returncode, 3, out.stdout + out.stderr)
+        self.assertIn("ended during make_loss with signal 9 (SIGKILL), without a result; it printed nothing",
+                      out.stdout)
+        # a hang inside the compiled computation: named by the jitted call and the user's line
+        out = cli("check", f"{BAD}:make_loss_hangs_in_callback", "--inputs", f"{BAD}:make_inputs", "--world", "2",
+                  "--timeout", "5")
+        self.assertEqual(out.returncode, 3, out.stdout + out.stderr)
+        self.assertRegex(out.stdout, r"did not move on for 5 s \(timeout=\) during .*: a hang; it .*jax_bad\.py:\d+")
 
 
 class Api(unittest.TestCase):

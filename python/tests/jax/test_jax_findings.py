@@ -7,6 +7,58 @@ import collgrad_jax as cgj
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCALE = os.path.join(HERE, "jax_fd_scale.py")
+WRAPPED = os.path.join(HERE, "jax_wrapped.py")
+PATTERNS = os.path.join(HERE, "jax_patterns.py")
+TORCH_WORDS = ("c10d", "DTensor", "torch", "checkpoint", "rank ")
+
+
+class Patterns(unittest.TestCase):
+    """Item 7: a zero candidate is no pattern of its own; nan equals nan when
+    copies or check_vma's flip are compared; JAX's words on JAX code."""
+
+    def no_torch_words(self, r):
+        text = "\n".join([r.table()] + [p for c in r.checks for p in c.patterns])
+        for w in TORCH_WORDS:
+            self.assertNotIn(w, text.replace("per_rank semantics", ""), r.table())
+
+    def test_pipeline_backward_the_wrong_way_is_x_0(self):
+        r = cgj.check(f"{PATTERNS}:make_loss_pipeline_wrong_way", inputs=f"{PATTERNS}:make_inputs", world=2,
+                      vma="as_written")
+        self.assertEqual(r.status, "fail", r.table())
+        x0 = next(c for c in r.checks if c.tensor.startswith("x") and c.rank == 0)
+        self.assertFalse(x0.ok, r.table())
+        self.assertTrue(all(o == 0.0 for o in x0.observed))
+        self.assertTrue(x0.patterns[0].startswith("x 0: no gradient path"), x0.patterns)
+        self.assertFalse(any("replicated semantics only" in p for p in x0.patterns), x0.patterns)
+        self.no_torch_words(r)
+
+    def test_nan_gradients_are_not_diverging_replicas_nor_a_flip(self):
+        r = cgj.check(f"{PATTERNS}:make_loss_where_sqrt", inputs=f"{PATTERNS}:make_inputs", world=2)
+        self.assertEqual(r.status, "fail", r.table())
+        w = [c for c in r.checks if c.tensor.startswith("w")]
+        self.assertTrue(w and all(not c.ok for c in w), r.table())
+        for c in w:
+            self.assertTrue(c.patterns[0].startswith("not finite"), c.patterns)
+            self.assertIn("jnp.where", c.patterns[0])
+            self.assertFalse(any("replicas diverge" in p for p in c.patterns), c.patterns)
+        self.assertFalse(any("replicas diverge" in n for n in r.notes), r.notes)
+        self.assertFalse(any("the gradients differ" in n for n in r.notes), r.notes)
+        self.no_torch_words(r)
+
+
+class WrappedLosses(unittest.TestCase):
+    """Item 6: f under jax.jit (donating or not), functools.partial, or plain,
+    its inputs given by make_inputs in another order: all are checked."""
+
+    def test_every_wrapping_at_w2_and_w4(self):
+        for fn in ("make_loss_plain", "make_loss_jit", "make_loss_jit_donate", "make_loss_partial",
+                   "make_loss_jit_partial"):
+            for world in (2, 4):
+                with self.subTest(fn=fn, world=world):
+                    r = cgj.check(f"{WRAPPED}:{fn}", inputs=f"{WRAPPED}:make_inputs", world=world,
+                                  vma="as_written")
+                    self.assertEqual(r.status, "pass", r.table())
+                    self.assertEqual(sorted({c.tensor.split("[")[0] for c in r.checks}), ["w", "x"])
 
 
 class FiniteDifferencesKnowTheirError(unittest.TestCase):

@@ -36,7 +36,7 @@ class Marker(unittest.TestCase):
                                    "test_gather_own_block[W=2]": "failed", "test_gather_backend[W=2]": "failed",
                                    "test_dp_tp_mesh[mesh=dp=2,tp=2]": "passed"},
                          text)
-        self.assertIn("only this rank's own loss reaches it", text)
+        self.assertIn("only this device's own loss reaches it", text)   # JAX's words (issue 60 item 7)
         self.assertIn("the collgrad marker with framework=jax has no keyword backend", text)
         self.assertNotIn("import torch", text)
 
