@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Dict, List, Optional
 
-from collgrad_torch.checker import cli_words
+from collgrad_torch.checker import cli_words, interrupt
 from collgrad_torch.checker.result import Result
 from collgrad_torch.exit_class import ExitClass
 
@@ -80,15 +80,27 @@ def main(argv: Optional[List[str]] = None) -> int:
         return ExitClass.USAGE
     worlds: List[Optional[int]] = [None] if ns.mesh is not None else (ns.world or [4])
     results: List[Result] = []
-    for fn in ns.make_loss:
-        for world in worlds:
-            try:
-                r = api.check(fn, world=world, mesh=ns.mesh, inputs=ns.inputs, fd=ns.fd, fd_budget=ns.fd_budget,
-                              reduction=ns.reduction, atol=ns.atol, rtol=ns.rtol, seed=ns.seed, vma=ns.vma,
-                              timeout=ns.timeout, name=ns.name)
-            except api.CheckError as e:
-                print(f"{PROG}: {e}", file=sys.stderr)
-                return ExitClass.USAGE
-            print(r.table(), flush=True)
+    jobs = [(fn, world) for fn in ns.make_loss for world in worlds]
+    try:
+        with interrupt.raising():   # SIGTERM, SIGINT: the device process ends (devices.run), the reports are written
+            for fn, world in jobs:
+                try:
+                    r = api.check(fn, world=world, mesh=ns.mesh, inputs=ns.inputs, fd=ns.fd, fd_budget=ns.fd_budget,
+                                  reduction=ns.reduction, atol=ns.atol, rtol=ns.rtol, seed=ns.seed, vma=ns.vma,
+                                  timeout=ns.timeout, name=ns.name)
+                except api.CheckError as e:
+                    print(f"{PROG}: {e}", file=sys.stderr)
+                    return ExitClass.USAGE
+                print(r.table(), flush=True)
+                results.append(r)
+    except interrupt.Interrupted as e:
+        for i, (fn, world) in enumerate(jobs[len(results):]):
+            r, _ = api.plan(fn, world=world, mesh=ns.mesh, inputs=ns.inputs, fd=ns.fd, fd_budget=ns.fd_budget,
+                            reduction=ns.reduction, atol=ns.atol, rtol=ns.rtol, seed=ns.seed, vma=ns.vma,
+                            timeout=ns.timeout, name=ns.name)
+            r.error, r.error_class = (e.words() + " during the check" if i == 0 else f"not run: {e.words()}",
+                                      ExitClass.INFRA)
             results.append(r)
-    return int(cli_words.finish(PROG, results, ns.json, ns.junit, "jax missing, a device process died or hung"))
+        print(f"{PROG}: {e.words()}: the device process is ended", file=sys.stderr, flush=True)
+    return int(cli_words.finish(PROG, results, ns.json, ns.junit,
+                                "jax missing, a device process died or hung, or a signal"))

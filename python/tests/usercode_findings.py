@@ -15,6 +15,7 @@ RAISE = os.path.join(HERE, "usercode_raise.py")
 BAD = os.path.join(HERE, "usercode_bad.py")
 SCALE = os.path.join(HERE, "usercode_fd_scale.py")
 RNG = os.path.join(HERE, "usercode_rng.py")
+SLOW = os.path.join(HERE, "usercode_slow.py")
 KINDS = ["TypeError", "AttributeError", "KeyError", "IndexError", "AssertionError", "NotImplementedError",
          "RuntimeError"]
 
@@ -126,6 +127,124 @@ class TheUsersRandomState(unittest.TestCase):
         self.assertEqual((r.status, r.error_class), ("error", 2), r.table())
         self.assertIn("randomness the check cannot replay", r.error or "")
         self.assertIn("a torch.Generator of the code's own", r.error or "")
+
+
+def _running(pid: int) -> bool:
+    """Whether pid is a live process (a zombie, ended but not yet reaped by
+    whoever inherited it, is not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class Signals(unittest.TestCase):
+    """Item 3: SIGTERM or SIGINT to the command line during the forward,
+    during finite differences and during a hang: every process the check
+    started ends within 2 s, nothing of it stays in TMPDIR, the reports are
+    written with the check as interrupted, and the exit status is 3."""
+
+    def ranks(self, tmp: str) -> "list[tuple[int, str]]":
+        """(pid, phase) of every rank of the running check, from its status files."""
+        import glob
+
+        out = []
+        for path in glob.glob(os.path.join(tmp, "**", "collgrad-check-*", "rank*.status"), recursive=True):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    pid, _, phase = f.read().strip().partition("\t")
+                out.append((int(pid), phase))
+            except (OSError, ValueError):
+                pass
+        return sorted(dict(out).items())   # one entry per rank (pytest's basetemp links show a file twice)
+
+    def interrupt(self, fn: str, sig: int, phase: str, *extra: str) -> None:
+        import json
+        import signal
+        import subprocess
+        import time
+
+        with tempfile.TemporaryDirectory() as tmp:
+            work = os.path.join(tmp, "t")
+            os.mkdir(work)
+            env = dict(os.environ, TMPDIR=work, PYTHONPATH=os.pathsep.join([os.path.dirname(HERE)] + sys.path))
+            p = subprocess.Popen([sys.executable, "-m", "collgrad_torch", "check", f"{SLOW}:{fn}", "--inputs",
+                                  f"{SLOW}:make_inputs", "--world", "2", "--json", f"{tmp}/r.json", "--junit",
+                                  f"{tmp}/j.xml", *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            deadline, seen = time.monotonic() + 60, []
+            while time.monotonic() < deadline:
+                seen = self.ranks(work)
+                if len(seen) == 2 and phase in dict(seen)[min(dict(seen))]:   # rank 0's (the lower pid's) phase
+                    break
+                time.sleep(0.05)
+            self.assertTrue(len(seen) == 2 and phase in dict(seen)[min(dict(seen))], seen)
+            pids = [pid for pid, _ in seen]
+            with open(f"/proc/{pids[0]}/stat", encoding="ascii") as f:
+                pids.append(int(f.read().rsplit(")", 1)[1].split()[1]))   # spawn.py, the ranks' parent
+            t0 = time.monotonic()
+            p.send_signal(sig)
+            out, _ = p.communicate(timeout=30)
+            spent = time.monotonic() - t0
+            text = out.decode(errors="replace")
+            self.assertLess(spent, 2.0, text)
+            self.assertEqual(p.returncode, 3, text)
+            self.assertEqual([pid for pid in pids if _running(pid)], [], text)
+            self.assertEqual(os.listdir(work), [], text)
+            with open(f"{tmp}/r.json", encoding="utf-8") as f:
+                case = json.load(f)["cases"][0]
+            self.assertEqual(case["status"], "error")
+            self.assertIn(f"interrupted by signal {int(sig)} ({signal.Signals(sig).name})", case["message"])
+            with open(f"{tmp}/j.xml", encoding="utf-8") as f:
+                self.assertIn("interrupted by signal", f.read())
+            self.assertNotIn("Traceback", text)
+
+    def test_each_signal_in_each_phase(self) -> None:
+        import signal
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            for fn, phase, extra in (("slow", "analytic pass", ()), ("slow", "finite differences", ()),
+                                     ("hangs", "analytic pass", ("--timeout", "60"))):
+                with self.subTest(signal=sig.name, fn=fn, phase=phase):
+                    self.interrupt(fn, sig, phase, *extra)
+
+    def test_sigterm_to_pytest_ends_the_warm_world(self) -> None:
+        import signal
+        import subprocess
+        import time
+
+        with tempfile.TemporaryDirectory() as tmp:
+            work = os.path.join(tmp, "t")
+            os.mkdir(work)
+            with open(os.path.join(tmp, "test_slow.py"), "w", encoding="utf-8") as f:
+                f.write("import pytest\n"
+                        f"import sys; sys.path.insert(0, {HERE!r})\n"
+                        "import usercode_slow as s\n\n"
+                        "@pytest.mark.collgrad(world=[2], inputs=s.make_inputs)\n"
+                        "def test_slow(rank, world, x):\n"
+                        "    return s.slow(rank, world, x)\n")
+            env = dict(os.environ, TMPDIR=work, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+                       PYTHONPATH=os.pathsep.join([os.path.dirname(HERE)] + sys.path))
+            p = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "collgrad_torch.checker.pytest_plugin",
+                                  "-p", "no:cacheprovider", "test_slow.py"], cwd=tmp, env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            deadline, seen = time.monotonic() + 60, []
+            while time.monotonic() < deadline and not (len(seen) == 2 and
+                                                       any("finite differences" in ph for _, ph in seen)):
+                seen = self.ranks(work)
+                time.sleep(0.05)
+            pids = [pid for pid, _ in seen]
+            self.assertEqual(len(pids), 2, seen)
+            t0 = time.monotonic()
+            p.send_signal(signal.SIGTERM)
+            while any(_running(pid) for pid in pids) and time.monotonic() - t0 < 10:
+                time.sleep(0.01)
+            ended = time.monotonic() - t0   # the ranks' end; pytest's own exit may take longer
+            out, _ = p.communicate(timeout=30)
+            self.assertLess(ended, 2.0, out.decode(errors="replace"))
+            self.assertEqual(p.returncode, 2, out.decode(errors="replace"))   # pytest's "interrupted"
+            import glob
+            self.assertEqual(glob.glob(os.path.join(work, "**", "collgrad-warm-*"), recursive=True), [])
 
 
 class NothingLeftInTmp(unittest.TestCase):

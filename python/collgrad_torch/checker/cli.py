@@ -9,7 +9,8 @@ One check per function and world (several share warm worlds, with a progress
 line each on stderr); the table of each on stdout; --shrink reduces each
 failing one to a reproduction script. Exit 0 every gradient right, 1 a mismatch, 2 bad usage or a bad function (it raised, its inputs are unusable,
 its forward does not repeat), 3 infrastructure (a rank died or hung, the group
-could not form).
+could not form, or SIGTERM or SIGINT ended the run: every process it started
+is ended, the reports are written with the checks not finished as errors).
 """
 
 import argparse
@@ -21,7 +22,7 @@ import time
 from typing import Any, List, Optional
 
 from ..exit_class import ExitClass
-from . import api, cli_words, report, shrinking, warm as warm_mod
+from . import api, cli_words, interrupt, report, shrinking, warm as warm_mod
 from .result import Result
 
 
@@ -120,22 +121,40 @@ def main(argv: Optional[List[str]] = None) -> int:
     results: List[Result] = []
     t0 = time.monotonic()
     warm: Any = None if args.cold or len(jobs) == 1 and not args.shrink else warm_mod.warm_worlds()
-    with warm if warm is not None else contextlib.nullcontext():
-        for fn, world in jobs:
-            try:
-                r = api.check(fn, world=world, inputs=args.inputs, backend=args.backend,
-                              semantics=args.semantics, atol=args.atol, rtol=args.rtol, fd=args.fd, seed=args.seed,
-                              timeout=args.timeout, step=args.step, reduction=args.reduction,
-                              replicated=args.replicated, fd_budget=args.fd_budget, name=args.name,
-                              modes=args.modes)
-            except api.CheckError as e:
-                print(f"python -m collgrad_torch check: {e}", file=sys.stderr)
-                return ExitClass.USAGE
-            print(r.table(), flush=True)
-            results.append(r)
-            if args.shrink and r.status == "fail":
-                _shrink(args, fn, world)
-            if len(jobs) > 1:
-                _progress(len(results), len(jobs), r, t0)
+    try:
+        with interrupt.raising(), warm if warm is not None else contextlib.nullcontext():
+            for fn, world in jobs:
+                try:
+                    r = api.check(fn, world=world, inputs=args.inputs, backend=args.backend,
+                                  semantics=args.semantics, atol=args.atol, rtol=args.rtol, fd=args.fd,
+                                  seed=args.seed, timeout=args.timeout, step=args.step, reduction=args.reduction,
+                                  replicated=args.replicated, fd_budget=args.fd_budget, name=args.name,
+                                  modes=args.modes)
+                except api.CheckError as e:
+                    print(f"python -m collgrad_torch check: {e}", file=sys.stderr)
+                    return ExitClass.USAGE
+                print(r.table(), flush=True)
+                results.append(r)
+                if args.shrink and r.status == "fail":
+                    _shrink(args, fn, world)
+                if len(jobs) > 1:
+                    _progress(len(results), len(jobs), r, t0)
+    except interrupt.Interrupted as e:
+        # every process the checks started is ended and their files removed (the finally blocks on the way)
+        for i, (fn, world) in enumerate(jobs[len(results):]):
+            results.append(_interrupted(args, fn, world, e.words() + (" during the check" if i == 0 else ""),
+                                        started=i == 0))
+        print(f"python -m collgrad_torch check: {e.words()}: every process the check started is ended; "
+              f"{len(jobs) - sum(r.error is None for r in results)} of {len(jobs)} checks not finished",
+              file=sys.stderr, flush=True)
     return cli_words.finish("python -m collgrad_torch check", results, args.json, args.junit,
-                            "a rank died or hung")
+                            "a rank died or hung, or a signal")
+
+
+def _interrupted(args: argparse.Namespace, fn: Optional[str], world: int, why: str, started: bool) -> Result:
+    """The result of a check a signal ended (started) or kept from starting."""
+    r, _ = api.plan(fn, world, args.inputs, args.backend, args.semantics, args.atol, args.rtol, args.fd, args.seed,
+                    args.timeout, step=args.step, reduction=args.reduction, replicated=args.replicated,
+                    fd_budget=args.fd_budget, name=args.name, roots=None, modes=args.modes)
+    r.error, r.error_class = why if started else f"not run: {why}", ExitClass.INFRA
+    return r

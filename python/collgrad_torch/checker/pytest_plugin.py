@@ -45,6 +45,7 @@ import inspect
 import math
 import os
 import re
+import signal
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -77,6 +78,26 @@ def pytest_configure(config: Any) -> None:
         "differences of the global loss (one test per world size)")
     _check_options(config)
     config._collgrad_state = _State(config)
+    _term_interrupts(config)
+
+
+def _sigterm(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)   # the clean-up this starts runs to its end
+    raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
+
+
+def _term_interrupts(config: Any) -> None:
+    """SIGTERM (a CI runner's timeout or cancel) interrupts the session as
+    Ctrl-C does, where nothing else handles it: pytest then unwinds, the
+    running check's processes end on the way (World.run), and
+    pytest_unconfigure closes the warm worlds. Left alone, SIGTERM would end
+    pytest at once and leave a running check's ranks behind."""
+    try:
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _sigterm)
+            config._collgrad_sigterm = True
+    except ValueError:  # not the main thread
+        pass
 
 
 def _check_options(config: Any) -> None:
@@ -127,6 +148,8 @@ def pytest_unconfigure(config: Any) -> None:
     state = getattr(config, "_collgrad_state", None)
     if state is not None:
         state.close()
+    if getattr(config, "_collgrad_sigterm", False):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:

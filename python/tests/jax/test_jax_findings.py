@@ -85,5 +85,60 @@ class FiniteDifferencesKnowTheirError(unittest.TestCase):
         self.assertTrue(r.ok)
 
 
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _running(pid):
+    """A live process (not a zombie waiting to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class Signals(unittest.TestCase):
+    """Item 3 for the JAX check's command line: SIGTERM during a hang ends the
+    device process at once and writes the report, exit 3."""
+
+    def test_sigterm_during_a_hang(self):
+        import json
+        import signal
+        import subprocess
+        import sys
+        import tempfile
+        import time
+
+        bad = os.path.join(HERE, "jax_bad.py")
+        with tempfile.TemporaryDirectory() as tmp:
+            work = os.path.join(tmp, "t")
+            os.mkdir(work)
+            env = dict(os.environ, TMPDIR=work,
+                       PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(HERE))] + sys.path))
+            p = subprocess.Popen([sys.executable, "-m", "collgrad_jax", "check", f"{bad}:make_loss_hangs", "--inputs",
+                                  f"{bad}:make_inputs", "--world", "2", "--json", f"{tmp}/r.json"], env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+            time.sleep(6)   # jax imported, make_loss asleep
+            device = [int(d) for d in os.listdir("/proc") if d.isdigit() and _cmdline(int(d)).find(work) >= 0]
+            self.assertEqual(len(device), 1, device)   # the device process, its spec under our TMPDIR
+            t0 = time.monotonic()
+            p.send_signal(signal.SIGTERM)
+            out, _ = p.communicate(timeout=30)
+            text = out.decode(errors="replace")
+            self.assertLess(time.monotonic() - t0, 2.0, text)
+            self.assertEqual(p.returncode, 3, text)
+            with open(f"{tmp}/r.json", encoding="utf-8") as f:
+                case = json.load(f)["cases"][0]
+            self.assertIn("interrupted by signal 15 (SIGTERM)", case["message"])
+            self.assertEqual([pid for pid in device if _running(pid)], [], text)   # the device process is gone
+            self.assertEqual(os.listdir(work), [], text)
+
+
 if __name__ == "__main__":
     unittest.main()
