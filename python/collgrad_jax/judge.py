@@ -63,6 +63,7 @@ def judge(m: Measured, r: Result) -> None:
                 for c in mine:
                     if not c.ok and found:
                         c.patterns = found + [p for p in c.patterns if not p.startswith("no known")]
+    patterns.pool_factors(r.checks, close)
     order = {inp["name"]: i for i, inp in enumerate(m["inputs"])}
     r.checks.sort(key=lambda c: (c.rank, order.get(c.tensor.split("[")[0], 0)))
     r.notes.extend(m.get("notes", []))

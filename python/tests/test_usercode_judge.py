@@ -237,6 +237,32 @@ class ZeroCandidates(unittest.TestCase):
         self.assertFalse(any(p.startswith(patterns.DIVERGED) for p in found), found)
 
 
+class PooledFactor(unittest.TestCase):
+    """Issue 60 item 15: a tensor of one element off by the factor the check's
+    other tensors show is named by it (one element alone has any factor)."""
+
+    def test_one_element_takes_the_factor_of_the_rest(self):
+        h = fd.STEP
+        coef = [1.0, 2.0, 3.0, 5.0]   # L = a0 + 2 a1 + 3 a2 + 5 b0 at a = b = 1: the truth is coef
+        losses = [[11.0 + c * o * h for c in coef for o in fd.OFFSETS]]
+        metas = [[_meta("a", 3), _meta("b", 1)]]
+        res = _results(losses, [{"a": [3.0, 6.0, 9.0], "b": [15.0]}], metas, [[11.0] * 3])
+        r = Result(name="t", world=1, backend="gloo", kind="fn", semantics="auto", reduction="sum")
+        judge.judge(res, r)
+        a, b = r.checks
+        self.assertTrue(a.patterns[0].startswith("x 3: a constant factor"), a.patterns)
+        self.assertTrue(b.patterns[0].startswith("x 3: a constant factor"), b.patterns)
+        self.assertTrue(b.patterns[0].endswith(patterns.POOLED), b.patterns)
+        self.assertEqual(patterns.key(b.patterns[0]), "constant_factor")
+
+    def test_an_accumulation_count_is_read_before_the_world_it_equals(self):
+        close = patterns.close_within(1e-5, 1e-3)
+        found = patterns.name([2.0, 4.0], [1.0, 2.0], close, 2, [], accumulation=2)
+        self.assertEqual(found[0], patterns.accumulated(2))
+        self.assertIn(patterns.TIMES_W, found[1:])
+        self.assertEqual(patterns.name([2.0, 4.0], [1.0, 2.0], close, 2, [])[0], patterns.TIMES_W)
+
+
 class DivergedReplicas(unittest.TestCase):
     """W=2, one replicated w (both copies move together), L_k = c_k * w with c = (1, 3): the truth is
     4 on both ranks. Copies that got 1 and 3 diverge and sum to it; 8 and 8 is x W, alike."""

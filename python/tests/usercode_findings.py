@@ -16,6 +16,7 @@ BAD = os.path.join(HERE, "usercode_bad.py")
 SCALE = os.path.join(HERE, "usercode_fd_scale.py")
 RNG = os.path.join(HERE, "usercode_rng.py")
 SLOW = os.path.join(HERE, "usercode_slow.py")
+ACCUM = os.path.join(HERE, "usercode_accumulate.py")
 KINDS = ["TypeError", "AttributeError", "KeyError", "IndexError", "AssertionError", "NotImplementedError",
          "RuntimeError"]
 
@@ -184,10 +185,12 @@ class Signals(unittest.TestCase):
                 pids.append(int(f.read().rsplit(")", 1)[1].split()[1]))   # spawn.py, the ranks' parent
             t0 = time.monotonic()
             p.send_signal(sig)
+            while any(_running(pid) for pid in pids) and time.monotonic() - t0 < 10:
+                time.sleep(0.01)
+            ended = time.monotonic() - t0   # every process the check started is gone
             out, _ = p.communicate(timeout=30)
-            spent = time.monotonic() - t0
             text = out.decode(errors="replace")
-            self.assertLess(spent, 2.0, text)
+            self.assertLess(ended, 2.0, text)
             self.assertEqual(p.returncode, 3, text)
             self.assertEqual([pid for pid in pids if _running(pid)], [], text)
             self.assertEqual(os.listdir(work), [], text)
@@ -245,6 +248,21 @@ class Signals(unittest.TestCase):
             self.assertEqual(p.returncode, 2, out.decode(errors="replace"))   # pytest's "interrupted"
             import glob
             self.assertEqual(glob.glob(os.path.join(work, "**", "collgrad-warm-*"), recursive=True), [])
+
+
+class AccumulationCount(unittest.TestCase):
+    """Item 15: at W=2 a step that accumulates 2 microbatches undivided is off
+    by 2, and read as its accumulation count first, not as 'x W'."""
+
+    def test_count_before_world(self) -> None:
+        r = cg.check(step=f"{ACCUM}:accumulate_no_divide", inputs=f"{ACCUM}:make_inputs", world=2,
+                     reduction="mean")
+        self.assertEqual(r.status, "fail", r.table())
+        for c in r.checks:
+            self.assertFalse(c.ok)
+            for o, t in zip(c.observed, c.truth):
+                self.assertAlmostEqual(o, 2 * t, delta=1e-6 * (1 + abs(t)))
+            self.assertTrue(c.patterns[0].startswith("x 2: the step called backward 2 times"), c.patterns)
 
 
 class NothingLeftInTmp(unittest.TestCase):

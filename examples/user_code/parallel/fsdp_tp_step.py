@@ -14,6 +14,11 @@ of down.bias is one logical slice held by both ranks of a tp group
   two copies were perturbed one at a time).
 - step_bias_twice: after backward the step all-reduces down.bias's gradient
   over the tp group once more (a sync the plan already made): x tp's size.
+- step, inputs make_inputs_body: the MLP with a `body` Linear the TP plan
+  leaves out; fully_shard over mesh["dp"] makes body's parameters Shard(0) on
+  the dp sub-mesh alone, so the two ranks of a tp group hold copies of one
+  shard (issue 60 item 14: the check once perturbed each copy alone and
+  called the correct step "no known pattern").
 """
 
 import torch
@@ -33,6 +38,29 @@ def make_inputs(rank: int, world: int) -> dict:
     mesh = init_device_mesh("cpu", (DP, TP), mesh_dim_names=("dp", "tp"))
     model = parallelize_module(mlp(), mesh["tp"], {"up": ColwiseParallel(), "down": RowwiseParallel()})
     fully_shard(model, mesh=mesh["dp"])
+    return {"model": model, "x": data().chunk(DP)[rank // TP]}
+
+
+def mlp_with_body() -> torch.nn.Module:
+    """mlp() followed by body, a Linear(D, D) of its own (seeded apart: the same everywhere)."""
+    from tp_mlp import D
+
+    model = mlp()
+    torch.manual_seed(1)
+    model.add_module("body", torch.nn.Linear(D, D).double())
+    return model
+
+
+def make_inputs_body(rank: int, world: int) -> dict:
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+    if world != DP * TP:
+        raise ValueError(f"the FSDP + TP example runs at W={DP * TP}, not {world}")
+    mesh = init_device_mesh("cpu", (DP, TP), mesh_dim_names=("dp", "tp"))
+    model = parallelize_module(mlp_with_body(), mesh["tp"], {"up": ColwiseParallel(), "down": RowwiseParallel()})
+    fully_shard(model, mesh=mesh["dp"])   # body: Shard(0) over dp alone, a copy on each rank of a tp group
     return {"model": model, "x": data().chunk(DP)[rank // TP]}
 
 

@@ -73,18 +73,57 @@ def is_dtensor(t: Any) -> bool:
     return isinstance(t, torch.Tensor) and hasattr(t, "_local_tensor") and hasattr(t, "placements")
 
 
+def _root_mesh(mesh: Any) -> Any:
+    """The mesh a sub-mesh (mesh["dp"]) was sliced from, or None: torch 2.x
+    keeps it in its mesh resources (device_mesh._mesh_resources), and
+    newer releases as the mesh's own _get_root_mesh()."""
+    own = getattr(mesh, "_get_root_mesh", None)
+    if callable(own):
+        try:
+            return own()
+        except Exception:  # a mesh that was never sliced
+            return None
+    try:
+        from torch.distributed.device_mesh import _mesh_resources  # type: ignore[attr-defined]
+
+        return _mesh_resources.get_root_mesh(mesh)
+    except Exception:
+        return None
+
+
+def _outer_dims(t: Any) -> Tuple[Any, List[str]]:
+    """A DTensor's mesh's root, and the root's dimensions its own mesh does
+    not have (dp's sub-mesh of a (dp, tp) mesh: tp), when it is a named
+    slice of a larger mesh; else (None, [])."""
+    mesh = t.device_mesh
+    root = _root_mesh(mesh)
+    names = list(getattr(mesh, "mesh_dim_names", None) or [])
+    root_names = list(getattr(root, "mesh_dim_names", None) or []) if root is not None else []
+    if root is None or root is mesh or not names or not set(names) <= set(root_names) or root.size() == mesh.size():
+        return None, []
+    return root, [n for n in root_names if n not in names]
+
+
 def dtensor_holders(t: Any) -> Optional[List[int]]:
     """The ranks holding the same local part as this rank does by DTensor's
     contract: those whose mesh coordinates agree with this rank's on every
     dimension the tensor is not Replicate over (a Shard's slice or a
-    Partial's addend there is this rank's own). None: not a DTensor, or
-    this rank is not on its mesh."""
+    Partial's addend there is this rank's own). A DTensor on a sub-mesh of a
+    larger mesh (fully_shard over mesh["dp"] of a (dp, tp) mesh, for a module
+    the tensor-parallel plan left out) is held alike by the ranks along the
+    dimensions its mesh leaves out: their coordinates are free too. None:
+    not a DTensor, or this rank is not on its mesh."""
     if not is_dtensor(t):
         return None
     mesh = t.device_mesh
     coord = mesh.get_coordinate()
     if coord is None:
         return None
+    root, _ = _outer_dims(t)
+    if root is not None:
+        fixed = {n: c for n, p, c in zip(mesh.mesh_dim_names, t.placements, coord) if not p.is_replicate()}
+        at_root = tuple(slice(None) if n not in fixed else fixed[n] for n in root.mesh_dim_names)
+        return sorted(int(k) for k in root.mesh[at_root].reshape(-1).tolist())
     at = tuple(slice(None) if p.is_replicate() else c for p, c in zip(t.placements, coord))
     return sorted(int(k) for k in mesh.mesh[at].reshape(-1).tolist())
 
@@ -109,7 +148,7 @@ def replicated_over(t: Any) -> str:
     dims = [n for (n, _), p in zip(mesh_dims(t), t.placements) if p.is_replicate()]
     if len(dims) == t.device_mesh.ndim and t.device_mesh.size() == dist.get_world_size():
         return ""
-    return ", ".join(dims)
+    return ", ".join(dims + _outer_dims(t)[1])   # a sub-mesh's tensor: copies along the dimensions it leaves out
 
 
 def placements(t: Any) -> str:
@@ -160,7 +199,7 @@ def _leaf(name: str, t: torch.Tensor, rep: bool, group: Optional[List[int]]) -> 
     (whatever `replicated` says of its module), a plain tensor's what
     replicated() declared."""
     held = group
-    if group is None and is_dtensor(t):
+    if is_dtensor(t):  # its placements say, whatever replicated(module, group=) said of the module
         held, rep = dtensor_holders(t), False
     if held is not None and len(held) == 1:
         held = None  # this rank's alone: a per-rank leaf

@@ -112,6 +112,7 @@ def judge(results: Sequence[RankResult], r: Result) -> None:
         if len(mine) > 1 and any(not c.ok for c in mine):
             _copies(t, mine, close, r)
         r.checks.extend(mine)
+    patterns.pool_factors(r.checks, close)
     position = [{m["name"]: i for i, m in enumerate(res["meta"])} for res in results]
     r.checks.sort(key=lambda c: (c.rank, position[c.rank].get(c.tensor, 0)))  # each rank's inputs in its order
     for res in results:
@@ -158,7 +159,8 @@ def _check(res: RankResult, rank: int, t: fd.Logical, rows: List[List[float]], m
     dims = _placed(res, t, world, c)
     if bad:
         c.patterns = patterns.name(observed, truth, close, world, groups,
-                                   replicated=rep if r.semantics != "replicated" else None, own=own, dims=dims)
+                                   replicated=rep if r.semantics != "replicated" else None, own=own, dims=dims,
+                                   accumulation=int(res.get("backward_calls", 0)) if r.kind == "step" else 0)
     return c
 
 

@@ -71,6 +71,7 @@ class _RankResultBody(TypedDict):
     inputs: Dict[str, Any]         # inputs.describe(), when the spec asked for it
     loss_copies: Any               # a DTensor loss's copies (DTensor's contract), else None
     roots: int                     # backward roots the code returned
+    backward_calls: int            # backward calls in the analytic pass (a step's microbatches)
     compiled: Dict[str, Dict[str, Any]]   # per compile mode: its loss, grads, dirs, notes or error
     grad_placements: Dict[str, str]       # a DTensor gradient's placements as backward left them
     values: Dict[str, List[float]]        # a rank-owned tensor's values (its first 256)

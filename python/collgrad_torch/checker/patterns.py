@@ -12,7 +12,7 @@ difference, so a person can start from numbers.
 """
 
 import math
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 Close = Callable[[Sequence[float], Sequence[float]], bool]
 
@@ -140,6 +140,35 @@ def _constant_factor(observed: Sequence[float], truth: Sequence[float], close: C
     return c
 
 
+def accumulated(k: int) -> str:
+    """The reading of a factor k where the step called backward k times."""
+    return f"x {k}: the step called backward {k} times (microbatches), so {k} is its accumulation count: {FACTOR}"
+
+
+POOLED = "(pooled: the factor this check's other tensors show, where this tensor has too few elements to show one)"
+
+
+def pool_factors(checks: Sequence[Any], close: Close) -> None:
+    """A constant factor needs two nonzero truth elements to show (one element
+    alone always has some factor): a wrong tensor of one element (an FSDP
+    shard of one row, a bias) that is off by the factor its check's other
+    wrong tensors show is named by their reading, marked pooled."""
+    known: List[Tuple[float, str]] = []
+    for c in checks:
+        if c.ok or not c.patterns or c.patterns[0].startswith("no known"):
+            continue
+        f = _constant_factor(c.observed, c.truth, close)
+        if f is not None and not any(abs(f - g) <= 1e-6 * abs(g) for g, _ in known):
+            known.append((f, c.patterns[0]))
+    for c in checks:
+        if c.ok or not c.patterns or not c.patterns[0].startswith("no known") or not any(t != 0 for t in c.truth):
+            continue
+        for f, text in known:
+            if close(c.observed, _scaled(f, c.truth)):
+                c.patterns = [f"{text} {POOLED}"]
+                break
+
+
 def key(text: str) -> str:
     """A pattern's short name, for the report's diagnosis.matches."""
     fixed = {REPLICATED: "replicated_only", OWN_LOSS: "own_loss", ZERO: "zero", TIMES_W: "times_world",
@@ -149,6 +178,8 @@ def key(text: str) -> str:
         return fixed[text]
     if text.startswith(DIVERGED):
         return "replicas_diverge"
+    if text.endswith(POOLED):
+        return key(text[:-len(POOLED) - 1])
     if text.endswith(FACTOR):
         return "constant_factor"
     if text.startswith("no known pattern"):
@@ -171,19 +202,21 @@ def _scaled(c: float, t: Sequence[float]) -> List[float]:
 def name(observed: Sequence[float], truth: Sequence[float], close: Close, world: int,
          groups: Sequence[int], replicated: Optional[Sequence[float]] = None,
          own: Optional[Sequence[float]] = None, dims: Sequence[Tuple[str, int, bool]] = (),
-         framework: str = "pytorch") -> List[str]:
+         framework: str = "pytorch", accumulation: int = 0) -> List[str]:
     """Every known pattern `observed` matches (most specific first), or one
     "no known pattern" line. `dims`: the tensor's DTensor mesh as (name,
     size, whether the tensor is Replicate there), so a factor of one
     dimension's size names that dimension (of equal sizes, the Replicate ones:
-    where a replica's gradient is reduced). `framework`: whose words (words())."""
+    where a replica's gradient is reduced). `framework`: whose words (words()).
+    `accumulation`: how many times a step called backward; a factor of that
+    count is read as it first, before a world or group size that equals it."""
     return [words(t, framework) for t in _name(observed, truth, close, world, groups, replicated, own, dims,
-                                               framework)]
+                                               framework, accumulation)]
 
 
 def _name(observed: Sequence[float], truth: Sequence[float], close: Close, world: int, groups: Sequence[int],
           replicated: Optional[Sequence[float]], own: Optional[Sequence[float]],
-          dims: Sequence[Tuple[str, int, bool]], framework: str) -> List[str]:
+          dims: Sequence[Tuple[str, int, bool]], framework: str, accumulation: int = 0) -> List[str]:
     bad = next((i for i, o in enumerate(observed) if not math.isfinite(o)), None)
     if bad is not None:  # nan compares false with everything: no scaling can name it
         return [f"not finite: the gradient is {observed[bad]!r} at element {bad}, where finite differences "
@@ -198,6 +231,8 @@ def _name(observed: Sequence[float], truth: Sequence[float], close: Close, world
     scale = max((abs(v) for v in truth), default=0.0)
     if scale > 0 and not close(truth, _scaled(0.0, truth)):
         candidates = [(0.0, ZERO), (float(world), TIMES_W), (1.0 / world, OVER_W)]
+        if accumulation > 1:   # the count the program shows, before a size that may only coincide with it
+            candidates.insert(1, (float(accumulation), accumulated(accumulation)))
         named = set()
         for _, g, _ in dims:  # a 1-D mesh of the whole world too: "x W" then names its dimension
             if 1 < g <= world and g not in named:
@@ -217,7 +252,7 @@ def _name(observed: Sequence[float], truth: Sequence[float], close: Close, world
                 candidates.append((1.0 / g, f"x 1/{g}: divided by a group's size ({g} ranks) where it should not be"))
         candidates.append((-1.0, NEGATED))
         for c, text in candidates:
-            if world == 1 and c in (float(world), 1.0 / world):
+            if world == 1 and c in (float(world), 1.0 / world) and text in (TIMES_W, OVER_W):
                 continue
             if close(observed, _scaled(c, truth)):
                 found.append(text)

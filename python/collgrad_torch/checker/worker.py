@@ -17,6 +17,7 @@ Exit status: 0 done, 2 the user's code or inputs are at fault, 3 the rank
 could not run (torch, the process group).
 """
 
+import contextlib
 import faulthandler
 import json
 import os
@@ -24,7 +25,7 @@ import signal
 import sys
 import time
 import traceback
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from ..exit_class import ExitClass
 from . import rank_grads
@@ -160,6 +161,44 @@ class Program:
                     continue
                 x.backward(retain_graph=i + 1 < len(roots))
         return total
+
+
+@contextlib.contextmanager
+def _counting_backward() -> Iterator[List[int]]:
+    """How many times the analytic pass called backward (Tensor.backward and
+    torch.autograd.backward, which pipelining schedules call per microbatch):
+    a step that accumulates over k microbatches calls it k times, and a
+    gradient off by k is then read as that count first (patterns)."""
+    import torch
+
+    count = [0]
+    tensor_backward, autograd_backward = torch.Tensor.backward, torch.autograd.backward
+
+    def counted_tensor(self: Any, *a: Any, **k: Any) -> Any:
+        count[0] += 1
+        return tensor_backward(self, *a, **k)
+
+    def counted_autograd(*a: Any, **k: Any) -> Any:
+        if not inside[0]:
+            count[0] += 1
+        return autograd_backward(*a, **k)
+
+    inside = [False]
+
+    def tensor_entry(self: Any, *a: Any, **k: Any) -> Any:   # Tensor.backward calls autograd.backward: one call
+        inside[0] = True
+        try:
+            return counted_tensor(self, *a, **k)
+        finally:
+            inside[0] = False
+
+    torch.Tensor.backward = tensor_entry  # type: ignore[method-assign,assignment]
+    torch.autograd.backward = counted_autograd  # type: ignore[assignment]
+    try:
+        yield count
+    finally:
+        torch.Tensor.backward = tensor_backward  # type: ignore[method-assign,assignment]
+        torch.autograd.backward = autograd_backward  # type: ignore[assignment]
 
 
 def _changed(leaves: List[Any], saved: List[Any]) -> Optional[Tuple[str, float]]:
@@ -313,7 +352,8 @@ def run(r: Rank) -> RankResult:
     for l in ins.leaves:
         l.tensor.grad = None
     rng.restore()
-    analytic_loss = prog.run(backward=True)
+    with _counting_backward() as backward_calls:
+        analytic_loss = prog.run(backward=True)
     moved = _changed(ins.leaves, saved)
     if moved:
         hint = " (an optimizer.step() in the step? the check reads .grad before any update)" if spec["step"] else ""
@@ -365,7 +405,7 @@ def run(r: Rank) -> RankResult:
     return {"rank": r.rank, "torch": torch.__version__, "backend": name, "mode": mode,
             "meta": meta, "data": ins.data, "grads": grads, "dirs": dirs, "rounds": rounds, "base": base,
             "groups": _group_sizes(), "notes": prog.notes, "inputs": described, "loss_copies": prog.loss_copies,
-            "roots": prog.roots, "compiled": compiled, "grad_placements": grad_placements,
+            "roots": prog.roots, "backward_calls": backward_calls[0], "compiled": compiled, "grad_placements": grad_placements,
             "values": {t.name: mine[t.name].local.detach().reshape(-1)[:256].tolist()
                        for t, _ in held if t.owner == -1}}
 
