@@ -1,216 +1,18 @@
 /* hazards.c — find, before running, the communication whose backward an
  * engine that runs only nodes reachable from its rank's roots (PyTorch's)
  * would not reach on some rank: there, the ranks that do reach it wait
- * forever (hazards.h).
- *
- * Each rank's program is replayed alone, with the real worker wiring
- * (rank_comm.c, reference rules) over a transport that moves nothing: the
- * values are meaningless but the graph is the rank's real autograd graph.
- * Backward calls only record their roots; reachability is then a walk from
- * the roots through node inputs. Sends count as roots too, as in the
- * design note's FAST mode: a send's backward always waits for its gradient. */
+ * forever (hazards.h); and refuse a program the tool's own ranks could not
+ * run. Both read each rank's reach from a dry run of its program
+ * (dry_reach.h). */
 #include "hazards.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "autograd.h"
-#include "interp.h"
-#include "rank_run.h"
+#include "dry_reach.h"
 
-/* ---- a transport that moves nothing -------------------------------------- */
-
-/* Every entry returns 0 and leaves its buffers alone: only shapes matter. */
-static int dry_all_reduce(cg_transport *t, const void *s, void *r, size_t n, cgt_dtype d, cgt_redop o) { return 0; }
-static int dry_all_gather(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d) { return 0; }
-static int dry_reduce_scatter(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d,
-                              cgt_redop o) { return 0; }
-static int dry_broadcast(cg_transport *t, void *b, size_t n, cgt_dtype d, int root) { return 0; }
-static int dry_reduce(cg_transport *t, const void *s, void *r, size_t n, cgt_dtype d, cgt_redop o,
-                      int root) { return 0; }
-static int dry_gather(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d, int root) { return 0; }
-static int dry_scatter(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d, int root) { return 0; }
-static int dry_all_to_all(cg_transport *t, const void *s, const size_t *sc, void *r, const size_t *rc,
-                          cgt_dtype d) { return 0; }
-static int dry_send(cg_transport *t, const void *b, size_t n, cgt_dtype d, int peer, int tag) { return 0; }
-static int dry_recv(cg_transport *t, void *b, size_t n, cgt_dtype d, int peer, int tag) { return 0; }
-static int dry_barrier(cg_transport *t) { return 0; }
-
-static const cg_transport_ops dry_ops = {
-    .abi_version = CG_TRANSPORT_ABI_VERSION, .name = "dry", .version = "",
-    .caps = CGT_CAP_HOST | CGT_CAP_HALF, .all_reduce = dry_all_reduce, .all_gather = dry_all_gather,
-    .reduce_scatter = dry_reduce_scatter, .broadcast = dry_broadcast, .reduce = dry_reduce,
-    .gather = dry_gather, .scatter = dry_scatter, .all_to_all = dry_all_to_all, .send = dry_send,
-    .recv = dry_recv, .barrier = dry_barrier,
-};
-
-/* ---- one rank's graph and its backward events ---------------------------- */
-
-enum { MAX_EVENTS = 64 };
-
-typedef struct dry_rank {
-    cg_tensor *roots[MAX_EVENTS]; /* roots[e]: this rank's root in backward event e (or NULL) */
-    int nevents;
-} dry_rank;
-
-typedef struct dry_comm {
-    cg_comm inner;
-    dry_rank *rank;
-    cg_rank_comm *w;
-} dry_comm;
-
-/* A process group, dry: the rank's handle is the dry table with its place
- * in the group (nothing to split: no call moves anything). */
-static int dry_group(void *self, cg_graph *g, int id, const int *members, int n)
-{
-    dry_comm *d = self;
-    cg_rank_comm *w = d->w;
-    cg_tp **grown = realloc(w->groups, (size_t)(w->ngroups + 1) * sizeof *grown);
-    if (!grown)
-        return cg_error_infra(cg_graph_status(g), "out of memory for a process group");
-    w->groups = grown;
-    w->groups[w->ngroups] = NULL;
-    for (int k = 0; k < n; k++)
-        if (members[k] == w->rank) {
-            cg_tp *h = calloc(1, sizeof *h);
-            if (!h)
-                return cg_error_infra(cg_graph_status(g), "out of memory for a process group");
-            h->ops = &dry_ops;
-            h->rank = k;
-            h->world = n;
-            w->groups[w->ngroups] = h;
-        }
-    (void)id;
-    w->ngroups++;
-    return 0;
-}
-
-static int dry_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **in, cg_tensor **out)
-{
-    dry_comm *d = self;
-    return d->inner.collective(d->inner.self, g, c, in, out);
-}
-
-static int dry_comm_send(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tensor *t)
-{
-    dry_comm *d = self;
-    return d->inner.send(d->inner.self, g, c, slot, t);
-}
-
-static cg_tensor *dry_comm_recv(void *self, cg_graph *g, const cg_coll *c, int slot)
-{
-    dry_comm *d = self;
-    return d->inner.recv(d->inner.self, g, c, slot);
-}
-
-static int dry_backward(void *self, cg_graph *g, const cg_srcpos *pos, cg_tensor **roots)
-{
-    dry_comm *d = self;
-    (void)g;
-    (void)pos;
-    if (d->rank->nevents < MAX_EVENTS)
-        d->rank->roots[d->rank->nevents++] = roots[0];
-    return 0;
-}
-
-static int dry_zero_grad(void *self, cg_graph *g) { return 0; }
-
-/* Mark every node reachable from t through node inputs. */
-static void reach(cg_tensor *t, cg_node **seen, int *nseen, int cap)
-{
-    if (!t || !t->node)
-        return;
-    for (int i = 0; i < *nseen; i++)
-        if (seen[i] == t->node)
-            return;
-    if (*nseen == cap)
-        return;
-    seen[(*nseen)++] = t->node;
-    for (int i = 0; i < t->node->nin; i++)
-        reach(t->node->in[i], seen, nseen, cap);
-}
-
-static bool is_seen(cg_node *n, cg_node *const *seen, int nseen)
-{
-    for (int i = 0; i < nseen; i++)
-        if (seen[i] == n)
-            return true;
-    return false;
-}
-
-/* Which comm calls one backward event's roots reach, from the tape of one dry
- * run: writes row[seq] = 1 reached, 0 present but unreached (-1 stays where
- * this rank has no such call). root NULL: no root, only FAST mode's sends. */
-static void mark_reached(cg_graph *g, cg_tensor *root, signed char *row, int nseq, cg_node **seen, int cap)
-{
-    int nseen = 0;
-    memset(row, -1, (size_t)nseq + 1);
-    reach(root, seen, &nseen, cap);
-    for (cg_node *n = cg_graph_tape(g); n; n = n->prev) /* FAST mode: sends are roots */
-        if (n->always_run && n->iarg[1] == CG_C_SEND)
-            for (int i = 0; i < n->nin; i++) {
-                if (!is_seen(n, seen, nseen) && nseen < cap)
-                    seen[nseen++] = n;
-                reach(n->in[i], seen, &nseen, cap);
-            }
-    for (cg_node *n = cg_graph_tape(g); n; n = n->prev)
-        if (n->always_run && n->iarg[0] >= 0 && n->iarg[0] < nseq)
-            row[n->iarg[0]] = is_seen(n, seen, nseen);
-}
-
-/* The dry comm around the rank's own (rank_run.h's wrap): d is the caller's. */
-static cg_comm dry_wrap(void *ctx, cg_rank_comm *w)
-{
-    dry_comm *d = ctx;
-    d->inner = cg_rank_comm_as_comm(w);
-    d->w = w;
-    return (cg_comm){d,            dry_collective, dry_comm_send, dry_comm_recv,
-                     dry_backward, dry_zero_grad,  dry_group,     NULL};
-}
-
-/* One dry run of `rank`'s program, then every backward event's reach from
- * its tape: rows[e * (nseq + 1) ...] for e < MAX_EVENTS (an event this rank
- * does not have reaches only the sends). Once per rank, not once per rank
- * and event: a program of many backward calls costs one interpretation per
- * rank (issue 39 item 4). */
-static int rank_reach(const cg_case *cs, const cg_oracle *plan, int rank, signed char *rows, int nseq,
-                      int *nevents, cg_status *st)
-{
-    cg_tp tp;
-    memset(&tp, 0, sizeof tp);
-    tp.ops = &dry_ops;
-    /* no watchers: no board updates, no injected faults, no sync */
-    tp.rank = rank;
-    tp.world = plan->world;
-    dry_rank dr = {0};
-    dry_comm d = {.rank = &dr};
-    cg_rank_run r;
-    int rc = cg_rank_run_program(&r, cs, &cg_rules_reference, &tp, plan->events, plan->nevents, false,
-                                 dry_wrap, &d);
-    if (rc != 0)
-        cg_error_infra(st, "%s", r.I ? cg_interp_status(r.I)->msg : r.st.msg);
-    cg_graph *g = r.g;
-    enum { CAP = 65536 };
-    cg_node **seen = rc == 0 ? malloc(CAP * sizeof *seen) : NULL;
-    if (rc == 0 && !seen) {
-        cg_error_infra(st, "out of memory");
-        rc = -1;
-    }
-    if (rc == 0) {
-        size_t stride = (size_t)nseq + 1;
-        signed char *none = rows + (size_t)(MAX_EVENTS - 1) * stride;
-        for (int e = 0; e < MAX_EVENTS - 1 && e < dr.nevents; e++)
-            mark_reached(g, dr.roots[e], rows + (size_t)e * stride, nseq, seen, CAP);
-        mark_reached(g, dr.nevents >= MAX_EVENTS ? dr.roots[MAX_EVENTS - 1] : NULL, none, nseq, seen, CAP);
-        for (int e = dr.nevents; e < MAX_EVENTS - 1; e++)
-            memcpy(rows + (size_t)e * stride, none, stride);
-    }
-    *nevents = dr.nevents;
-    free(seen);
-    cg_rank_run_end(&r);
-    return rc;
-}
+enum { MAX_EVENTS = CG_DRY_MAX_EVENTS };
 
 static int add_warning(char ***out, int *n, const char *text)
 {
@@ -235,20 +37,40 @@ static const cg_plan_event *event_of(const cg_oracle *plan, int seq, int rank)
     return NULL;
 }
 
-/* One backward event: compare what each rank reaches. */
-static int check_event(const cg_oracle *plan, signed char **reached, int nseq, char ***out, int *n)
+/* What one rank's backward calls reach, all together (its roots in every
+ * event it calls backward in, and the sends, which always run): a recv none
+ * of them reaches is unused, a collective none reaches is one its peers wait
+ * in forever. reached[r] is then that union; each real[r][e] says whether r
+ * calls backward at event e. */
+static void union_reached(int W, signed char *const *rows, signed char *const *real, int nseq, int nevents,
+                          signed char **reached)
+{
+    size_t stride = (size_t)nseq + 1;
+    for (int r = 0; r < W; r++) {
+        memcpy(reached[r], rows[r] + (size_t)(MAX_EVENTS - 1) * stride, stride); /* the sends' reach */
+        for (int e = 0; e < nevents && e < MAX_EVENTS - 1; e++)
+            for (int seq = 0; seq < nseq && real[r][e]; seq++)
+                if (rows[r][(size_t)e * stride + (size_t)seq] == 1)
+                    reached[r][seq] = 1;
+    }
+}
+
+/* One backward event, or (calling = NULL) every rank's backward calls
+ * together: compare what each rank reaches. At one event only the ranks that
+ * call backward there are compared: a rank whose block holds no backward at
+ * that statement runs its own later, and its recvs are reached there. */
+static int check_event(const cg_oracle *plan, signed char **reached, const bool *calling, int nseq, char ***out,
+                       int *n)
 {
     int W = plan->world;
     char text[512];
     for (int seq = 0; seq < nseq; seq++) {
-        int yes = 0, no = 0;
-        for (int r = 0; r < W; r++) {
-            yes += reached[r][seq] == 1;
-            no += reached[r][seq] == 0;
-        }
+        int yes = 0;
+        for (int r = 0; r < W; r++)
+            yes += reached[r][seq] == 1 && (!calling || calling[r]);
         for (int r = 0; r < W; r++) {
             const cg_plan_event *ev = event_of(plan, seq, r);
-            if (!ev || reached[r][seq] != 0)
+            if (!ev || reached[r][seq] != 0 || (calling && !calling[r]))
                 continue;
             if (ev->coll.kind == CG_C_RECV)
                 snprintf(text, sizeof text, "rank %d's recv #%d from rank %d (%s:%d) " CG_HAZARD_UNUSED_RECV
@@ -265,7 +87,6 @@ static int check_event(const cg_oracle *plan, signed char **reached, int nseq, c
             if (add_warning(out, n, text) != 0)
                 return -1;
         }
-        (void)no;
     }
     return 0;
 }
@@ -274,34 +95,77 @@ int cg_find_hazards(const cg_case *cs, const cg_oracle *plan, char ***warnings, 
 {
     *warnings = NULL;
     *nwarnings = 0;
-    int W = plan->world, nseq = 0, nevents = 0, rc = 0;
-    for (int i = 0; i < plan->nevents; i++)
-        if (plan->events[i].coll.seq + 1 > nseq)
-            nseq = plan->events[i].coll.seq + 1;
+    int W = plan->world, nseq = cg_dry_count_seq(plan), rc = 0;
     if (nseq == 0)
         return 0; /* no communication call: nothing any rank could wait in */
     size_t stride = (size_t)nseq + 1;
-    signed char **rows = calloc((size_t)W, sizeof *rows);     /* rows[r]: rank r's events */
+    cg_dry_reach s;
+    rc = cg_dry_reach_all(cs, plan, nseq, &s, st);
     signed char **reached = calloc((size_t)W, sizeof *reached); /* one event's row per rank */
-    if (!rows || !reached)
-        rc = -1;
-    for (int r = 0; rc == 0 && r < W; r++)
-        if (!(rows[r] = malloc((size_t)MAX_EVENTS * stride)))
-            rc = -1;
-    if (rc != 0)
-        cg_error_infra(st, "out of memory");
-    for (int r = 0; rc == 0 && r < W; r++)
-        rc = rank_reach(cs, plan, r, rows[r], nseq, &nevents, st); /* nevents: the last rank's, as before */
-    for (int e = 0; rc == 0 && (e == 0 || e < nevents); e++) {
-        int row = e < MAX_EVENTS - 1 ? e : MAX_EVENTS - 1;
-        for (int r = 0; r < W; r++)
-            reached[r] = rows[r] + (size_t)row * stride;
-        if (nevents > 0)
-            rc = check_event(plan, reached, nseq, warnings, nwarnings);
+    signed char *all = calloc((size_t)W, stride);                /* every rank's union */
+    bool *calling = calloc((size_t)W, sizeof *calling);
+    if (rc == 0 && (!reached || !all || !calling))
+        rc = cg_error_infra(st, "out of memory");
+    for (int e = 0; rc == 0 && e < s.nevents && e < MAX_EVENTS - 1; e++) {
+        for (int r = 0; r < W; r++) {
+            reached[r] = s.rows[r] + (size_t)e * stride;
+            calling[r] = s.real[r][e];
+        }
+        rc = check_event(plan, reached, calling, nseq, warnings, nwarnings);
     }
-    for (int r = 0; rows && r < W; r++)
-        free(rows[r]);
-    free(rows);
+    if (rc == 0) { /* and every rank's calls together: a rank that never reaches what another does */
+        for (int r = 0; r < W; r++)
+            reached[r] = all + (size_t)r * stride;
+        union_reached(W, s.rows, s.real, nseq, s.nevents, reached);
+        rc = check_event(plan, reached, NULL, nseq, warnings, nwarnings);
+    }
     free(reached);
+    free(all);
+    free(calling);
+    cg_dry_reach_free(&s);
+    return rc;
+}
+
+/* The recv on `peer` that matches rank r's send #seq (its plan tag is the send's seq). */
+static int matching_recv(const cg_oracle *plan, int r, int seq, int peer)
+{
+    for (int i = 0; i < plan->nevents; i++) {
+        const cg_plan_event *ev = &plan->events[i];
+        if (ev->coll.kind == CG_C_RECV && ev->rank == peer && ev->coll.peer == r && ev->tag == seq)
+            return ev->coll.seq;
+    }
+    return -1;
+}
+
+int cg_check_p2p_order(const cg_case *cs, const cg_oracle *plan, cg_status *st)
+{
+    int W = plan->world, nseq = cg_dry_count_seq(plan);
+    bool p2p = false;
+    for (int i = 0; i < plan->nevents; i++)
+        p2p = p2p || plan->events[i].coll.kind == CG_C_SEND;
+    if (!p2p)
+        return 0;
+    size_t stride = (size_t)nseq + 1;
+    cg_dry_reach s;
+    int rc = cg_dry_reach_all(cs, plan, nseq, &s, st);
+    for (int e = 0; rc == 0 && e < s.nevents && e < MAX_EVENTS - 1; e++)
+        for (int r = 0; rc == 0 && r < W; r++)
+            for (int seq = 0; rc == 0 && seq < nseq; seq++) {
+                const cg_plan_event *ev = event_of(plan, seq, r);
+                if (!ev || ev->coll.kind != CG_C_SEND || !s.p2p[r][(size_t)e * stride + (size_t)seq])
+                    continue;
+                int peer = ev->coll.peer, recv = matching_recv(plan, r, seq, peer);
+                if (recv < 0 || recv >= nseq || s.p2p[peer][(size_t)e * stride + (size_t)recv])
+                    continue;
+                const cg_plan_event *rv = event_of(plan, recv, peer);
+                rc = cg_error(st, "rank %d's backward call #%d runs the backward of its send #%d to rank %d "
+                              "(%s:%d), which waits for the gradient of rank %d's recv (%s:%d); that recv "
+                              "comes after this backward call in rank %d's program, so on MPI or NCCL ranks "
+                              "rank %d would wait forever (the oracle runs every rank's backward at once): "
+                              "put the backward calls after the recv, or in a block of their own",
+                              r, e, seq, peer, ev->coll.pos.file, ev->coll.pos.line, peer,
+                              rv ? rv->coll.pos.file : "?", rv ? rv->coll.pos.line : 0, peer, r);
+            }
+    cg_dry_reach_free(&s);
     return rc;
 }

@@ -21,4 +21,12 @@
  * frees each and the array); -1 with st on failure. */
 int cg_find_hazards(const cg_case *cs, const cg_oracle *plan, char ***warnings, int *nwarnings, cg_status *st);
 
+/* Refuse, before anything runs, a program whose send's backward would wait on
+ * MPI or NCCL ranks for a gradient the peer cannot send yet: a backward call
+ * that runs (as every backward call does) the backward of a send while the
+ * matching recv comes later in the peer's program. 0, or -1 with st a usage
+ * error naming both places (the oracle, which runs every rank's backward at
+ * once, would not notice). */
+int cg_check_p2p_order(const cg_case *cs, const cg_oracle *plan, cg_status *st);
+
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cancel.h"
+#include "hazards.h"
 #include "sim_run.h"
 
 void cg_sim_run_close(cg_sim_run *R)
@@ -224,8 +225,10 @@ static cg_oracle *oracle_run(const cg_case *cs, int world, bool fd, cg_sim_mode 
         if (nd && fd)
             snprintf(o->fd_skip_reason, sizeof o->fd_skip_reason, "finite differences do not apply: %s", nd);
         o->events = cg_sim_take_plan(R.sim, &o->nevents);
+        if (mode == CG_SIM_TRUTH) /* refused here, before any transport runs it and waits (hazards.h) */
+            (void)cg_check_p2p_order(cs, o, &o->st);
         phase = "the finite differences";
-        if (fd && !nd)
+        if (fd && !nd && o->st.code == 0)
             o->st.code = cg_oracle_fdcheck(cs, o);
     }
     if (o->st.code == CG_EXIT_INFRA)

@@ -17,7 +17,6 @@ Exit status: 0 done, 2 the user's code or inputs are at fault, 3 the rank
 could not run (torch, the process group).
 """
 
-import contextlib
 import faulthandler
 import json
 import os
@@ -25,21 +24,17 @@ import signal
 import sys
 import time
 import traceback
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ..exit_class import ExitClass
-from . import rank_grads
+from . import lockstep, rank_grads
+from .lockstep import TransportError
 from .rng_state import RngState, seed as _seed
 from .messages import RankError, RankResult, Spec, TensorMeta
 
 
 class UserError(Exception):
     """The function or its inputs are at fault (exit 2)."""
-
-
-class TransportError(Exception):
-    """The machinery between the ranks failed outside the user's code: the
-    store, a wait for the other ranks (exit 3)."""
 
 
 class Rank:
@@ -163,44 +158,6 @@ class Program:
         return total
 
 
-@contextlib.contextmanager
-def _counting_backward() -> Iterator[List[int]]:
-    """How many times the analytic pass called backward (Tensor.backward and
-    torch.autograd.backward, which pipelining schedules call per microbatch):
-    a step that accumulates over k microbatches calls it k times, and a
-    gradient off by k is then read as that count first (patterns)."""
-    import torch
-
-    count = [0]
-    tensor_backward, autograd_backward = torch.Tensor.backward, torch.autograd.backward
-
-    def counted_tensor(self: Any, *a: Any, **k: Any) -> Any:
-        count[0] += 1
-        return tensor_backward(self, *a, **k)
-
-    def counted_autograd(*a: Any, **k: Any) -> Any:
-        if not inside[0]:
-            count[0] += 1
-        return autograd_backward(*a, **k)
-
-    inside = [False]
-
-    def tensor_entry(self: Any, *a: Any, **k: Any) -> Any:   # Tensor.backward calls autograd.backward: one call
-        inside[0] = True
-        try:
-            return counted_tensor(self, *a, **k)
-        finally:
-            inside[0] = False
-
-    torch.Tensor.backward = tensor_entry  # type: ignore[method-assign,assignment]
-    torch.autograd.backward = counted_autograd  # type: ignore[assignment]
-    try:
-        yield count
-    finally:
-        torch.Tensor.backward = tensor_backward  # type: ignore[method-assign,assignment]
-        torch.autograd.backward = autograd_backward  # type: ignore[assignment]
-
-
 def _changed(leaves: List[Any], saved: List[Any]) -> Optional[Tuple[str, float]]:
     for leaf, s in zip(leaves, saved):
         d = (leaf.local.detach() - s).abs().max().item() if s.numel() else 0.0
@@ -247,45 +204,6 @@ def _compiled_pass(r: Rank, backend: str, fn: Callable[..., Any], ins: Any, save
     for l in ins.leaves:
         l.tensor.grad = None
     return {"loss": loss, "grads": grads, "dirs": dirs, "notes": prog.notes}
-
-
-def _evaluate(r: Rank, prog: "Program", ins: Any, saved: List[Any], rng: RngState,
-              perturb: Optional[Tuple[Any, int, float, Any]]) -> float:
-    """This rank's loss at one point: its inputs as saved, moved by
-    (leaf, element or -1, step, direction) when it holds what the point moves."""
-    import torch
-
-    from . import inputs
-
-    inputs.restore(ins.leaves, saved)
-    if perturb is not None:
-        leaf, elem, h, along = perturb
-        with torch.no_grad():
-            flat = leaf.local.view(-1)
-            if elem >= 0:
-                flat[elem] += h
-            else:
-                flat.add_(along, alpha=h)
-    for l in ins.leaves:
-        l.tensor.grad = None
-    rng.restore()
-    with torch.enable_grad():  # as the user's code runs: some code asks requires_grad
-        return prog.run(backward=False)
-
-
-def _exchange(r: Rank, store: Any, key: str, mine: Mapping[str, Any], timeout: float) -> List[Any]:
-    """Every rank's `mine` for this key, through the check's own store (never
-    the backend under test): the ranks then decide alike."""
-    import datetime
-
-    try:
-        store.set(f"{key}/{r.rank}", json.dumps(mine))
-        keys = [f"{key}/{k}" for k in range(r.world)]
-        store.wait(keys, datetime.timedelta(seconds=2 * timeout + 10))
-        return [json.loads(store.get(k).decode()) for k in keys]
-    except Exception as e:  # the store, not the user's code
-        raise TransportError(f"exchanging the finite differences' losses through the store: "
-                             f"{type(e).__name__}: {e}") from e
 
 
 def run(r: Rank) -> RankResult:
@@ -352,7 +270,7 @@ def run(r: Rank) -> RankResult:
     for l in ins.leaves:
         l.tensor.grad = None
     rng.restore()
-    with _counting_backward() as backward_calls:
+    with lockstep.counting_backward() as backward_calls:
         analytic_loss = prog.run(backward=True)
     moved = _changed(ins.leaves, saved)
     if moved:
@@ -365,39 +283,9 @@ def run(r: Rank) -> RankResult:
     compiled = {m: _compiled_pass(r, m, fn, ins, saved, held, mode, rng) for m in spec.get("modes") or []
                 if m != "eager"}
 
-    # the finite differences: every rank runs every point, perturbing what it holds; a round per
-    # step of fd.STEPS, each after the first for the differences every rank's losses left unresolved
-    by_index = {t.index: leaf for t, leaf in held}
-    base: List[float] = [analytic_loss]
-    for j in range(fd.BASE_POINTS):
-        r.status(f"finite differences: repeat {j + 1} of {fd.BASE_POINTS}")
-        base.append(_evaluate(r, prog, ins, saved, rng, None))
-    rounds: List[Dict[str, Any]] = []                       # this rank's
-    everyone: List[List[Dict[str, Any]]] = [[] for _ in range(r.world)]  # every rank's, as exchanged
-    only: Optional[List[fd.Diff]] = None
-    directions: Dict[int, Any] = {}   # fast mode: each tensor's, made once
-    steps = [h for h in fd.STEPS if h >= spec["step_size"]] or [spec["step_size"]]
-    for i, h in enumerate(steps):
-        items = fd.schedule(tensors, mode, only)
-        losses: List[float] = []
-        for j, (index, elem, off) in enumerate(items):
-            r.status(f"finite differences at step {h:g}: point {j + 1} of {len(items)}", force=(j == 0))
-            target = by_index.get(index)
-            along = None
-            if target is not None and elem < 0:
-                if index not in directions:
-                    directions[index] = fd.direction(spec["seed"], index, target.local.numel())
-                along = directions[index]
-            losses.append(_evaluate(r, prog, ins, saved, rng,
-                                    None if target is None else (target, elem, off * h, along)))
-        rounds.append({"step": h, "diffs": None if only is None else [list(d) for d in only], "losses": losses})
-        if i + 1 == len(steps):
-            break
-        for k, theirs in enumerate(_exchange(r, store, f"fd/{i}", rounds[-1], spec["timeout"])):
-            everyone[k].append(theirs)
-        only = fd.unresolved(everyone, tensors, mode, spec["atol"], spec["rtol"])
-        if not only:
-            break
+    # the finite differences: every rank runs every point, perturbing what it holds (lockstep.py)
+    base, rounds = lockstep.finite_differences(r, prog, ins, saved, rng, tensors, mode, held, store)
+    base.insert(0, analytic_loss)
     inputs.restore(ins.leaves, saved)
     for l in ins.leaves:
         l.tensor.grad = None
