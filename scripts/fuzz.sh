@@ -27,24 +27,30 @@ if ! can_fuzz; then
     "libclang-rt-$major-dev"
 fi
 
-# Only the parser and what the oracle needs: no MPI, no reports, no CUDA; cJSON
-# because the language layer writes its IR as JSON (ir_json.c)
-# (cuda_absent.c stands in for the device kernels the host-only oracle never calls).
-# Whole layer folders, globbed as CMakeLists.txt's cg_layer does, so a file split
-# in two never leaves the fuzz build behind; of oracles/ only the host-only oracle
-# (hazards.c runs ranks through harness/run, a layer above).
+# The oracle layer and every layer under it (CMakeLists.txt's cg_layer), so
+# the oracle's truth run (its send/recv order check replays each rank over
+# the real rules, hazards.h) links as it does in the tool; no reports, no run
+# layer, no CUDA (cuda_absent.c stands in for the device kernels the host-only
+# oracle never calls). Whole layer folders, globbed as cg_layer does, so a
+# file split in two never leaves the fuzz build behind. MPI is linked, never
+# initialised: the fuzzer calls the parser and the oracle only.
 cd "$root"
-sources=(
-  harness/lang/*.c harness/autograd/*.c harness/interp/*.c harness/collectives/*.c
-  oracles/oracle.c oracles/semantics.c oracles/fdcheck.c oracles/sim_comm.c
-  tests/fuzz/fuzz_parser.c
-)
+layers=(harness/lang harness/autograd harness/collectives harness/interp harness/transports harness/rules oracles)
+sources=(tests/fuzz/fuzz_parser.c)
+includes=(-Iharness/cuda)
+for layer in "${layers[@]}"; do
+  sources+=("$layer"/*.c)
+  includes+=("-I$layer")
+done
+read -r -a mpi_cflags <<<"$(pkg-config --cflags mpich)"
+read -r -a mpi_libs <<<"$(pkg-config --libs mpich)"
 mkdir -p "$build"
 echo "fuzz: building $build/fuzz_parser"
 # -fno-sanitize-recover: a UBSan report must stop the run, or libFuzzer never sees it.
 (cd "$root" && clang -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -Wall -Wextra -Wno-unused-parameter -Iharness/lang -Iharness/autograd -Iharness/collectives -Iharness/interp -Iharness/cuda -Ioracles "${sources[@]}" -lcjson -lm -o "$build/fuzz_parser")
+  -Wall -Wextra -Wno-unused-parameter "${includes[@]}" "${mpi_cflags[@]}" "${sources[@]}" \
+  "${mpi_libs[@]}" -lcjson -lm -ldl -lpthread -o "$build/fuzz_parser")
 
 out="${FUZZ_OUT:-$(mktemp -d)}"  # a fresh scratch directory
 mkdir -p "$out/corpus" "$out/crashes"

@@ -270,7 +270,12 @@ static int one_size(const cg_bench_opts *o, cg_tp *tp, const cg_rules *rules, in
         }
         f = b = 0.0;
     }
-    row->peak_rss_bytes = (int64_t)max_on_root((double)cg_rss_peak());
+    /* one reading for both rows: the kernel's RSS counters are per-thread
+     * caches, so a later VmHWM can read a few pages under an earlier one */
+    int64_t loop_peak = cg_rss_peak();
+    if (loop_peak > run_peak)
+        run_peak = loop_peak;
+    row->peak_rss_bytes = (int64_t)max_on_root((double)loop_peak);
     if (o->cuda)
         cg_cuda_arena_peak(0, &dev_peak);
     row->peak_device_bytes = o->cuda ? (int64_t)max_on_root((double)dev_peak) : -1;
