@@ -42,6 +42,7 @@ void cg_matrix_free(cg_matrix *m)
         for (int c = 0; c < m->ncols; c++) {
             free(m->cells[(size_t)r * m->ncols + c].text);
             free(m->cells[(size_t)r * m->ncols + c].detail);
+            free(m->cells[(size_t)r * m->ncols + c].via);
         }
     }
     for (int i = 0; i < m->nnotes; i++)
@@ -75,14 +76,22 @@ const char *cg_cell_word(cg_cell_kind k)
     return (unsigned)k < sizeof words / sizeof words[0] ? words[k] : "?";
 }
 
+void cg_cell_head(const cg_cell *c, char *buf, size_t len)
+{
+    const char *via = c->via && c->kind != CG_CELL_ABSENT ? c->via : NULL;
+    if (c->kind == CG_CELL_WRONG)
+        snprintf(buf, len, "wrong (%.2g)%s%s", c->max_err, via ? " via " : "", via ? via : "");
+    else
+        snprintf(buf, len, "%s%s%s", cg_cell_word(c->kind), via ? " via " : "", via ? via : "");
+}
+
 void cg_cell_summary(const cg_cell *c, char *buf, size_t len)
 {
-    if (c->kind == CG_CELL_WRONG)
-        snprintf(buf, len, "wrong (%.2g)", c->max_err);
-    else if (c->text && c->kind != CG_CELL_CORRECT && c->kind != CG_CELL_ABSENT)
-        snprintf(buf, len, "%s: %s", cg_cell_word(c->kind), c->text);
-    else
-        snprintf(buf, len, "%s", cg_cell_word(c->kind));
+    cg_cell_head(c, buf, len);
+    size_t at = strlen(buf);
+    if (c->text && c->kind != CG_CELL_WRONG && c->kind != CG_CELL_CORRECT && c->kind != CG_CELL_ABSENT &&
+        at < len)
+        snprintf(buf + at, len - at, ": %s", c->text);
 }
 
 /* ---- one column ------------------------------------------------------------ */
@@ -205,7 +214,9 @@ static int fill_cell(cg_cell *cell, const cJSON *cs)
 {
     const char *status = cg_json_str(cs, "status"), *msg = cg_json_str(cs, "message");
     const cJSON *checks = cJSON_GetObjectItemCaseSensitive(cs, "checks");
-    const char *text = NULL;
+    const char *text = NULL, *ran = cg_json_str(cs, "ran");
+    if (ran && !(cell->via = strdup(ran)))
+        return -1;
     if (!status || strcmp(status, "pass") == 0) {
         cell->kind = CG_CELL_CORRECT;
     } else if (strcmp(status, "skip") == 0) {
@@ -334,6 +345,8 @@ int cg_matrix_write_json(const cg_matrix *m, FILE *f)
                 ok = cJSON_AddStringToObject(o, "text", cell->text) != NULL;
             if (ok && cell->detail)
                 ok = cJSON_AddStringToObject(o, "detail", cell->detail) != NULL;
+            if (ok && cell->via)
+                ok = cJSON_AddStringToObject(o, "via", cell->via) != NULL;
         }
     }
     cJSON *notes = ok ? cJSON_AddArrayToObject(doc, "notes") : NULL;

@@ -31,6 +31,7 @@ typedef struct cg_cell {
     char *text;     /* REFUSED, HANGS, ERROR, SKIPPED: the message (may be NULL) */
     char *
         detail; /* WRONG: the numbers that differ, "per_rank(x) rank 0: expected [30] observed [12]; ..." */
+    char *via;  /* what the framework ran the case with (the report's "ran": "psum, all_gather"); may be NULL */
 } cg_cell;
 
 typedef struct cg_matrix_row {
@@ -64,7 +65,10 @@ int cg_matrix_add_note(cg_matrix *m, const char *line);
 const cg_cell *cg_matrix_cell(const cg_matrix *m, int row, int col);
 /* "correct", "wrong", "refused", "hangs", "error", "skipped", "-" (absent). */
 const char *cg_cell_word(cg_cell_kind k);
-/* The cell in one line of at most len bytes: "correct", "wrong (1.8e+01)",
+/* The cell's head: its word, a wrong cell's largest error and what it ran
+ * with: "correct", "wrong (1.8e+01)", "correct via psum". */
+void cg_cell_head(const cg_cell *c, char *buf, size_t len);
+/* The cell in one line of at most len bytes: its head and its message:
  * "refused: Cannot use ReduceOp.AVG with Gloo", "skipped: no send/recv". */
 void cg_cell_summary(const cg_cell *c, char *buf, size_t len);
 
@@ -72,7 +76,7 @@ void cg_cell_summary(const cg_cell *c, char *buf, size_t len);
  * HTML page is self-contained (inline style, no script, nothing fetched):
  * each cell's full message and differing numbers are its title, shown on
  * hover. The JSON is {"columns": [...], "rows": [{"case", "world",
- * "cells": [{"kind", "max_err", "text", "detail"}]}]}. */
+ * "cells": [{"kind", "max_err", "text", "detail", "via"}]}]}. */
 int cg_matrix_write_markdown(const cg_matrix *m, FILE *f);
 int cg_matrix_write_html(const cg_matrix *m, FILE *f, const char *title);
 int cg_matrix_write_json(const cg_matrix *m, FILE *f);

@@ -12,8 +12,8 @@ static const char *const legend =
     "correct: every value and gradient matches the oracle; wrong (E): the largest absolute error "
     "E; "
     "refused: the backend raised (at forward or backward) where the truth has gradients; hangs: a "
-    "collective or the backward timed out; skipped: the backend cannot express the case; -: not "
-    "run";
+    "collective or the backward timed out; skipped: the backend cannot express the case; via P: "
+    "what the framework ran it with (a JAX column: the primitives, in first use); -: not run";
 
 /* ---- Markdown ---------------------------------------------------------------- */
 
@@ -87,17 +87,15 @@ int cg_matrix_write_markdown(const cg_matrix *m, FILE *f)
         fprintf(f, " | %d |", m->rows[r].world);
         for (int c = 0; c < m->ncols; c++) {
             const cg_cell *cell = cg_matrix_cell(m, r, c);
+            char head[256];
+            cg_cell_head(cell, head, sizeof head);
             fputc(' ', f);
-            if (cell->kind == CG_CELL_WRONG) {
-                fprintf(f, "wrong (%.2g)", cell->max_err);
-            } else {
-                fputs(cg_cell_word(cell->kind), f);
-                if (cell->text && cell->kind != CG_CELL_CORRECT) {
-                    fputs(": ", f);
-                    size_t len;
-                    const char *t = short_text(cell->text, &len);
-                    md_text(f, t, len < MD_TEXT ? len : MD_TEXT, len > MD_TEXT);
-                }
+            md_text(f, head, strlen(head), false);
+            if (cell->text && cell->kind != CG_CELL_CORRECT && cell->kind != CG_CELL_WRONG) {
+                fputs(": ", f);
+                size_t len;
+                const char *t = short_text(cell->text, &len);
+                md_text(f, t, len < MD_TEXT ? len : MD_TEXT, len > MD_TEXT);
             }
             fputs(" |", f);
         }
@@ -154,12 +152,9 @@ static void html_cell(FILE *f, const cg_matrix *m, int r, int c)
         fputc('"', f);
     }
     fputc('>', f);
-    char summary[128];
-    if (cell->kind == CG_CELL_WRONG)
-        snprintf(summary, sizeof summary, "wrong (%.2g)", cell->max_err);
-    else
-        snprintf(summary, sizeof summary, "%s", cg_cell_word(cell->kind));
-    html_text(f, summary);
+    char head[256];
+    cg_cell_head(cell, head, sizeof head);
+    html_text(f, head);
     fputs("</td>", f);
 }
 

@@ -92,6 +92,8 @@ static cJSON *case_json(const cg_case_result *c)
     cJSON_AddNumberToObject(o, "duration_s", c->duration_s);
     if (c->message)
         add_text(o, "message", c->message);
+    if (c->ran)
+        add_text(o, "ran", c->ran);
     if (c->status == CG_ERROR)
         cJSON_AddNumberToObject(o, "error_class", c->error_class);
     if (c->injected >= 0)

@@ -144,6 +144,8 @@ int cg_case_from_json_line(cg_report *r, const char *line)
         c->injected = (long)cg_json_int64(o, "injected", -1);
         const char *m = cg_json_str(o, "message");
         c->message = m ? strdup(m) : NULL;
+        const char *ran = cg_json_str(o, "ran");
+        c->ran = ran ? strdup(ran) : NULL;
         const cJSON *rep = cJSON_GetObjectItemCaseSensitive(o, "replicated");
         c->replicated_defined = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rep, "defined"));
         const char *why = cg_json_str(rep, "reason");

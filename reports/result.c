@@ -107,6 +107,7 @@ static void case_free(cg_case_result *c)
     free(c->file);
     free(c->source);
     free(c->message);
+    free(c->ran);
     free(c->replicated_reason);
     free(c->fd_note);
     for (int i = 0; i < c->nwarnings; i++)

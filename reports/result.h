@@ -51,6 +51,7 @@ typedef struct cg_case_result {
     cg_outcome status;
     double duration_s;
     char *message;       /* the error of an erroring case, NULL otherwise */
+    char *ran;           /* how a real framework ran it (the JAX runner's primitives: "psum, all_gather"); NULL else */
     int error_class;     /* an erroring case: 2 the case is bad, 3 infrastructure */
     bool replicated_defined;
     char *replicated_reason;

@@ -279,6 +279,12 @@ START_TEST(test_headers)
     ck_assert_int_eq(c->worlds[2], 4);
     ck_assert_double_eq(c->rtol, 2);
     ck_assert_double_eq(c->atol, 0.5);
+    ck_assert(!cg_jax_spelling_set(&c->jax));
+    cg_case_free(c);
+
+    /* the jax line: any order, each key once; a usual word is the default */
+    c = parse_ok("case j\nworld 2\njax backward=in_body all_gather=varying loss=replicated\n");
+    ck_assert(c->jax.backward_in_body && c->jax.loss_replicated && !c->jax.all_gather_invarying);
     cg_case_free(c);
 
     /* CRLF line ends; non-ASCII text is fine in comments, source and strings. */
@@ -477,6 +483,7 @@ static char *print_to_string(const cg_case *c)
  * in roundtrip_inputs, so fuzz_seeds can use it in a constant initializer). */
 static const char operators_case[] =
     "case p.1\nworlds 1..4, 8, 10, 11\ndtype f32\ntolerance rtol=1e-05 atol=0.25\nseed 7\n"
+    "jax all_gather=invarying\n"
     "a = -2**2 + (-2)**2 - 2**-1 + 2**3**2 + (2**3)**2\n"
     "b = (a < 1) == (a >= 2) ? (a ? 1 : 2) : a ? 3 : 4\n"
     "c, d = [[0.1, 2], [3, 4]][0][1:] @ -a[:1] % 3 / (a - (a - a))\n"
@@ -626,6 +633,13 @@ static const inline_error inline_errors[] = {
     {"case a b\nworld 2\n", "t.case:1:8: expected end of line, got 'b'"},
     {"case a\nworld 2\ntolerance -1\n",
      "t.case:3:11: expected a tolerance (NUM, or rtol=NUM and/or atol=NUM), got '-'"},
+    {"case a\nworld 2\njax\n", "t.case:3:4: expected a jax key (all_gather, loss or backward), got end of line"},
+    {"case a\nworld 2\njax loss=replicated loss=varying\n", "t.case:3:21: expected 'loss' once, got it twice"},
+    {"case a\nworld 2\njax loss=invarying\n",
+     "t.case:3:10: expected loss=varying or loss=replicated, got 'invarying'"},
+    {"case a\nworld 2\njax loss\n", "t.case:3:9: expected '=', got end of line"},
+    {"case a\nworld 2\njax loss=varying\njax loss=varying\n",
+     "t.case:4:1: expected a single 'jax' line, got a second one (first at 3:1)"},
     {"case a\nworld 2\nseed 18446744073709551616\n",
      "t.case:3:6: expected a seed in 0..18446744073709551615, got 18446744073709551616"},
     {"case a\nworld 2\nall_reduce(x)\n",

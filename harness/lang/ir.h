@@ -151,6 +151,15 @@ typedef struct cg_limits {
 /* lim with every zero field replaced by its default (lim may be NULL). */
 cg_limits cg_limits_or_default(const cg_limits *lim);
 
+/* "jax KEY=VALUE ...": how collgrad_jax.runner writes the program in JAX
+ * where JAX has two spellings of one program; the oracle and every other
+ * backend ignore it (docs/case-language.md). */
+typedef struct cg_jax_spelling {
+    bool all_gather_invarying; /* all_gather=invarying: jax.lax.all_gather(..., to='invarying') */
+    bool loss_replicated;      /* loss=replicated: the roots returned under out_specs=P() */
+    bool backward_in_body;     /* backward=in_body: each backward() a jax.vjp inside the body */
+} cg_jax_spelling;
+
 typedef struct cg_case {
     char *name;               /* "case NAME" */
     char *file;               /* path it was read from */
@@ -161,6 +170,7 @@ typedef struct cg_case {
     double rtol, atol;        /* "tolerance rtol=.. atol=.."; 0 = the dtype's default */
     unsigned long long seed;  /* "seed N"; default: a hash of the case name */
     bool has_seed;
+    cg_jax_spelling jax;      /* "jax ..."; all false by default */
     int nstmts;
     cg_stmt **stmts;          /* top-level program */
     int nexpects;
@@ -194,5 +204,10 @@ bool cg_is_known_function(const char *name);
 
 /* Print a case back as case-language text (used by --explain and tests). */
 void cg_case_print(FILE *f, const cg_case *c);
+/* The jax line's key number k (0, 1, ...): its word in s ("invarying"),
+ * its name in *key ("all_gather"); NULL past the last key. */
+const char *cg_jax_spelling_word(const cg_jax_spelling *s, int k, const char **key);
+/* Whether s differs from the usual spelling (a jax line worth writing). */
+bool cg_jax_spelling_set(const cg_jax_spelling *s);
 
 #endif

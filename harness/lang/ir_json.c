@@ -207,6 +207,13 @@ cJSON *cg_ir_case_json(const cg_case *cs)
     add_str(&w, o, "seed", seed); /* a string: 64-bit seeds do not fit a JSON double */
     add(&w, o, "rtol", number(cs->rtol));
     add(&w, o, "atol", number(cs->atol));
+    if (cg_jax_spelling_set(&cs->jax)) { /* {"all_gather": "invarying", "loss": "varying", ...} */
+        cJSON *jax = cJSON_CreateObject();
+        const char *key, *word;
+        for (int k = 0; jax && (word = cg_jax_spelling_word(&cs->jax, k, &key)); k++)
+            add_str(&w, jax, key, word);
+        add(&w, o, "jax", jax);
+    }
     add(&w, o, "program", stmts_json(&w, cs->stmts, cs->nstmts));
     add(&w, o, "ncomm", cJSON_CreateNumber(w.seq));
     if (w.oom) {

@@ -227,6 +227,13 @@ static void print_header(FILE *f, const cg_case *c)
     }
     if (c->has_seed)
         fprintf(f, "seed %llu\n", c->seed);
+    if (cg_jax_spelling_set(&c->jax)) {
+        fputs("jax", f);
+        const char *key, *word;
+        for (int k = 0; (word = cg_jax_spelling_word(&c->jax, k, &key)); k++)
+            fprintf(f, " %s=%s", key, word);
+        fputc('\n', f);
+    }
 }
 
 void cg_case_print(FILE *f, const cg_case *c)

@@ -1,15 +1,28 @@
 /* parse_header.c — the header lines that describe a case rather than run it:
- * case, source, world(s), dtype, tolerance, seed. Each fills its slot of the
- * case once; a repeat is an error at the second. Grammar in parser.c. */
+ * case, source, world(s), dtype, tolerance, seed, jax. Each fills its slot
+ * of the case once; a repeat is an error at the second. Grammar in parser.c. */
 #include "parse_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const header_words[] = {"case", "source", "world", "worlds", "dtype", "tolerance", "seed"};
-static const int header_slots[] = {CG_HDR_CASE,  CG_HDR_SOURCE,    CG_HDR_WORLD, CG_HDR_WORLD,
-                                   CG_HDR_DTYPE, CG_HDR_TOLERANCE, CG_HDR_SEED};
+static const char *const header_words[] = {"case",      "source", "world", "worlds", "dtype",
+                                           "tolerance", "seed",   "jax"};
+static const int header_slots[] = {CG_HDR_CASE,      CG_HDR_SOURCE, CG_HDR_WORLD, CG_HDR_WORLD, CG_HDR_DTYPE,
+                                   CG_HDR_TOLERANCE, CG_HDR_SEED,   CG_HDR_JAX};
+
+/* The jax line's keys: each the usual spelling (the default) or the other. */
+static const struct {
+    const char *key, *usual, *other;
+    size_t flag; /* offsetof(cg_jax_spelling, ...): true for the other */
+} jax_keys[] = {
+    {"all_gather", "varying", "invarying", offsetof(cg_jax_spelling, all_gather_invarying)},
+    {"loss", "varying", "replicated", offsetof(cg_jax_spelling, loss_replicated)},
+    {"backward", "outside", "in_body", offsetof(cg_jax_spelling, backward_in_body)},
+};
+#define NJAX_KEYS ((int)(sizeof jax_keys / sizeof jax_keys[0]))
 #define NHEADER_WORDS ((int)(sizeof header_words / sizeof header_words[0]))
 
 static int header_index(const cg_token *t)
@@ -161,6 +174,62 @@ static bool parse_seed(cg_parser *p)
     return !cg_p_failed(p);
 }
 
+static int jax_key(cg_parser *p)
+{
+    for (int i = 0; i < NJAX_KEYS; i++)
+        if (cg_p_is_name(p, jax_keys[i].key))
+            return i;
+    return -1;
+}
+
+const char *cg_jax_spelling_word(const cg_jax_spelling *s, int key, const char **name)
+{
+    if (key < 0 || key >= NJAX_KEYS)
+        return NULL;
+    *name = jax_keys[key].key;
+    return *(const bool *)((const char *)s + jax_keys[key].flag) ? jax_keys[key].other : jax_keys[key].usual;
+}
+
+bool cg_jax_spelling_set(const cg_jax_spelling *s)
+{
+    return s->all_gather_invarying || s->loss_replicated || s->backward_in_body;
+}
+
+/* jax KEY=VALUE {KEY=VALUE}: each key once. */
+static bool parse_jax(cg_parser *p)
+{
+    bool seen[NJAX_KEYS] = {false};
+    cg_p_advance(p);
+    do {
+        int k = jax_key(p);
+        if (k < 0) {
+            cg_error_at(&p->st, cg_p_here(p), "expected a jax key (all_gather, loss or backward), got %s",
+                        cg_p_got(p));
+            return false;
+        }
+        if (seen[k]) {
+            cg_error_at(&p->st, cg_p_here(p), "expected '%s' once, got it twice", jax_keys[k].key);
+            return false;
+        }
+        seen[k] = true;
+        cg_p_advance(p);
+        if (!cg_p_is(p, "=")) {
+            cg_error_at(&p->st, cg_p_here(p), "expected '=', got %s", cg_p_got(p));
+            return false;
+        }
+        cg_p_advance(p);
+        bool usual = cg_p_is_name(p, jax_keys[k].usual), other = cg_p_is_name(p, jax_keys[k].other);
+        if (!usual && !other) {
+            cg_error_at(&p->st, cg_p_here(p), "expected %s=%s or %s=%s, got %s", jax_keys[k].key,
+                        jax_keys[k].usual, jax_keys[k].key, jax_keys[k].other, cg_p_got(p));
+            return false;
+        }
+        *(bool *)((char *)&p->c->jax + jax_keys[k].flag) = other;
+        cg_p_advance(p);
+    } while (!cg_p_failed(p) && cg_p_tok(p)->kind == CG_TOK_NAME);
+    return !cg_p_failed(p);
+}
+
 bool cg_parse_header(cg_parser *p)
 {
     int i = header_index(cg_p_tok(p)), slot = header_slots[i];
@@ -179,6 +248,7 @@ bool cg_parse_header(cg_parser *p)
     case CG_HDR_WORLD: return parse_world_spec(p, cg_p_is_name(p, "worlds"));
     case CG_HDR_DTYPE: return parse_dtype(p);
     case CG_HDR_TOLERANCE: return parse_tolerance(p);
+    case CG_HDR_JAX: return parse_jax(p);
     default: return parse_seed(p);
     }
 }

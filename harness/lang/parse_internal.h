@@ -44,7 +44,7 @@ typedef struct cg_check {
     int value;        /* CHECK_RANK: the rank; CHECK_LISTS: the number of lists */
 } cg_check;
 
-enum { CG_HDR_CASE, CG_HDR_SOURCE, CG_HDR_WORLD, CG_HDR_DTYPE, CG_HDR_TOLERANCE, CG_HDR_SEED, CG_NHDR };
+enum { CG_HDR_CASE, CG_HDR_SOURCE, CG_HDR_WORLD, CG_HDR_DTYPE, CG_HDR_TOLERANCE, CG_HDR_SEED, CG_HDR_JAX, CG_NHDR };
 
 typedef struct cg_parser {
     cg_lexer lx;

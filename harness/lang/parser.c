@@ -11,7 +11,10 @@
  *   header    := 'case' CASENAME | 'source' TEXT | 'world' INT
  *              | 'worlds' witem {',' witem} | 'dtype' NAME
  *              | 'tolerance' (NUM | ('rtol' '=' NUM | 'atol' '=' NUM)+)
- *              | 'seed' INT                          (each at most once)
+ *              | 'seed' INT
+ *              | 'jax' JAXKEY '=' NAME {JAXKEY '=' NAME}  (each at most once;
+ *                  all_gather=varying|invarying, loss=varying|replicated,
+ *                  backward=outside|in_body)
  *   witem     := INT ['..' INT]                      (sizes 1..64)
  *   on_block  := 'on' expr {',' expr} '{' { [stmt] (';' | NL) } [stmt] '}'
  *   stmt      := NAME {',' NAME} '=' expr
@@ -107,7 +110,7 @@ bool cg_p_tok_uint(const cg_token *t, unsigned long long max, unsigned long long
 bool cg_p_is_reserved(const char *name, size_t len)
 {
     static const char *const words[] = {"rank", "world", "on", "expect", "case", "source", "worlds", "dtype",
-                                        "tolerance", "seed", "sum", "avg", "prod", "max", "min"};
+                                        "tolerance", "seed", "jax", "sum", "avg", "prod", "max", "min"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strlen(words[i]) == len && memcmp(words[i], name, len) == 0)
             return true;

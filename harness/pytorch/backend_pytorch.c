@@ -179,6 +179,8 @@ void cg_pt_judge_job(cg_pt_run *R, cg_pt_job *job, int world)
         return;
     c->error_class = cg_pt_judge(&R->ctx, cs, job, world, c);
     c->duration_s = job_seconds(job, world);
+    if (job->ranks[0].ran) /* an annotation: out of memory leaves it out */
+        c->ran = strdup(job->ranks[0].ran);
     progress(R, c);
 }
 

@@ -21,6 +21,7 @@ typedef struct cg_pt_rank {
     cg_pt_outcome outcome;
     char *type, *message, *phase, *at, *by, *origin; /* RAISED and HANG: the exception */
     char *reason;                                    /* SKIPPED: why */
+    char *ran;                                       /* how the framework ran it: "psum, all_gather" */
     int nwarnings;
     char **warnings;      /* "UserWarning at backward (file:l:c): message" */
     cg_obs_rank obs;      /* final bindings; obs.error: the error line the diff sees */

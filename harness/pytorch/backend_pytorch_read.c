@@ -20,7 +20,7 @@ static char *dup_str(const cJSON *o, const char *key)
 
 void cg_pt_rank_free(cg_pt_rank *r)
 {
-    char *strings[] = {r->type, r->message, r->phase, r->at, r->by, r->origin, r->reason};
+    char *strings[] = {r->type, r->message, r->phase, r->at, r->by, r->origin, r->reason, r->ran};
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         free(strings[i]);
     for (int i = 0; i < r->nwarnings; i++)
@@ -167,6 +167,7 @@ static int job_line(const cJSON *o, int rank, cg_pt_job *jobs, int njobs, cg_sta
         r->origin = dup_str(e, "origin");
     }
     r->reason = dup_str(o, "reason");
+    r->ran = dup_str(o, "ran");
     r->seconds = cg_json_num(o, "seconds", 0.0);
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(o, "tensors");
     int nt = cJSON_IsArray(ts) ? cJSON_GetArraySize(ts) : 0;

@@ -46,7 +46,7 @@ while IFS= read -r line; do
   [ "$rc" = "${want:-0}" ] && ok || { bad "exit $rc (wanted ${want:-0}): $cmd"; tail -15 "$TMP/out"; }
 done < <(section bash)
 [ "$n" -ge 8 ] && ok || bad "found $n commands in docs/jax.md, wanted 8"
-expect_grep "^\| all_reduce_min_ties \| 2 \| correct \| refused: NotImplementedError at backward" "$TMP/jax-matrix.md"
+expect_grep "^\| all_reduce_min_ties \| 2 \| correct \| refused via pmin: NotImplementedError at backward" "$TMP/jax-matrix.md"
 [ -s "$TMP/own.json" ] && [ -s "$TMP/tp.xml" ] && ok || bad "the page's commands wrote no reports"
 
 # 3. right and wrong together, and compare over the reports

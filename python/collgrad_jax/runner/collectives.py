@@ -1,19 +1,22 @@
 """The case language's communication calls as JAX writes them inside
-shard_map (axis 'i'), each JAX's own collective, so its transpose is JAX's:
+shard_map (axis 'i'), each JAX's own collective, so its transpose is JAX's;
+the run names what it used (a matrix cell's "via"):
 
-    all_reduce      sum: psum, avg: pmean, max: pmax, min: pmin
-    all_gather      all_gather(tiled)           reduce_scatter  psum_scatter(tiled) (avg: / W; max, min: pmax,
-    broadcast       all_gather(...)[root]                        pmin then the own block)
+    all_reduce      sum: psum, avg: pmean, max: pmax, min: pmin,
+                    prod: all_gather then a product (lax has no product reduction)
+    all_gather      all_gather(tiled); to='invarying' with the case's `jax all_gather=invarying`
+    reduce_scatter  psum_scatter(tiled) (avg: / W; max, min, prod: the reduction, then the own block)
+    broadcast       pbroadcast where the platform lowers it, else its documented
+                    equivalent: psum of the root's block, zeros elsewhere
     reduce          as all_reduce, kept on the root (zeros elsewhere, as the language defines it)
     gather          all_gather(tiled), kept on the root
-    scatter         all_gather(...)[root], the own block
+    scatter         psum_scatter of the root's block, zeros elsewhere
     all_to_all      all_to_all(split 0, concat 0, tiled)
     send / recv     ppermute, where the sends form a permutation
 
-What JAX has no word for is Unsupported, with the reason: a product
-reduction (lax has psum, pmean, pmax, pmin), ragged blocks (every device's
-block one shape), explicit splits, process groups, and sends that are not a
-permutation received in one call."""
+What JAX has no word for is Unsupported, with the reason: ragged blocks
+(every device's block one shape), explicit splits, process groups, and
+sends that are not a permutation received in one call."""
 
 from typing import Any
 
@@ -32,11 +35,36 @@ def _op(p: Any, e: Node, row: Any) -> str:
     nodes, kw = e["args"], e["kwargs"]
     node = nodes[row.op] if len(nodes) > row.op else kw.get("op")
     name = node["name"] if node is not None else "sum"
-    if name == "prod":
-        raise Unsupported(f"no product reduction in JAX (lax has psum, pmean, pmax, pmin): {e['name']} with prod")
-    if name not in _REDUCE:
+    if name not in _REDUCE and name != "prod":
         raise p.fail(e, f"expected a reduction op, got '{name}'")
     return name
+
+
+def _reduce(p: Any, x: Any, op: str) -> Any:
+    if op == "prod":  # lax has psum, pmean, pmax, pmin: the product of the gathered blocks differentiates
+        p.note("all_gather+prod")
+        return jnp.prod(jax.lax.all_gather(x, AXIS), axis=0)
+    p.note(_REDUCE[op].__name__)
+    return _REDUCE[op](x, AXIS)
+
+
+def _all_gather(p: Any, x: Any) -> Any:
+    to = p.spelling.all_gather_to
+    p.note("all_gather" if to == "varying" else f"all_gather(to='{to}')")
+    return jax.lax.all_gather(x, AXIS, tiled=True, to=to)
+
+
+def _root_block(p: Any, x: Any, root: int) -> Any:
+    """The root's x, zeros on the others: what a psum or psum_scatter sends from the root alone."""
+    return jnp.where(p.idx == root, x, jnp.zeros_like(x))
+
+
+def _broadcast(p: Any, x: Any, root: int) -> Any:
+    if p.spelling.pbroadcast:
+        p.note("pbroadcast")
+        return jax.lax.pbroadcast(x, AXIS, root)
+    p.note("psum(root's block)")  # pbroadcast's documented equivalent
+    return jax.lax.psum(_root_block(p, x, root), AXIS)
 
 
 def _root(p: Any, e: Node, row: Any) -> int:
@@ -62,6 +90,11 @@ def _rows(x: Any) -> Any:
     return x.reshape(1) if x.ndim == 0 else x
 
 
+def _even_rows(e: Node, x: Any, world: int) -> None:
+    if x.shape[0] % world:
+        raise Unsupported(f"ragged blocks: {e['name']} of {x.shape[0]} rows over {world} devices")
+
+
 def _own_block(p: Any, e: Node, x: Any) -> Any:
     n = x.shape[0]
     if n % p.world:
@@ -82,30 +115,33 @@ def communicate(p: Any, e: Node) -> Tensor:
     _even(p, e, seq)
     x = _rows(t.x) if kind in ("all_gather", "gather", "reduce_scatter", "scatter", "all_to_all") else t.x
     if kind in ("all_reduce", "reduce"):
-        y = _REDUCE[_op(p, e, row)](x, AXIS)
+        y = _reduce(p, x, _op(p, e, row))
     elif kind in ("all_gather", "gather"):
-        y = jax.lax.all_gather(x, AXIS, tiled=True)
+        y = _all_gather(p, x)
     elif kind == "reduce_scatter":
         op = _op(p, e, row)
         if op in ("sum", "avg"):
-            if x.shape[0] % p.world:
-                raise Unsupported(f"ragged blocks: reduce_scatter of {x.shape[0]} rows over {p.world} devices")
+            _even_rows(e, x, p.world)
+            p.note("psum_scatter" if op == "sum" else "psum_scatter/W")
             y = jax.lax.psum_scatter(x, AXIS, scatter_dimension=0, tiled=True)
             y = y / p.world if op == "avg" else y
         else:
-            y = _own_block(p, e, _REDUCE[op](x, AXIS))
+            y = _own_block(p, e, _reduce(p, x, op))
     elif kind == "broadcast":
-        y = jax.lax.all_gather(x, AXIS)[_root(p, e, row)]
+        y = _broadcast(p, x, _root(p, e, row))
     elif kind == "scatter":
-        y = _own_block(p, e, jax.lax.all_gather(x, AXIS)[_root(p, e, row)])
+        _even_rows(e, x, p.world)
+        p.note("psum_scatter(root's block)")
+        y = jax.lax.psum_scatter(_root_block(p, x, _root(p, e, row)), AXIS, scatter_dimension=0, tiled=True)
     elif kind == "all_to_all":
-        if x.shape[0] % p.world:
-            raise Unsupported(f"ragged blocks: all_to_all of {x.shape[0]} rows over {p.world} devices")
+        _even_rows(e, x, p.world)
+        p.note("all_to_all")
         y = jax.lax.all_to_all(x, AXIS, 0, 0, tiled=True)
     else:
         raise Unsupported(f"{kind}: no JAX collective here")
     if row.root_only_output:  # JAX has no reduce or gather: the root keeps the all-reduced or gathered value
         root = _root(p, e, row)
+        p.note("where(root)")
         y = jnp.where(p.idx == root, y, jnp.zeros_like(y))
         out = derived(y, t)
         out.root_only = root
@@ -124,6 +160,7 @@ def _recv(p: Any, e: Node) -> Tensor:
     if sorted(to for _, to in perm) != list(range(p.world)) or any(
             int(src.values[to]) != d for d, to in perm):
         raise Unsupported("send/recv that is not one permutation of the devices received in one call (ppermute)")
+    p.note("ppermute")
     return derived(jax.lax.ppermute(t.x, AXIS, perm), t)
 
 

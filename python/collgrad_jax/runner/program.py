@@ -23,6 +23,7 @@ from collgrad_torch.runner.ir import Case, Node, position
 from collgrad_torch.runner.scalar_ops import SCALAR_OPS
 
 from . import collectives, local_ops
+from .spelling import Spelling, is_varying
 from .values import PerDevice, Tensor, Unsupported, derived
 
 DTYPES = {"f32": jnp.float32, "f64": jnp.float64, "bf16": jnp.bfloat16, "f16": jnp.float16}
@@ -52,19 +53,25 @@ class Program:
     """One SPMD trace of a case. After run(): `slots` (each slot's shape, in
     creation order), `roots` (each backward's root, summed to a scalar),
     `events` (("backward", root index, its slots) and ("zero_grad",) in
-    program order) and `env` (name -> (final tensor, its slot or -1))."""
+    program order), `env` (name -> (final tensor, its slot or -1)) and
+    `ran` (the JAX primitives its communication used, in first use order)."""
 
-    def __init__(self, case: Case, world: int, deltas: Optional[List[Any]]):
-        self.case, self.world, self.deltas = case, world, deltas
+    def __init__(self, case: Case, world: int, deltas: Optional[List[Any]], spelling: Spelling = Spelling()):
+        self.case, self.world, self.deltas, self.spelling = case, world, deltas, spelling
+        self.ran: List[str] = []
         self.dtype = DTYPES[case.dtype]
         self.idx = jax.lax.axis_index("i")
         self.env: Dict[str, Tuple[Tensor, int]] = {}
-        self.slots: List[Tuple[Tuple[int, ...], Any]] = []   # (shape, dtype) of each slot
+        self.slots: List[Tuple[Tuple[int, ...], Any, bool]] = []   # (shape, dtype, varying) of each slot
         self.roots: List[Any] = []
         self.events: List[Tuple[Any, ...]] = []
         self.pending: List[Tuple[PerDevice, Tensor]] = []   # sends not yet received: (destinations, value)
         self.where = case.file   # the statement running, for a refusal's report
         self.only: Any = None    # inside `on r { backward(...) }`: whether this device is one of the r
+
+    def note(self, primitive: str) -> None:
+        if primitive not in self.ran:
+            self.ran.append(primitive)
 
     # ---- values ------------------------------------------------------------
 
@@ -113,7 +120,9 @@ class Program:
         if not t.grad:
             return t, -1
         k = len(self.slots)
-        self.slots.append((t.shape, t.x.dtype))
+        # whether check_vma types the value as varying (a psum's result is not): a zero of another
+        # type added to it would change the program JAX differentiates (see job._trace_in_body)
+        self.slots.append((t.shape, t.x.dtype, is_varying(t.x)))
         x = t.x + self.deltas[k].reshape(t.shape) if self.deltas is not None else t.x
         return Tensor(x, True, t.slots | {k}, t.root_only), k
 

@@ -73,6 +73,7 @@ class Case:
     plan: List[PlanEvent] = field(default_factory=list)
     collectives: Dict[str, Collective] = field(default_factory=dict)  # the document's table
     ops: Dict[str, Op] = field(default_factory=dict)  # the document's table of tensor functions
+    jax: Dict[str, str] = field(default_factory=dict)  # the case's `jax` line: {"all_gather": "invarying", ...}
 
     def event(self, seq: int, rank: int, members: Optional[List[int]] = None) -> PlanEvent:
         """The plan's event for communication call `seq` as `rank` issues it;
@@ -152,7 +153,8 @@ def _case(obj: Dict[str, Any], table: Dict[str, Collective], ops: Dict[str, Op])
                 for e in obj.get("plan", [])]
         case = Case(name=str(obj["name"]), file=str(obj.get("file") or obj["name"]),
                     dtype=str(obj["dtype"]), seed=int(obj["seed"]), program=list(obj["program"]),
-                    plan=plan, collectives=table, ops=ops)
+                    plan=plan, collectives=table, ops=ops,
+                    jax={str(k): str(v) for k, v in dict(obj.get("jax") or {}).items()})
     except (KeyError, TypeError, ValueError) as e:
         raise IRError(f"a case in the IR is malformed: {type(e).__name__}: {e}") from None
     unknown = [k for k in case.kinds() if k not in table]
