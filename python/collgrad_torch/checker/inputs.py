@@ -5,7 +5,9 @@ replicated(). Each floating tensor that requires grad, and each parameter of
 a module that requires grad, is a checked leaf; other tensors are data
 (passed to fn, never perturbed). Everything floating is made float64 first,
 so finite differences resolve (the truth is computed in double, as
-torch.autograd.gradcheck does).
+torch.autograd.gradcheck does); complex tensors and buffers complex128
+(Module.to(float64) would keep only their real part: another model), each
+named among the data; integer and bool ones are left as they are.
 
 A replicated input is one logical tensor that every rank holds a copy of (a
 data-parallel parameter): its truth perturbs every copy together.
@@ -189,9 +191,34 @@ class Inputs:
 
 
 def _as_double(t: torch.Tensor) -> torch.Tensor:
+    if t.is_complex():
+        return t.detach().to(torch.complex128)
     if not t.is_floating_point():
         return t
     return t.detach().to(torch.float64).contiguous().requires_grad_(t.requires_grad)
+
+
+def _double_in_place(t: torch.Tensor) -> torch.Tensor:
+    """A module's tensor in double precision: floating to float64, complex to complex128, others as they are."""
+    if t.is_complex():
+        return t.to(torch.complex128)
+    return t.to(torch.float64) if t.is_floating_point() else t
+
+
+def _module_as_double(name: str, module: torch.nn.Module, data: List[str]) -> None:
+    """The module's parameters and buffers in double precision, as
+    _double_in_place says (Module._apply, which Module.to uses, so
+    parameters stay the same objects); complex buffers named in data."""
+    for p_name, p in module.named_parameters():
+        if p.is_complex() and p.requires_grad:
+            raise InputError(f"{name}.{p_name} is a {str(p.dtype).replace('torch.', '')} parameter that requires "
+                             "grad: the check takes real floating parameters (keep its real and imaginary parts "
+                             "as two real parameters, or set requires_grad=False)")
+    for b_name, b in module.named_buffers():
+        if b.is_complex():
+            data.append(f"{name}.{b_name}: a {str(b.dtype).replace('torch.', '')} buffer, run as complex128 "
+                        "(data, not checked)")
+    module._apply(_double_in_place)
 
 
 def _leaf(name: str, t: torch.Tensor, rep: bool, group: Optional[List[int]]) -> Leaf:
@@ -227,7 +254,7 @@ def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
             value, rep, group = value.value, True, value.holders
         if isinstance(value, torch.nn.Module):
             rep = rep or replicated_names is True
-            value.to(torch.float64)
+            _module_as_double(name, value, data)
             params = [(p_name, p) for p_name, p in value.named_parameters() if p.requires_grad]
             if not params:
                 data.append(f"{name}: a module with no parameter that requires grad")
@@ -242,7 +269,8 @@ def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
             if t.requires_grad and t.is_floating_point():
                 leaves.append(_leaf(name, t, rep, group))
             else:
-                data.append(f"{name}: {'requires_grad is False' if t.is_floating_point() else str(t.dtype)} (data, not checked)")
+                why = "requires_grad is False" if t.is_floating_point() else str(value.dtype).replace("torch.", "")
+                data.append(f"{name}: {why}{', run as complex128' if t.is_complex() else ''} (data, not checked)")
             kwargs[name] = t
         else:
             kwargs[name] = value  # a number, a string, a list: passed through
