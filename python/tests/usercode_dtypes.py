@@ -11,7 +11,57 @@ import collgrad_torch as cg
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 COMPLEX = os.path.join(HERE, "usercode_complex.py")
+FLOAT32 = os.path.join(HERE, "usercode_float32.py")
 
+
+class Float32InsideTheModel(unittest.TestCase):
+    """Item 1: a model that casts to float32 inside (transformers' Llama:
+    RMSNorm .to(float32), softmax(dtype=float32), logits.float()) is checked
+    as written: its truth's forwards run those requests in float64, so the
+    truth is within 1e-8 of a float64 reference; the observed gradient is its
+    own float32-touched one, within the default tolerance."""
+
+    def test_truth_within_1e_8_of_the_float64_reference(self) -> None:
+        import usercode_float32 as m
+
+        for world in (2, 4):
+            want = m.reference(world)
+            r = cg.check(f"{FLOAT32}:block_loss", world=world, inputs=f"{FLOAT32}:make_inputs", fd="element")
+            self.assertEqual(r.status, "pass", r.table())
+            seen = 0
+            for c in r.checks:
+                ref = want[c.rank][c.tensor.split(".", 1)[1]]
+                for truth, got, exact in zip(c.truth, c.observed, ref):
+                    self.assertLess(abs(truth - exact), 1e-8, (c.rank, c.tensor, c.truth, ref))
+                    self.assertLess(abs(got - exact), 1e-5 * (1 + abs(exact)), (c.rank, c.tensor, c.observed, ref))
+                    seen += 1
+            self.assertEqual(seen, world * (4 + 16 + 4))
+            self.assertTrue(any("computes in a lower precision where it asks" in n and "float32" in n
+                                for n in r.notes), r.notes)
+
+    def test_bfloat16_casts(self) -> None:
+        """The truth's forwards run every bfloat16 request in float64 (within
+        1e-8 of the float64 reference); the observed bfloat16 gradient is
+        judged with bfloat16's tolerances, said in the notes, unless the user
+        gives some."""
+        import usercode_float32 as m
+
+        want = m.linear_reference(2)
+        for fn in ("bfloat16_loss",):
+            r = cg.check(f"{FLOAT32}:{fn}", world=2, inputs=f"{FLOAT32}:make_inputs_linear", fd="element")
+            self.assertEqual(r.status, "pass", r.table())
+            self.assertEqual((r.atol, r.rtol), (1e-2, 5e-2))
+            self.assertTrue(any("computed in bfloat16" in n for n in r.notes), r.notes)
+            worst = 0.0
+            for c in r.checks:
+                ref = want[c.rank][c.tensor.split(".", 1)[1]]
+                for truth, got, exact in zip(c.truth, c.observed, ref):
+                    self.assertLess(abs(truth - exact), 1e-8, (fn, c.rank, c.tensor, c.truth, ref))
+                    worst = max(worst, abs(got - exact) / (1 + abs(exact)))
+            self.assertGreater(worst, 1e-4, fn)   # bfloat16 arithmetic, really: beyond float32's rounding
+        strict = cg.check(f"{FLOAT32}:bfloat16_loss", world=2, inputs=f"{FLOAT32}:make_inputs_linear",
+                          fd="element", rtol=1e-6, atol=1e-9)
+        self.assertEqual(strict.status, "fail", strict.table())   # the user's tolerances stand
 
 class ComplexBuffersStayComplex(unittest.TestCase):
     """Item 2: Module.to(float64) keeps only a complex buffer's real part

@@ -129,7 +129,7 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
                     atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol)
     spec: Spec = {"fn": ref, "inputs": inputs_ref, "step": step is not None, "world": world, "backend": backend,
             "seed": seed, "fd": fd, "fd_budget": fd_budget, "step_size": fdmod.STEP,
-            "atol": result.atol, "rtol": result.rtol,
+            "atol": result.atol, "rtol": result.rtol, "tolerance_given": atol is not None or rtol is not None,
             "replicated": replicated if isinstance(replicated, bool) else list(replicated), "timeout": timeout,
             "transform": {}, "roots": None if roots is None else [int(i) for i in roots], "report_inputs": False,
             "modes": list(modes) if modes else []}
@@ -150,6 +150,9 @@ def execute(result: Result, spec: Spec, python: Optional[str] = None) -> Result:
         result.backend = ranks[0].get("backend", spec["backend"])
         result.rank_inputs = [r.get("inputs") or {} for r in ranks]
         result.roots = int(ranks[0].get("roots", 1))
+        from . import precision   # torch: imported in the parent only once ranks ran
+
+        precision.dtype_tolerance([r.get("lowest") for r in ranks], bool(spec.get("tolerance_given")), result)
     except worldmod.WorldError as e:
         result.error, result.error_class = str(e), e.error_class
         ranks = []

@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from .fd_error import OFFSETS, STEPS, Measured, best, measure, resolved  # noqa: F401 (the check's names)
+from .fd_error import OFFSETS, ROUNDING, STEPS, Measured, best, measure, resolved  # noqa: F401 (the check's names)
 from .messages import TensorMeta
 
 STEP = 1e-6          # the first central-difference step on float64 inputs (gradcheck's eps)
@@ -129,7 +129,8 @@ def rounds_measured(rounds: Sequence[Sequence[Round]], tensors: Sequence[Logical
         n = len(OFFSETS)
         for j, d in enumerate(taken):
             points = [rank_rounds[i]["losses"][j * n:(j + 1) * n] for rank_rounds in rounds]
-            out.setdefault(d, []).append(measure(points, float(first["step"])))
+            roundings = [float(rank_rounds[i].get("rounding", ROUNDING)) for rank_rounds in rounds]
+            out.setdefault(d, []).append(measure(points, float(first["step"]), roundings))
     return out
 
 

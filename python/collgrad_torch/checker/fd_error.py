@@ -13,7 +13,7 @@ weighs less, and the step with the smallest bound gives the truth.
 
 import math
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 STEPS = (1e-6, 1e-5, 1e-4, 1e-3)  # the ladder a difference climbs while its error bound is over its tolerance
 OFFSETS = (1, -1, 2, -2)          # each difference's points, in steps: x + h, x - h, x + 2h, x - 2h
@@ -33,15 +33,24 @@ class Measured:
     sum_error: float
 
 
-def measure(points: Sequence[Sequence[float]], step: float) -> Measured:
+def rounding_of(unit_roundoff: float) -> float:
+    """ROUNDING for a loss computed with this unit roundoff (a float32 one's, where the forward could not
+    be run in float64 throughout)."""
+    return max(ROUNDING, 16 * unit_roundoff)
+
+
+def measure(points: Sequence[Sequence[float]], step: float,
+            roundings: Optional[Sequence[float]] = None) -> Measured:
     """points[k]: rank k's losses at x + h, x - h, x + 2h, x - 2h. The central
     difference at h is the value; its error bound is the truncation the
     difference at 2h shows (|D(h) - D(2h)| is three times D(h)'s h^2 term, and
     a sample of the rounding noise too) plus the rounding of the two losses it
-    divides by 2h."""
+    divides by 2h (roundings[k]: rank k's relative rounding, ROUNDING where
+    not given)."""
+    rel = list(roundings) if roundings is not None else [ROUNDING] * len(points)
     d1 = [(p[0] - p[1]) / (2 * step) for p in points]
     d2 = [(p[2] - p[3]) / (4 * step) for p in points]
-    rounding = [ROUNDING * (abs(p[0]) + abs(p[1])) / (2 * step) for p in points]
+    rounding = [u * (abs(p[0]) + abs(p[1])) / (2 * step) for p, u in zip(points, rel)]
     errors = [abs(a - b) + r for a, b, r in zip(d1, d2, rounding)]
     return Measured(step, d1, errors, abs(sum(d1) - sum(d2)) + sum(rounding))
 

@@ -56,10 +56,16 @@ def counting_backward() -> Iterator[List[int]]:
 
 
 def evaluate(r: Any, prog: Any, ins: Any, saved: List[Any], rng: RngState,
-              perturb: Optional[Tuple[Any, int, float, Any]]) -> float:
+              perturb: Optional[Tuple[Any, int, float, Any]], wide: Any = None, watch: Any = None) -> float:
     """This rank's loss at one point: its inputs as saved, moved by
-    (leaf, element or -1, step, direction) when it holds what the point moves."""
+    (leaf, element or -1, step, direction) when it holds what the point moves;
+    under `wide` (a precision.Float64) every lower-precision request float64,
+    under `watch` (a precision.Watch) as written, what comes out lower noted."""
+    import contextlib
+
     import torch
+
+    from . import precision
 
     from . import inputs
 
@@ -76,7 +82,8 @@ def evaluate(r: Any, prog: Any, ins: Any, saved: List[Any], rng: RngState,
         l.tensor.grad = None
     rng.restore()
     with torch.enable_grad():  # as the user's code runs: some code asks requires_grad
-        return prog.run(backward=False)
+        with precision.float64_forward(wide) if wide is not None else watch or contextlib.nullcontext():
+            return prog.run(backward=False)
 
 
 def exchange(r: Any, store: Any, key: str, mine: Mapping[str, Any], timeout: float) -> List[Any]:
@@ -95,19 +102,29 @@ def exchange(r: Any, store: Any, key: str, mine: Mapping[str, Any], timeout: flo
 
 
 def finite_differences(r: Any, prog: Any, ins: Any, saved: List[Any], rng: RngState, tensors: List[Any],
-                       mode: str, held: List[Any], store: Any) -> Tuple[List[float], List[Dict[str, Any]]]:
+                       mode: str, held: List[Any], store: Any
+                       ) -> Tuple[List[float], List[Dict[str, Any]], Optional[str], bool]:
     """Every point of the schedule, on every rank in lockstep, perturbing what
     this rank holds: the unperturbed repeats, then a round per step of
     fd.STEPS, each after the first for the differences every rank's losses
-    left unresolved. Returns (the repeats' losses, this rank's rounds)."""
-    from . import fd
+    left unresolved. The first repeat runs the code as written, watched:
+    where it computes in a lower precision than float64, every point after it
+    runs widened (precision.py). Returns (the repeats' losses, this rank's
+    rounds, each with "rounding": its losses' relative rounding; the lowest
+    dtype the forward asked for, or None; whether the points ran widened)."""
+    from . import fd, fd_error, precision
 
     spec = r.spec
     by_index = {t.index: leaf for t, leaf in held}
-    base: List[float] = []
-    for j in range(fd.BASE_POINTS):
+    r.status(f"finite differences: repeat 1 of {fd.BASE_POINTS}")
+    watch = precision.Watch()
+    base: List[float] = [evaluate(r, prog, ins, saved, rng, None, watch=watch)]
+    wide = precision.widen(watch, prog.notes)
+    if wide is not None:   # the code's own precision is not the truth's: the repeats are all widened
+        base = []
+    for j in range(len(base), fd.BASE_POINTS):
         r.status(f"finite differences: repeat {j + 1} of {fd.BASE_POINTS}")
-        base.append(evaluate(r, prog, ins, saved, rng, None))
+        base.append(evaluate(r, prog, ins, saved, rng, None, wide))
     rounds: List[Dict[str, Any]] = []                       # this rank's
     everyone: List[List[Dict[str, Any]]] = [[] for _ in range(r.world)]  # every rank's, as exchanged
     only: Optional[List[fd.Diff]] = None
@@ -125,8 +142,11 @@ def finite_differences(r: Any, prog: Any, ins: Any, saved: List[Any], rng: RngSt
                     directions[index] = fd.direction(spec["seed"], index, target.local.numel())
                 along = directions[index]
             losses.append(evaluate(r, prog, ins, saved, rng,
-                                    None if target is None else (target, elem, off * h, along)))
-        rounds.append({"step": h, "diffs": None if only is None else [list(d) for d in only], "losses": losses})
+                                    None if target is None else (target, elem, off * h, along), wide))
+        lowest = max([prog.loss_dtype] + ([wide.lowest()] if wide is not None and wide.lowest() else []),
+                     key=precision.unit_roundoff)
+        rounds.append({"step": h, "diffs": None if only is None else [list(d) for d in only], "losses": losses,
+                       "rounding": fd_error.rounding_of(precision.unit_roundoff(lowest))})
         if i + 1 == len(steps):
             break
         for k, theirs in enumerate(exchange(r, store, f"fd/{i}", rounds[-1], spec["timeout"])):
@@ -134,4 +154,5 @@ def finite_differences(r: Any, prog: Any, ins: Any, saved: List[Any], rng: RngSt
         only = fd.unresolved(everyone, tensors, mode, spec["atol"], spec["rtol"])
         if not only:
             break
-    return base, rounds
+    precision.still_low(wide, prog.notes)
+    return base, rounds, precision.lowest_name(watch), wide is not None

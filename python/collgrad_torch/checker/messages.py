@@ -30,6 +30,7 @@ class _SpecPlan(TypedDict):
     step_size: float               # the finite differences' first h (fd.STEPS climbs from it)
     atol: float                    # the tolerances: a difference's error bound is weighed against them
     rtol: float
+    tolerance_given: bool          # the user gave atol or rtol: no widening for a lower precision (precision.py)
     replicated: Union[bool, List[str]]
     timeout: float
     transform: Dict[str, Any]      # what shrinking cut from the inputs (inputs.transform)
@@ -65,12 +66,13 @@ class _RankResultBody(TypedDict):
     grads: Dict[str, Optional[List[float]]]   # analytic, per tensor held (fast: the first 256)
     dirs: Dict[str, Optional[float]]          # fast mode: the gradient along the tensor's direction
     rounds: List[Dict[str, Any]]   # fd.Round per step taken: this rank's loss at every point of it
-    base: List[float]              # at the unperturbed inputs: the analytic pass's, then repeats
+    base: List[float]              # at the unperturbed inputs: the analytic pass's (unless widened), repeats
     groups: List[int]              # the sizes of the process groups the code made
     notes: List[str]
     inputs: Dict[str, Any]         # inputs.describe(), when the spec asked for it
     loss_copies: Any               # a DTensor loss's copies (DTensor's contract), else None
     roots: int                     # backward roots the code returned
+    lowest: Optional[str]          # the lowest floating dtype the analytic pass computed in, below float64
     backward_calls: int            # backward calls in the analytic pass (a step's microbatches)
     compiled: Dict[str, Dict[str, Any]]   # per compile mode: its loss, grads, dirs, notes or error
     grad_placements: Dict[str, str]       # a DTensor gradient's placements as backward left them

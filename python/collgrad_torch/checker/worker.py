@@ -125,6 +125,7 @@ class Program:
         self.notes: List[str] = []
         self.roots = 1
         self.loss_copies: List[int] = []   # the ranks holding a copy of this rank's loss (a DTensor's)
+        self.loss_dtype: Any = None        # the last run's loss dtype (its rounding bounds the differences)
 
     def run(self, backward: bool) -> float:
         import torch
@@ -137,6 +138,7 @@ class Program:
                             "finite-difference point in the group it made; leave the group to the check")
         first = out[0] if isinstance(out, (list, tuple)) and out else out
         self.loss_copies = _loss_copies(first, self.r.rank)
+        self.loss_dtype = getattr(first, "dtype", None)
         if self.is_step:
             return _scalar(out, "the step's returned loss", self.r.rank)
         roots = list(out) if isinstance(out, (list, tuple)) else [out]
@@ -284,8 +286,9 @@ def run(r: Rank) -> RankResult:
                 if m != "eager"}
 
     # the finite differences: every rank runs every point, perturbing what it holds (lockstep.py)
-    base, rounds = lockstep.finite_differences(r, prog, ins, saved, rng, tensors, mode, held, store)
-    base.insert(0, analytic_loss)
+    base, rounds, lowest, widened = lockstep.finite_differences(r, prog, ins, saved, rng, tensors, mode, held, store)
+    if not widened:  # widened, the repeats alone are alike: the analytic pass ran in the code's own precision
+        base.insert(0, analytic_loss)
     inputs.restore(ins.leaves, saved)
     for l in ins.leaves:
         l.tensor.grad = None
@@ -293,7 +296,7 @@ def run(r: Rank) -> RankResult:
     return {"rank": r.rank, "torch": torch.__version__, "backend": name, "mode": mode,
             "meta": meta, "data": ins.data, "grads": grads, "dirs": dirs, "rounds": rounds, "base": base,
             "groups": _group_sizes(), "notes": prog.notes, "inputs": described, "loss_copies": prog.loss_copies,
-            "roots": prog.roots, "backward_calls": backward_calls[0], "compiled": compiled, "grad_placements": grad_placements,
+            "roots": prog.roots, "lowest": lowest, "backward_calls": backward_calls[0], "compiled": compiled, "grad_placements": grad_placements,
             "values": {t.name: mine[t.name].local.detach().reshape(-1)[:256].tolist()
                        for t, _ in held if t.owner == -1}}
 
