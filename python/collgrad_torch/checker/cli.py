@@ -54,7 +54,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--semantics", default="auto", choices=["auto", "per_rank", "replicated"])
     p.add_argument("--reduction", default="sum", choices=["sum", "mean"])
     p.add_argument("--replicated", action="append", default=[], metavar="NAME",
-                   help="an input that is one logical tensor held by every rank (repeatable)")
+                   help="an input, or a module input's parameter or submodule by dotted path (model.row.bias), "
+                        "that is one logical tensor held by every rank (repeatable)")
     p.add_argument("--atol", type=float)
     p.add_argument("--rtol", type=float)
     p.add_argument("--fd", default="auto", choices=["auto", "element", "fast"])

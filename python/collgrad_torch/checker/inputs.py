@@ -27,7 +27,7 @@ reduced), its local part (worker.py).
 """
 
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 import torch
 
@@ -233,15 +233,36 @@ def _leaf(name: str, t: torch.Tensor, rep: bool, group: Optional[List[int]]) -> 
     return Leaf(name, t, rep or held is not None, held)
 
 
+def _declared(path: str, names: Set[str]) -> bool:
+    """Whether a declaration names this input or parameter path, or a module
+    above it ("model" and "model.row" both declare "model.row.bias")."""
+    return any(path == n or path.startswith(n + ".") for n in names)
+
+
+def _unknown_names(raw: Dict[str, Any], names: Set[str]) -> List[str]:
+    """Declared names that are neither an input nor a path into a module input's parameters."""
+    paths = set(raw)
+    for name, value in raw.items():
+        module = value.value if isinstance(value, Replicated) else value
+        if isinstance(module, torch.nn.Module):
+            for p_name, _ in module.named_parameters():
+                parts = f"{name}.{p_name}".split(".")
+                paths.update(".".join(parts[:k]) for k in range(1, len(parts) + 1))
+    return sorted(names - paths)
+
+
 def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
     """Convert make_inputs' result; `replicated_names` is True (every
-    module's parameters), or the input names to treat as replicated."""
+    module's parameters), or names to treat as replicated: inputs, or dotted
+    paths to a module input's parameters or submodules ("model.row.bias",
+    "model.norm"), as the check names them."""
     if not isinstance(raw, dict):
         raise InputError(f"make_inputs must return a dict of name -> tensor or nn.Module, got {type(raw).__name__}")
     names = set(replicated_names) if not isinstance(replicated_names, bool) else set()
-    unknown = names - set(raw)
+    unknown = _unknown_names(raw, names)
     if unknown:
-        raise InputError(f"replicated names no input: {', '.join(sorted(unknown))} (inputs: {', '.join(raw)})")
+        raise InputError(f"replicated names no input or parameter: {', '.join(unknown)} (inputs: "
+                         f"{', '.join(raw)}; a module's parameters by dotted path, model.bias)")
     kwargs: Dict[str, Any] = {}
     leaves: List[Leaf] = []
     data: List[str] = []
@@ -258,7 +279,8 @@ def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
             params = [(p_name, p) for p_name, p in value.named_parameters() if p.requires_grad]
             if not params:
                 data.append(f"{name}: a module with no parameter that requires grad")
-            leaves.extend(_leaf(f"{name}.{p_name}", p, rep, group) for p_name, p in params)
+            leaves.extend(_leaf(f"{name}.{p_name}", p, rep or _declared(f"{name}.{p_name}", names), group)
+                          for p_name, p in params)
             kwargs[name] = value
         elif isinstance(value, torch.Tensor):
             if value.is_complex() and value.requires_grad:

@@ -104,7 +104,7 @@ def judge(results: Sequence[RankResult], r: Result) -> None:
     if r.semantics == "replicated" and not defined:
         raise Refused(f"replicated semantics is undefined here: {reason} (random draws, dropout's masks among "
                       "them, come from the state make_inputs leaves each rank's generators in: seed them alike "
-                      "there for one draw on every rank)")
+                      f"there for one draw on every rank){_undeclared_copies(results, tensors)}")
     groups = sorted({g for res in results for g in res.get("groups", [])})
     for t in tensors:
         mine = [_check(results[rank], rank, t, rows[t.index], measured[t.index], r, close, defined, groups, world)
@@ -205,6 +205,28 @@ def _copies(t: fd.Logical, mine: List[TensorCheck], close: patterns.Close, r: Re
         for c in mine:
             if not c.ok:
                 c.patterns = found + [p for p in c.patterns if not p.startswith("no known")]
+
+
+def _undeclared_copies(results: Sequence[RankResult], tensors: Sequence[fd.Logical]) -> str:
+    """The tensors checked as each rank's own whose every rank holds an equal
+    copy (a replicated bias beside a sharded weight, Megatron's
+    RowParallelLinear's): said as the declaration that would make each one
+    tensor, or "" when there are none."""
+    owned: Dict[str, List[fd.Logical]] = {}
+    for t in tensors:
+        if t.owner >= 0:
+            owned.setdefault(t.name, []).append(t)
+    alike = []
+    for name, ts in owned.items():
+        values = [results[t.owner]["values"].get(name) for t in ts]
+        if len(ts) == len(results) > 1 and values[0] is not None and all(v == values[0] for v in values[1:]):
+            alike.append(name)
+    if not alike:
+        return ""
+    quoted = ", ".join(repr(n) for n in alike[:8])
+    flags = " ".join(f"--replicated {n}" for n in alike[:8])
+    return (f"; every rank holds an equal copy of {', '.join(alike[:8])}, checked as each rank's own: where each "
+            f"is one tensor all ranks hold, declare it: replicated=[{quoted}] ({flags})")
 
 
 def _replicas_alike(results: Sequence[RankResult], tensors: Sequence[fd.Logical], r: Result) -> None:

@@ -76,7 +76,7 @@ class _RankResultBody(TypedDict):
     backward_calls: int            # backward calls in the analytic pass (a step's microbatches)
     compiled: Dict[str, Dict[str, Any]]   # per compile mode: its loss, grads, dirs, notes or error
     grad_placements: Dict[str, str]       # a DTensor gradient's placements as backward left them
-    values: Dict[str, List[float]]        # a rank-owned tensor's values (its first 256)
+    values: Dict[str, List[float]]        # each held tensor's values (its first 256)
 
 
 class RankResult(_RankResultBody, total=False):
