@@ -43,6 +43,13 @@ class DottedDeclarations(unittest.TestCase):
                 for got, want in zip(c.observed, (2 * y).tolist()):
                     self.assertAlmostEqual(got, want, delta=1e-9)
 
+    def test_megatron_attributes_declare_it(self) -> None:
+        # tensor_model_parallel False: one tensor over the tensor-parallel group (the whole world here)
+        for world in (2, 4):
+            r = cg.check(f"{ROW}:loss", world=world, inputs=f"{ROW}:make_inputs_megatron", semantics="replicated")
+            self.assertEqual(r.status, "pass", r.table())
+            self.assertEqual({c.tensor for c in r.checks if c.replicated}, {"model.bias"})
+
     def test_a_name_that_is_no_input_or_parameter(self) -> None:
         r = cg.check(f"{ROW}:loss", world=2, inputs=f"{ROW}:make_inputs", replicated=["model.baias"])
         self.assertEqual(r.error_class, 2, r.table())

@@ -45,3 +45,17 @@ def make_inputs(rank: int, world: int) -> Dict[str, object]:
 
 def loss(rank: int, world: int, model: RowParallel, x: torch.Tensor) -> torch.Tensor:
     return (model(x) ** 2).sum()
+
+
+def make_inputs_megatron(rank: int, world: int) -> Dict[str, object]:
+    """The same layer with the attributes Megatron-core's RowParallelLinear
+    sets: the weight a partition along dimension 1, the bias a whole tensor
+    (set_defaults_if_not_set_tensor_model_parallel_attributes)."""
+    ins = make_inputs(rank, world)
+    model = ins["model"]
+    assert isinstance(model, RowParallel)
+    setattr(model.weight, "tensor_model_parallel", True)
+    setattr(model.weight, "partition_dim", 1)
+    setattr(model.bias, "tensor_model_parallel", False)
+    setattr(model.bias, "sequence_parallel", False)
+    return ins

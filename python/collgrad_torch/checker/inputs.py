@@ -31,6 +31,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Un
 
 import torch
 
+from . import megatron_attrs
+
 
 class Replicated:
     """Marks an input as one logical tensor held by every rank, or by the
@@ -279,8 +281,11 @@ def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
             params = [(p_name, p) for p_name, p in value.named_parameters() if p.requires_grad]
             if not params:
                 data.append(f"{name}: a module with no parameter that requires grad")
-            leaves.extend(_leaf(f"{name}.{p_name}", p, rep or _declared(f"{name}.{p_name}", names), group)
-                          for p_name, p in params)
+            for p_name, p in params:   # Megatron's attributes say what a parameter is (megatron_attrs.py)
+                tp = megatron_attrs.holders(p) if group is None else None
+                tp = tp if tp is not None and len(tp) > 1 else None   # a group of one: this rank's own
+                leaves.append(_leaf(f"{name}.{p_name}", p, rep or _declared(f"{name}.{p_name}", names) or
+                                    tp is not None, group if tp is None else tp))
             kwargs[name] = value
         elif isinstance(value, torch.Tensor):
             if value.is_complex() and value.requires_grad:
