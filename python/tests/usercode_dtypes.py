@@ -1,5 +1,6 @@
-"""Issue 61's findings about what the check does to the model's dtypes, each
-a test that fails without its fix; run under torch 1.13
+"""Issue 61's findings about a model as it ships (its dtypes, its complex
+buffers, code written for GPUs), each a test that fails without its fix;
+run under torch 1.13
 (python_usercode_dtypes) and torch 2.x (python_usercode_dtypes_torch2)."""
 
 import os
@@ -12,6 +13,32 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 COMPLEX = os.path.join(HERE, "usercode_complex.py")
 FLOAT32 = os.path.join(HERE, "usercode_float32.py")
+GPU = os.path.join(HERE, "usercode_gpu_code.py")
+
+
+class GpuCodeOnCpu(unittest.TestCase):
+    """Item 5: code written for GPUs (torch.cuda.current_device(), .cuda(),
+    .to("cuda"), set_device) checked on CPU ranks with cpu_for_cuda=True;
+    without it, the error a CPU machine gives is the code's (exit 2)."""
+
+    def test_runs_on_cpu_ranks(self) -> None:
+        import torch
+
+        if torch.cuda.is_available():
+            self.skipTest("a GPU is here: the same code runs on it with backend='nccl'")
+        r = cg.check(f"{GPU}:scaled_loss", world=2, inputs=f"{GPU}:make_inputs", fd="element", cpu_for_cuda=True)
+        self.assertEqual(r.status, "pass", r.table())
+        # dL/dw_r = sum_k (k+1) 2 y x_r, y = sum_r w_r x_r: from the math, per element
+        xs = [[v * (k + 1) for v in (1.0, -2.0, 0.5)] for k in range(2)]
+        ws = [[0.5 + k, 1.0 + k, 1.5 + k] for k in range(2)]
+        y = [sum(ws[k][i] * xs[k][i] for k in range(2)) for i in range(3)]
+        for c in r.checks:
+            want = [3 * 2 * y[i] * xs[c.rank][i] for i in range(3)]
+            for got, w in zip(c.observed, want):
+                self.assertAlmostEqual(got, w, delta=1e-9)
+        plain = cg.check(f"{GPU}:scaled_loss", world=2, inputs=f"{GPU}:make_inputs", fd="element")
+        self.assertEqual(plain.error_class, 2, plain.table())
+
 
 
 class Float32InsideTheModel(unittest.TestCase):

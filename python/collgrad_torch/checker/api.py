@@ -30,7 +30,8 @@ def check(fn: Optional[Fn] = None, *, world: int = 4, inputs: Optional[Fn] = Non
           fd: FdMode = "auto", seed: int = 0, timeout: float = 60.0, step: Optional[Fn] = None,
           reduction: Reduction = "sum", replicated: Union[bool, Sequence[str]] = (), fd_budget: int = 4096,
           python: Optional[str] = None, name: Optional[str] = None,
-          roots: Optional[Sequence[int]] = None, modes: Optional[Sequence[str]] = None) -> Result:
+          roots: Optional[Sequence[int]] = None, modes: Optional[Sequence[str]] = None,
+          cpu_for_cuda: bool = False) -> Result:
     """Check every rank's gradients of `fn` (or of a training `step`) against
     central finite differences of the global loss.
 
@@ -76,7 +77,7 @@ def check(fn: Optional[Fn] = None, *, world: int = 4, inputs: Optional[Fn] = Non
     """
     result, spec = plan(fn, world, inputs, backend, semantics, atol, rtol, fd, seed, timeout, step=step,
                         reduction=reduction, replicated=replicated, fd_budget=fd_budget, name=name, roots=roots,
-                        modes=modes)
+                        modes=modes, cpu_for_cuda=cpu_for_cuda)
     return execute(result, spec, python)
 
 
@@ -84,7 +85,7 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
          atol: Optional[float], rtol: Optional[float], fd: str, seed: int, timeout: float, *,
          step: Optional[Fn], reduction: str, replicated: Union[bool, Sequence[str]], fd_budget: int,
          name: Optional[str], roots: Optional[Sequence[int]],
-         modes: Optional[Sequence[str]] = None) -> Tuple[Result, Spec]:
+         modes: Optional[Sequence[str]] = None, cpu_for_cuda: bool = False) -> Tuple[Result, Spec]:
     """check()'s arguments checked (CheckError) and made into an empty
     Result and the spec the ranks read."""
     if (fn is None) == (step is None):
@@ -132,7 +133,7 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
             "atol": result.atol, "rtol": result.rtol, "tolerance_given": atol is not None or rtol is not None,
             "replicated": replicated if isinstance(replicated, bool) else list(replicated), "timeout": timeout,
             "transform": {}, "roots": None if roots is None else [int(i) for i in roots], "report_inputs": False,
-            "modes": list(modes) if modes else []}
+            "modes": list(modes) if modes else [], "cpu_for_cuda": bool(cpu_for_cuda)}
     return result, spec
 
 

@@ -66,6 +66,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--modes", type=lambda t: [m for m in t.split(",") if m], metavar="M,M",
                    help="also check under torch.compile(backend=M) for each non-eager M "
                         "(e.g. eager,aot_eager,inductor; torch 2.x), every mode against the eager truth")
+    p.add_argument("--cpu-for-cuda", action="store_true",
+                   help="run code written for GPUs on CPU ranks: CUDA device arguments, .cuda(), "
+                        "torch.cuda.current_device() and set_device() made CPU (cuda_on_cpu.py)")
     p.add_argument("--shrink", action="store_true",
                    help="shrink each failing check to a small reproduction and write its script")
     p.add_argument("--shrink-budget", type=cli_words.seconds, default=60.0, metavar="SEC", help="seconds per shrink (60)")
@@ -130,7 +133,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                                   semantics=args.semantics, atol=args.atol, rtol=args.rtol, fd=args.fd,
                                   seed=args.seed, timeout=args.timeout, step=args.step, reduction=args.reduction,
                                   replicated=args.replicated, fd_budget=args.fd_budget, name=args.name,
-                                  modes=args.modes)
+                                  modes=args.modes, cpu_for_cuda=args.cpu_for_cuda)
                 except api.CheckError as e:
                     print(f"python -m collgrad_torch check: {e}", file=sys.stderr)
                     return ExitClass.USAGE

@@ -37,6 +37,7 @@ class _SpecPlan(TypedDict):
     roots: Optional[List[int]]     # the backward roots kept (shrinking), or every root
     report_inputs: bool            # each rank describes its inputs (a reproduction needs them)
     modes: List[str]               # torch.compile modes checked beside eager
+    cpu_for_cuda: bool             # code written for GPUs run on CPU ranks (cuda_on_cpu.py)
 
 
 class Spec(_SpecPlan, total=False):

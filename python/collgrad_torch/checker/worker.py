@@ -340,7 +340,10 @@ def one_check(spec_path: str, rank: int, serving: bool) -> int:
         faulthandler.register(signal.SIGUSR1, file=stack, all_threads=True)
     t0 = time.monotonic()
     try:
-        result = run(r)
+        from . import cuda_on_cpu   # torch: imported once the rank runs
+
+        with cuda_on_cpu.active(bool(spec.get("cpu_for_cuda"))):
+            result = run(r)
     except UserError as e:
         return r.fail(ExitClass.USAGE, str(e), "")
     except SystemExit as e:  # no Exception: it would end this rank without a word, its peers waiting
