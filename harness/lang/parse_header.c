@@ -125,6 +125,24 @@ static bool tolerance_number(cg_parser *p, double *out)
     return !cg_p_failed(p);
 }
 
+/* At KEY of a "KEY=VALUE" pair: KEY not seen before on this line (then
+ * marked), and the '=' after it; leaves the parser at VALUE. */
+static bool key_then_equals(cg_parser *p, bool *seen, const char *key)
+{
+    if (*seen) {
+        cg_error_at(&p->st, cg_p_here(p), "expected '%s' once, got it twice", key);
+        return false;
+    }
+    *seen = true;
+    cg_p_advance(p);
+    if (!cg_p_is(p, "=")) {
+        cg_error_at(&p->st, cg_p_here(p), "expected '=', got %s", cg_p_got(p));
+        return false;
+    }
+    cg_p_advance(p);
+    return true;
+}
+
 static bool parse_tolerance(cg_parser *p)
 {
     cg_case *c = p->c;
@@ -143,18 +161,8 @@ static bool parse_tolerance(cg_parser *p)
     bool seen[2] = {false, false};
     while (cg_p_is_name(p, "rtol") || cg_p_is_name(p, "atol")) {
         int which = cg_p_is_name(p, "atol");
-        if (seen[which]) {
-            cg_error_at(&p->st, cg_p_here(p), "expected '%s' once, got it twice",
-                        which ? "atol" : "rtol");
+        if (!key_then_equals(p, &seen[which], which ? "atol" : "rtol"))
             return false;
-        }
-        seen[which] = true;
-        cg_p_advance(p);
-        if (!cg_p_is(p, "=")) {
-            cg_error_at(&p->st, cg_p_here(p), "expected '=', got %s", cg_p_got(p));
-            return false;
-        }
-        cg_p_advance(p);
         if (!tolerance_number(p, which ? &c->atol : &c->rtol))
             return false;
     }
@@ -207,17 +215,8 @@ static bool parse_jax(cg_parser *p)
                         cg_p_got(p));
             return false;
         }
-        if (seen[k]) {
-            cg_error_at(&p->st, cg_p_here(p), "expected '%s' once, got it twice", jax_keys[k].key);
+        if (!key_then_equals(p, &seen[k], jax_keys[k].key))
             return false;
-        }
-        seen[k] = true;
-        cg_p_advance(p);
-        if (!cg_p_is(p, "=")) {
-            cg_error_at(&p->st, cg_p_here(p), "expected '=', got %s", cg_p_got(p));
-            return false;
-        }
-        cg_p_advance(p);
         bool usual = cg_p_is_name(p, jax_keys[k].usual), other = cg_p_is_name(p, jax_keys[k].other);
         if (!usual && !other) {
             cg_error_at(&p->st, cg_p_here(p), "expected %s=%s or %s=%s, got %s", jax_keys[k].key,
