@@ -329,6 +329,50 @@ class DTensorLoss(unittest.TestCase):
             self.judged(2, lambda k: 2, lambda k: [0, 1] if k == 0 else [1], [2.0, 2.0])
 
 
+class TensorParallelContract(unittest.TestCase):
+    """A plain loss every rank computes alike (L_k = 2 w for the one w both ranks of W=2 hold):
+    W losses, truth 4, unless a framework's tensor-parallel contract says the model's ranks
+    compute one logical loss (marks.py), then truth 2. The seed's torch.distributed.nn all_reduce
+    (sum_nn) has the same numbers and no contract: it stays per-rank."""
+
+    def judged(self, contract, grads, semantics="auto", coeff=lambda k: 2):
+        h = fd.STEP
+        metas = [[_meta("w", 1, True)] for _ in range(2)]
+        losses = [[coeff(k) * (1 + o * h) for o in fd.OFFSETS] for k in range(2)]
+        res = _results(losses, [{"w": [g]} for g in grads], metas, [[float(coeff(k))] * 3 for k in range(2)])
+        for x in res:
+            x["values"], x["contract"] = {"w": [1.0]}, contract
+        r = Result(name="t", world=2, backend="gloo", kind="fn", semantics=semantics, reduction="sum")
+        judge.judge(res, r)
+        return r
+
+    def test_a_contract_makes_one_loss(self):
+        r = self.judged("Megatron-core's tensor-parallel layers", [2.0, 2.0])
+        self.assertTrue(r.ok, r.table())
+        self.assertEqual(r.semantics, "replicated")
+        self.assertAlmostEqual(r.checks[0].truth[0], 2.0, places=5)
+        self.assertTrue(any("Megatron-core" in n and "one logical loss" in n for n in r.notes), r.notes)
+
+    def test_no_contract_stays_per_rank(self):
+        r = self.judged("", [2.0, 2.0])
+        self.assertFalse(r.ok)
+        self.assertEqual(r.semantics, "auto")
+        self.assertAlmostEqual(r.checks[0].truth[0], 4.0, places=5)
+        self.assertIn(patterns.REPLICATED, r.checks[0].patterns)
+
+    def test_asked_per_rank_stays_per_rank(self):
+        r = self.judged("Megatron-core's tensor-parallel layers", [4.0, 4.0], semantics="per_rank")
+        self.assertTrue(r.ok, r.table())
+        self.assertEqual(r.semantics, "per_rank")
+
+    def test_losses_that_differ_stay_per_rank(self):
+        # L_k = (k + 1) w: not one function, so no contract makes them one loss: truth 1 + 2
+        r = self.judged("Megatron-core's tensor-parallel layers", [3.0, 3.0], coeff=lambda k: k + 1)
+        self.assertTrue(r.ok, r.table())
+        self.assertEqual(r.semantics, "auto")
+        self.assertAlmostEqual(r.checks[0].truth[0], 3.0, places=5)
+
+
 class ConstantFactor(unittest.TestCase):
     def close(self, a, b):
         return all(abs(x - y) <= 1e-9 + 1e-6 * abs(y) for x, y in zip(a, b))

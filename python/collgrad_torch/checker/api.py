@@ -31,7 +31,7 @@ def check(fn: Optional[Fn] = None, *, world: int = 4, inputs: Optional[Fn] = Non
           reduction: Reduction = "sum", replicated: Union[bool, Sequence[str]] = (), fd_budget: int = 4096,
           python: Optional[str] = None, name: Optional[str] = None,
           roots: Optional[Sequence[int]] = None, modes: Optional[Sequence[str]] = None,
-          cpu_for_cuda: bool = False) -> Result:
+          cpu_for_cuda: bool = False, setup: Optional[Fn] = None, teardown: Optional[Fn] = None) -> Result:
     """Check every rank's gradients of `fn` (or of a training `step`) against
     central finite differences of the global loss.
 
@@ -65,6 +65,13 @@ def check(fn: Optional[Fn] = None, *, world: int = 4, inputs: Optional[Fn] = Non
     roots=[i, ...] backward-s only those of fn's returned roots (a
     reproduction that shrink() cut down).
 
+    setup(rank, world) runs on every rank once its process group is formed,
+    before make_inputs; teardown(rank, world) after the check's last
+    evaluation, before the check's groups are destroyed: a framework's own
+    state (Megatron's parallel_state.initialize_model_parallel and
+    destroy_model_parallel), so checks in one warm world give what cold ones
+    give. Passed by reference, as fn is.
+
     `name` is the case's name in the reports (default: the function's
     reference): two reports of one name, say before and after a fix or over
     two backends, line up in `collgrad-check compare`.
@@ -77,7 +84,7 @@ def check(fn: Optional[Fn] = None, *, world: int = 4, inputs: Optional[Fn] = Non
     """
     result, spec = plan(fn, world, inputs, backend, semantics, atol, rtol, fd, seed, timeout, step=step,
                         reduction=reduction, replicated=replicated, fd_budget=fd_budget, name=name, roots=roots,
-                        modes=modes, cpu_for_cuda=cpu_for_cuda)
+                        modes=modes, cpu_for_cuda=cpu_for_cuda, setup=setup, teardown=teardown)
     return execute(result, spec, python)
 
 
@@ -85,7 +92,8 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
          atol: Optional[float], rtol: Optional[float], fd: str, seed: int, timeout: float, *,
          step: Optional[Fn], reduction: str, replicated: Union[bool, Sequence[str]], fd_budget: int,
          name: Optional[str], roots: Optional[Sequence[int]],
-         modes: Optional[Sequence[str]] = None, cpu_for_cuda: bool = False) -> Tuple[Result, Spec]:
+         modes: Optional[Sequence[str]] = None, cpu_for_cuda: bool = False,
+         setup: Optional[Fn] = None, teardown: Optional[Fn] = None) -> Tuple[Result, Spec]:
     """check()'s arguments checked (CheckError) and made into an empty
     Result and the spec the ranks read."""
     if (fn is None) == (step is None):
@@ -119,6 +127,7 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
     try:
         ref = refs.ref_of(target, "step" if step is not None else "fn")  # type: ignore[arg-type]
         inputs_ref = refs.ref_of(inputs, "inputs") if inputs is not None else ""
+        hooks = {h: refs.ref_of(f, h) if f is not None else "" for h, f in (("setup", setup), ("teardown", teardown))}
     except refs.RefError as e:
         raise CheckError(str(e)) from None
     try:
@@ -133,7 +142,8 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
             "atol": result.atol, "rtol": result.rtol, "tolerance_given": atol is not None or rtol is not None,
             "replicated": replicated if isinstance(replicated, bool) else list(replicated), "timeout": timeout,
             "transform": {}, "roots": None if roots is None else [int(i) for i in roots], "report_inputs": False,
-            "modes": list(modes) if modes else [], "cpu_for_cuda": bool(cpu_for_cuda)}
+            "modes": list(modes) if modes else [], "cpu_for_cuda": bool(cpu_for_cuda),
+            "setup": hooks["setup"], "teardown": hooks["teardown"]}
     return result, spec
 
 

@@ -69,6 +69,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cpu-for-cuda", action="store_true",
                    help="run code written for GPUs on CPU ranks: CUDA device arguments, .cuda(), "
                         "torch.cuda.current_device() and set_device() made CPU (cuda_on_cpu.py)")
+    p.add_argument("--setup", metavar="FILE.py:NAME", help="setup(rank, world) on every rank before make_inputs "
+                   "(a framework's state: Megatron's initialize_model_parallel)")
+    p.add_argument("--teardown", metavar="FILE.py:NAME", help="teardown(rank, world) on every rank after the check "
+                   "(Megatron's destroy_model_parallel), so the next check in a warm world starts clean")
     p.add_argument("--shrink", action="store_true",
                    help="shrink each failing check to a small reproduction and write its script")
     p.add_argument("--shrink-budget", type=cli_words.seconds, default=60.0, metavar="SEC", help="seconds per shrink (60)")
@@ -133,7 +137,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                                   semantics=args.semantics, atol=args.atol, rtol=args.rtol, fd=args.fd,
                                   seed=args.seed, timeout=args.timeout, step=args.step, reduction=args.reduction,
                                   replicated=args.replicated, fd_budget=args.fd_budget, name=args.name,
-                                  modes=args.modes, cpu_for_cuda=args.cpu_for_cuda)
+                                  modes=args.modes, cpu_for_cuda=args.cpu_for_cuda, setup=args.setup,
+                                  teardown=args.teardown)
                 except api.CheckError as e:
                     print(f"python -m collgrad_torch check: {e}", file=sys.stderr)
                     return ExitClass.USAGE

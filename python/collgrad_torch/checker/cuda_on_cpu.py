@@ -16,6 +16,10 @@ replaces, in the rank:
     torch.cuda.set_device(),     nothing
     torch.cuda.synchronize()
 
+and the same inside custom autograd Functions' backward (Megatron's
+mappings allocate there), which the engine runs outside the rank's
+function modes: BackwardCFunction.apply enters the mode around them.
+
 On a machine with GPUs leave it off: the same code runs on CUDA tensors
 with backend="nccl".
 """
@@ -66,9 +70,18 @@ def active(on: bool) -> Iterator[None]:
     torch.cuda.current_device = lambda: 0   # type: ignore[assignment]
     torch.cuda.set_device = lambda device: None   # type: ignore[assignment]
     torch.cuda.synchronize = lambda device=None: None   # type: ignore[assignment]
+    function = torch.autograd.function.BackwardCFunction
+    backward = function.apply
+
+    def apply_on_cpu(self: Any, *args: Any) -> Any:
+        with _CpuForCuda():
+            return backward(self, *args)
+
+    function.apply = apply_on_cpu   # type: ignore[method-assign,assignment]
     try:
         with _CpuForCuda():
             yield
     finally:
+        function.apply = backward   # type: ignore[method-assign,assignment]
         for n, f in saved.items():
             setattr(torch.cuda, n, f)

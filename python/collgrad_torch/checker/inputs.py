@@ -12,18 +12,7 @@ named among the data; integer and bool ones are left as they are.
 A replicated input is one logical tensor that every rank holds a copy of (a
 data-parallel parameter): its truth perturbs every copy together.
 
-A DTensor input or parameter (torch 2.x, made in make_inputs, which runs
-inside the process group, or by parallelize_module / fully_shard) is checked
-by DTensor's contract (DESIGN section 16): its placements say what its local
-parts are, per mesh dimension. Over a Replicate dimension the copies are
-one logical tensor: its holders (the ranks whose mesh coordinates differ
-there only) perturb their copies together. Over a Shard or Partial dimension
-the local parts are distinct elements or addends: perturbed alone. So a
-Replicate DTensor on a 1-D mesh is one tensor held by every rank of the
-mesh, and an HSDP parameter (Replicate, Shard) is one shard held by each
-replica group. The observed gradient is the one the optimizer's DTensor ops
-see: .grad redistributed to the parameter's placements (a Partial gradient
-reduced), its local part (worker.py).
+A DTensor input or parameter is checked by DTensor's contract (placements.py).
 """
 
 from dataclasses import dataclass
@@ -31,7 +20,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Un
 
 import torch
 
-from . import megatron_attrs
+from . import marks
+from .placements import dtensor_holders, is_dtensor
 
 
 class Replicated:
@@ -72,94 +62,6 @@ class InputError(Exception):
     """make_inputs returned something the check cannot use (exit 2)."""
 
 
-def is_dtensor(t: Any) -> bool:
-    """A DTensor (torch 2.x), known by its parts so torch 1.x needs no import."""
-    return isinstance(t, torch.Tensor) and hasattr(t, "_local_tensor") and hasattr(t, "placements")
-
-
-def _root_mesh(mesh: Any) -> Any:
-    """The mesh a sub-mesh (mesh["dp"]) was sliced from, or None: torch 2.x
-    keeps it in its mesh resources (device_mesh._mesh_resources), and
-    newer releases as the mesh's own _get_root_mesh()."""
-    own = getattr(mesh, "_get_root_mesh", None)
-    if callable(own):
-        try:
-            return own()
-        except Exception:  # a mesh that was never sliced
-            return None
-    try:
-        from torch.distributed.device_mesh import _mesh_resources  # type: ignore[attr-defined]
-
-        return _mesh_resources.get_root_mesh(mesh)
-    except Exception:
-        return None
-
-
-def _outer_dims(t: Any) -> Tuple[Any, List[str]]:
-    """A DTensor's mesh's root, and the root's dimensions its own mesh does
-    not have (dp's sub-mesh of a (dp, tp) mesh: tp), when it is a named
-    slice of a larger mesh; else (None, [])."""
-    mesh = t.device_mesh
-    root = _root_mesh(mesh)
-    names = list(getattr(mesh, "mesh_dim_names", None) or [])
-    root_names = list(getattr(root, "mesh_dim_names", None) or []) if root is not None else []
-    if root is None or root is mesh or not names or not set(names) <= set(root_names) or root.size() == mesh.size():
-        return None, []
-    return root, [n for n in root_names if n not in names]
-
-
-def dtensor_holders(t: Any) -> Optional[List[int]]:
-    """The ranks holding the same local part as this rank does by DTensor's
-    contract: those whose mesh coordinates agree with this rank's on every
-    dimension the tensor is not Replicate over (a Shard's slice or a
-    Partial's addend there is this rank's own). A DTensor on a sub-mesh of a
-    larger mesh (fully_shard over mesh["dp"] of a (dp, tp) mesh, for a module
-    the tensor-parallel plan left out) is held alike by the ranks along the
-    dimensions its mesh leaves out: their coordinates are free too. None:
-    not a DTensor, or this rank is not on its mesh."""
-    if not is_dtensor(t):
-        return None
-    mesh = t.device_mesh
-    coord = mesh.get_coordinate()
-    if coord is None:
-        return None
-    root, _ = _outer_dims(t)
-    if root is not None:
-        fixed = {n: c for n, p, c in zip(mesh.mesh_dim_names, t.placements, coord) if not p.is_replicate()}
-        at_root = tuple(slice(None) if n not in fixed else fixed[n] for n in root.mesh_dim_names)
-        return sorted(int(k) for k in root.mesh[at_root].reshape(-1).tolist())
-    at = tuple(slice(None) if p.is_replicate() else c for p, c in zip(t.placements, coord))
-    return sorted(int(k) for k in mesh.mesh[at].reshape(-1).tolist())
-
-
-def mesh_dims(t: Any) -> List[Tuple[str, int]]:
-    """A DTensor's mesh as (dimension name, size) pairs; an unnamed dimension
-    is called by its index ("dim 0")."""
-    if not is_dtensor(t):
-        return []
-    mesh = t.device_mesh
-    names = getattr(mesh, "mesh_dim_names", None) or [f"dim {i}" for i in range(mesh.ndim)]
-    return [(str(n), int(s)) for n, s in zip(names, mesh.mesh.shape)]
-
-
-def replicated_over(t: Any) -> str:
-    """What a Replicate DTensor's copies span: "" on a 1-D mesh of the whole
-    world (every rank), else its Replicate dimensions' names ("tp")."""
-    if not is_dtensor(t):
-        return ""
-    import torch.distributed as dist
-
-    dims = [n for (n, _), p in zip(mesh_dims(t), t.placements) if p.is_replicate()]
-    if len(dims) == t.device_mesh.ndim and t.device_mesh.size() == dist.get_world_size():
-        return ""
-    return ", ".join(dims + _outer_dims(t)[1])   # a sub-mesh's tensor: copies along the dimensions it leaves out
-
-
-def placements(t: Any) -> str:
-    """"(Shard(dim=0),)" as a short text: "Shard(0)", "Replicate(), Shard(0)"."""
-    return ", ".join(repr(p).replace("dim=", "") for p in t.placements) if is_dtensor(t) else ""
-
-
 @dataclass
 class Leaf:
     """One checked tensor on this rank. `tensor` is the object fn sees (a
@@ -190,6 +92,7 @@ class Inputs:
     kwargs: Dict[str, Any]      # what fn(rank, world, **kwargs) receives
     leaves: List[Leaf]          # what is checked, in a fixed order
     data: List[str]             # inputs passed through unchecked, with why
+    contract: str = ""          # a framework's tensor-parallel contract over a module input (marks.py)
 
 
 def _as_double(t: torch.Tensor) -> torch.Tensor:
@@ -268,6 +171,7 @@ def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
     kwargs: Dict[str, Any] = {}
     leaves: List[Leaf] = []
     data: List[str] = []
+    contract = ""
     for name, value in raw.items():
         if not isinstance(name, str) or not name.isidentifier():
             raise InputError(f"input name {name!r} is not a Python identifier (fn receives it as a keyword)")
@@ -281,8 +185,10 @@ def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
             params = [(p_name, p) for p_name, p in value.named_parameters() if p.requires_grad]
             if not params:
                 data.append(f"{name}: a module with no parameter that requires grad")
-            for p_name, p in params:   # Megatron's attributes say what a parameter is (megatron_attrs.py)
-                tp = megatron_attrs.holders(p) if group is None else None
+            marked = marks.Marks(value)
+            contract = contract or marked.contract
+            for p_name, p in params:   # a framework's marks say what a parameter is (marks.py)
+                tp = marked.holders(p) if group is None else None
                 tp = tp if tp is not None and len(tp) > 1 else None   # a group of one: this rank's own
                 leaves.append(_leaf(f"{name}.{p_name}", p, rep or _declared(f"{name}.{p_name}", names) or
                                     tp is not None, group if tp is None else tp))
@@ -302,7 +208,7 @@ def prepare(raw: Any, replicated_names: Union[bool, Sequence[str]]) -> Inputs:
         else:
             kwargs[name] = value  # a number, a string, a list: passed through
             data.append(f"{name}: {type(value).__name__} (passed through)")
-    return Inputs(kwargs, leaves, data)
+    return Inputs(kwargs, leaves, data, contract)
 
 
 def snapshot(leaves: Iterable[Leaf]) -> List[torch.Tensor]:

@@ -101,6 +101,12 @@ def judge(results: Sequence[RankResult], r: Result) -> None:
         r.semantics = "replicated"
         r.notes.append("the loss is a Replicate DTensor over the whole world: one logical loss, judged under "
                        "replicated semantics (d L / d x)")
+    contract = next((str(res.get("contract")) for res in results if res.get("contract")), "")
+    if copies == 1 < world and r.semantics == "auto" and defined and contract:
+        r.semantics = "replicated"
+        r.notes.append(f"every rank's loss is the same function of the inputs, and the model is {contract}: by "
+                       "that contract one logical loss that every rank computes, judged under replicated "
+                       "semantics (d L / d x); semantics='per_rank' judges it as W losses")
     if r.semantics == "replicated" and not defined:
         raise Refused(f"replicated semantics is undefined here: {reason} (random draws, dropout's masks among "
                       "them, come from the state make_inputs leaves each rank's generators in: seed them alike "

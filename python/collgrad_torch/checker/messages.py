@@ -38,6 +38,8 @@ class _SpecPlan(TypedDict):
     report_inputs: bool            # each rank describes its inputs (a reproduction needs them)
     modes: List[str]               # torch.compile modes checked beside eager
     cpu_for_cuda: bool             # code written for GPUs run on CPU ranks (cuda_on_cpu.py)
+    setup: str                     # a reference to setup(rank, world), or ""
+    teardown: str                  # a reference to teardown(rank, world), or ""
 
 
 class Spec(_SpecPlan, total=False):
@@ -78,6 +80,7 @@ class _RankResultBody(TypedDict):
     compiled: Dict[str, Dict[str, Any]]   # per compile mode: its loss, grads, dirs, notes or error
     grad_placements: Dict[str, str]       # a DTensor gradient's placements as backward left them
     values: Dict[str, List[float]]        # each held tensor's values (its first 256)
+    contract: str                  # a framework's tensor-parallel contract over the inputs (marks.py), or ""
 
 
 class RankResult(_RankResultBody, total=False):

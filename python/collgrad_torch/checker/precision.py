@@ -32,7 +32,10 @@ SHOWN = 3   # functions named per note
 def _name(func: Any) -> str:
     owner = getattr(func, "__objclass__", None) or getattr(func, "__module__", None)
     name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or str(func)
-    prefix = "Tensor" if owner is torch.Tensor or owner is torch._C._TensorBase else str(owner or "")
+    tensor = owner is torch.Tensor or getattr(owner, "__name__", "") in ("TensorBase", "_TensorBase")
+    if tensor:   # torch 2.x's methods live on torch._C.TensorBase: Tensor.float, not Tensor.TensorBase.float
+        name = name.split(".")[-1]
+    prefix = "Tensor" if tensor else str(owner or "")
     return f"{prefix}.{name}".replace("torch._C._VariableFunctions.", "torch.") if prefix else name
 
 
@@ -111,6 +114,21 @@ class Float64(_Recording):
             for dev in casting:
                 stack.enter_context(torch.autocast(dev, enabled=False))
             return self.record(func, func(*args, **kwargs))
+
+
+@contextlib.contextmanager
+def default_float64() -> Iterator[None]:
+    """Every run of the user's code: the default dtype float64, as the
+    inputs are (inputs.py made them so), so a tensor made without a dtype
+    (torch.linspace(...), torch.zeros(n) in the forward) meets the float64
+    parameters as the code's float32 one met its float32 ones; what the
+    code asks for by name stays as written until the finite differences."""
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(default)
 
 
 @contextlib.contextmanager

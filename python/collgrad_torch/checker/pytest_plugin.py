@@ -54,7 +54,8 @@ import pytest
 MARKER = "collgrad"
 # the marker's keywords: check()'s, less fn (the test itself) and python, with step=True
 KEYWORDS = ("world", "inputs", "backend", "semantics", "reduction", "replicated", "atol", "rtol", "fd",
-            "fd_budget", "seed", "timeout", "name", "modes", "step", "cpu_for_cuda", "framework")
+            "fd_budget", "seed", "timeout", "name", "modes", "step", "cpu_for_cuda", "setup", "teardown",
+            "framework")
 # with framework="jax": collgrad_jax.check()'s
 JAX_KEYWORDS = ("world", "inputs", "mesh", "reduction", "atol", "rtol", "fd", "fd_budget", "seed", "timeout", "name",
                 "vma", "framework")

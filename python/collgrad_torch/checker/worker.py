@@ -27,7 +27,7 @@ import traceback
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ..exit_class import ExitClass
-from . import lockstep, rank_grads
+from . import lockstep, precision, rank_grads, transport_errors
 from .lockstep import TransportError
 from .rng_state import RngState, seed as _seed
 from .messages import RankError, RankResult, Spec, TensorMeta
@@ -88,9 +88,9 @@ def _group_sizes() -> List[int]:
 def _scalar(value: Any, what: str, rank: int) -> float:
     import torch
 
-    from . import inputs
+    from . import placements
 
-    if inputs.is_dtensor(value):  # a Replicate loss's copy, a Partial loss's addend (loss_copies says which)
+    if placements.is_dtensor(value):  # a Replicate loss's copy, a Partial loss's addend (loss_copies says which)
         value = value.to_local()
     if isinstance(value, torch.Tensor):
         if not value.is_floating_point():  # .long(), a comparison: no gradient, and a value that steps
@@ -111,9 +111,9 @@ def _loss_copies(loss: Any, rank: int) -> List[int]:
     DTensor loss says so by its placements (Replicate over the whole mesh:
     every rank holds the one loss, loss_parallel's; Partial: each rank holds
     an addend of the sum, its own); a plain tensor is this rank's own."""
-    from . import inputs
+    from . import placements
 
-    return inputs.dtensor_holders(loss) or [rank]
+    return placements.dtensor_holders(loss) or [rank]
 
 
 class Program:
@@ -131,7 +131,8 @@ class Program:
         import torch
         import torch.distributed as dist
 
-        out = self.fn(self.r.rank, self.r.world, **self.kwargs)
+        with precision.default_float64():   # a factory's default dtype is the inputs' (precision.py)
+            out = self.fn(self.r.rank, self.r.world, **self.kwargs)
         if not dist.is_initialized():  # the next point would fail inside torch, with no word of why
             raise UserError(f"{'the step' if self.is_step else 'fn'} destroyed the default process group on rank "
                             f"{self.r.rank} (dist.destroy_process_group): the check runs it again at every "
@@ -212,7 +213,7 @@ def run(r: Rank) -> RankResult:
     import torch
 
     from .. import backend as pg
-    from . import fd, inputs, refs
+    from . import fd, inputs, placements, refs
 
     spec = r.spec
     r.status("joining the process group")
@@ -230,8 +231,13 @@ def run(r: Rank) -> RankResult:
     try:
         fn = refs.resolve(spec["fn"])
         make_inputs = refs.resolve(spec["inputs"]) if spec["inputs"] else None
+        setup = refs.resolve(spec["setup"]) if spec.get("setup") else None
     except refs.RefError as e:
         raise UserError(str(e)) from None
+    if setup is not None:
+        r.status("setup")
+        _seed(spec["seed"], r.rank)
+        setup(r.rank, r.world)
     r.status("make_inputs")
     _seed(spec["seed"], r.rank)
     raw = inputs.transform(make_inputs(r.rank, r.world) if make_inputs else {}, spec.get("transform") or {})
@@ -244,8 +250,8 @@ def run(r: Rank) -> RankResult:
         raise UserError(f"rank {r.rank}: {e}") from None
     meta: List[TensorMeta] = [{"name": l.name, "shape": list(l.local.shape), "numel": l.local.numel(),
              "replicated": l.replicated, "holders": l.ranks(r.rank, r.world),
-             "placements": inputs.placements(l.tensor), "mesh": inputs.mesh_dims(l.tensor),
-             "over": inputs.replicated_over(l.tensor) if l.holders else ""} for l in ins.leaves]
+             "placements": placements.placements(l.tensor), "mesh": placements.mesh_dims(l.tensor),
+             "over": placements.replicated_over(l.tensor) if l.holders else ""} for l in ins.leaves]
     r.status("waiting for the other ranks' inputs")
     import datetime
     try:
@@ -281,7 +287,7 @@ def run(r: Rank) -> RankResult:
                         f"on rank {r.rank} (by up to {moved[1]:.3g}){hint}: the check needs every "
                         "evaluation to start from the same point; clone before modifying")
     grad_placements: Dict[str, str] = {}
-    grads, dirs = rank_grads.read_grads(held, mode, spec["seed"], rank_grads.optimizer_grads(ins.leaves, prog.notes, grad_placements))
+    grads, dirs = rank_grads.read_grads(held, mode, spec["seed"], rank_grads.optimizer_grads(ins.leaves, prog.notes, grad_placements, finalize=not spec["step"]))
     compiled = {m: _compiled_pass(r, m, fn, ins, saved, held, mode, rng) for m in spec.get("modes") or []
                 if m != "eager"}
 
@@ -296,34 +302,8 @@ def run(r: Rank) -> RankResult:
     return {"rank": r.rank, "torch": torch.__version__, "backend": name, "mode": mode,
             "meta": meta, "data": ins.data, "grads": grads, "dirs": dirs, "rounds": rounds, "base": base,
             "groups": _group_sizes(), "notes": prog.notes, "inputs": described, "loss_copies": prog.loss_copies,
-            "roots": prog.roots, "lowest": lowest, "backward_calls": backward_calls[0], "compiled": compiled, "grad_placements": grad_placements,
+            "roots": prog.roots, "lowest": lowest, "contract": ins.contract, "backward_calls": backward_calls[0], "compiled": compiled, "grad_placements": grad_placements,
             "values": {t.name: mine[t.name].local.detach().reshape(-1)[:256].tolist() for t, _ in held}}
-
-
-def _transport_error(e: BaseException) -> bool:
-    """An error of the process group's own transport (a peer that went away,
-    a collective or the store that timed out), not of the code that called
-    it, told by its type, never by words in its message: torch 2.x raises
-    DistError and its kinds (DistBackendError, DistNetworkError,
-    DistStoreError); torch 1.13's gloo, c10d store and NCCL raise a plain
-    RuntimeError whose message opens with the C++ source location that threw
-    it, under gloo/transport/, c10d/ or the NCCL backend."""
-    import torch.distributed as dist
-
-    dist_error = getattr(dist, "DistError", None)
-    if dist_error is not None and isinstance(e, dist_error):
-        return True
-    if type(e) is not RuntimeError:
-        return False
-    text = str(e)
-    origin = text[1:text.find("]")] if text.startswith("[") and "]" in text else ""
-    origin = origin.replace("enforce fail at ", "")
-    return any(place in origin for place in _TRANSPORT_SOURCES)
-
-
-# where torch 1.13's transport errors are thrown (the location that opens the message)
-_TRANSPORT_SOURCES = ("gloo/transport/", "distributed/c10d/TCPStore", "distributed/c10d/FileStore",
-                      "distributed/c10d/ProcessGroupNCCL", "distributed/c10d/NCCLUtils")
 
 
 def one_check(spec_path: str, rank: int, serving: bool) -> int:
@@ -340,10 +320,13 @@ def one_check(spec_path: str, rank: int, serving: bool) -> int:
         faulthandler.register(signal.SIGUSR1, file=stack, all_threads=True)
     t0 = time.monotonic()
     try:
-        from . import cuda_on_cpu   # torch: imported once the rank runs
+        from . import cuda_on_cpu, refs   # torch: imported once the rank runs
 
         with cuda_on_cpu.active(bool(spec.get("cpu_for_cuda"))):
             result = run(r)
+            if spec.get("teardown"):   # before the groups go: a framework's state holds its own
+                r.status("teardown")
+                refs.resolve(spec["teardown"])(r.rank, r.world)
     except UserError as e:
         return r.fail(ExitClass.USAGE, str(e), "")
     except SystemExit as e:  # no Exception: it would end this rank without a word, its peers waiting
@@ -351,7 +334,7 @@ def one_check(spec_path: str, rank: int, serving: bool) -> int:
                       traceback.format_exc()[-8000:])
     except Exception as e:  # the user's code raised it (fn, make_inputs, the step), unless the transport did
         text = f"{type(e).__name__}: {e}"
-        cls = ExitClass.INFRA if isinstance(e, TransportError) or _transport_error(e) else ExitClass.USAGE
+        cls = ExitClass.INFRA if isinstance(e, TransportError) or transport_errors.raised_by_transport(e) else ExitClass.USAGE
         return r.fail(cls, text[:4000], traceback.format_exc()[-8000:])
     result["seconds"] = time.monotonic() - t0
     r.write("json", result)
