@@ -68,7 +68,7 @@ def teardown(rank: int, world: int) -> None:
     parallel_state.destroy_model_parallel()
 
 
-def _layers(world: int, names: tuple, *, sequence_parallel: bool = False, **fc1: bool) -> torch.nn.ModuleDict:
+def layers(world: int, names: tuple, *, sequence_parallel: bool = False, **fc1: bool) -> torch.nn.ModuleDict:
     from megatron.core import parallel_state
     from megatron.core.model_parallel_config import ModelParallelConfig
     from megatron.core.tensor_parallel import ColumnParallelLinear, RowParallelLinear
@@ -94,11 +94,11 @@ def _layers(world: int, names: tuple, *, sequence_parallel: bool = False, **fc1:
 
 
 def make_inputs(rank: int, world: int) -> dict:
-    return {"model": _layers(world, ("fc1", "fc2")), "x": cg.replicated(activations().requires_grad_())}
+    return {"model": layers(world, ("fc1", "fc2")), "x": cg.replicated(activations().requires_grad_())}
 
 
 def make_inputs_delayed_reduce(rank: int, world: int) -> dict:
-    return {"model": _layers(world, ("fc1", "fc2"), disable_grad_reduce=True), "x": cg.replicated(activations().requires_grad_())}
+    return {"model": layers(world, ("fc1", "fc2"), disable_grad_reduce=True), "x": cg.replicated(activations().requires_grad_())}
 
 
 def mlp(rank: int, world: int, model, x: torch.Tensor) -> torch.Tensor:  # type: ignore[no-untyped-def]
@@ -108,14 +108,14 @@ def mlp(rank: int, world: int, model, x: torch.Tensor) -> torch.Tensor:  # type:
 
 
 def make_sp_inputs(rank: int, world: int) -> dict:
-    model = _layers(world, ("fc1", "fc2", "norm"), sequence_parallel=True)
+    model = layers(world, ("fc1", "fc2", "norm"), sequence_parallel=True)
     for p in model["norm"].parameters():
         setattr(p, "sequence_parallel", True)   # as Megatron's own norms mark theirs
     return {"model": model, "x": activations().chunk(world, 0)[rank].clone().requires_grad_()}
 
 
 def make_sp_inputs_unmarked_norm(rank: int, world: int) -> dict:
-    model = _layers(world, ("fc1", "fc2", "norm"), sequence_parallel=True)
+    model = layers(world, ("fc1", "fc2", "norm"), sequence_parallel=True)
     return {"model": model, "x": activations().chunk(world, 0)[rank].clone().requires_grad_()}
 
 
@@ -126,7 +126,7 @@ def sp_mlp(rank: int, world: int, model, x: torch.Tensor) -> torch.Tensor:  # ty
 
 
 def make_vocab_inputs(rank: int, world: int) -> dict:
-    return {"model": _layers(world, ("head",)), "x": cg.replicated(activations().requires_grad_())}
+    return {"model": layers(world, ("head",)), "x": cg.replicated(activations().requires_grad_())}
 
 
 def vocab_loss(rank: int, world: int, model, x: torch.Tensor) -> torch.Tensor:  # type: ignore[no-untyped-def]
