@@ -39,6 +39,24 @@ class GpuCodeOnCpu(unittest.TestCase):
         plain = cg.check(f"{GPU}:scaled_loss", world=2, inputs=f"{GPU}:make_inputs", fd="element")
         self.assertEqual(plain.error_class, 2, plain.table())
 
+    def test_a_cuda_device_mesh_is_a_cpu_one(self) -> None:
+        # init_device_mesh("cuda", ...) as torchtitan asks for it: a CPU mesh, the same numbers
+        import torch
+
+        if torch.cuda.is_available() or not hasattr(torch.distributed, "device_mesh"):
+            self.skipTest("a GPU is here, or torch 1.13 (no DeviceMesh)")
+        r = cg.check(f"{GPU}:scaled_loss_mesh", world=2, inputs=f"{GPU}:make_inputs_mesh", fd="element",
+                     cpu_for_cuda=True)
+        self.assertEqual(r.status, "pass", r.error or r.table())
+        xs = [[v * (k + 1) for v in (1.0, -2.0, 0.5)] for k in range(2)]
+        ws = [[0.5 + k, 1.0 + k, 1.5 + k] for k in range(2)]
+        y = [sum(ws[k][i] * xs[k][i] for k in range(2)) for i in range(3)]
+        for c in r.checks:
+            for got, i in zip(c.observed, range(3)):
+                self.assertAlmostEqual(got, 3 * 2 * y[i] * xs[c.rank][i], delta=1e-9)
+        plain = cg.check(f"{GPU}:scaled_loss_mesh", world=2, inputs=f"{GPU}:make_inputs_mesh", fd="element")
+        self.assertEqual(plain.error_class, 2, plain.table())
+
 
 
 class Float32InsideTheModel(unittest.TestCase):

@@ -25,3 +25,17 @@ def make_inputs(rank: int, world: int) -> Dict[str, object]:
 def scaled_loss(rank: int, world: int, model: Scale, x: torch.Tensor) -> torch.Tensor:
     y = torch.distributed.nn.all_reduce(model.w * x.to("cuda"))
     return (y * y).sum() * (rank + 1)
+
+
+def make_inputs_mesh(rank: int, world: int) -> Dict[str, object]:
+    """As make_inputs, with a device mesh asked for as torchtitan's ParallelDims asks
+    (init_device_mesh("cuda", ...)) and the loss summed over its group (torch 2.x)."""
+    from torch.distributed.device_mesh import init_device_mesh
+
+    mesh = init_device_mesh("cuda", (world,), mesh_dim_names=("tp",))
+    return dict(make_inputs(rank, world), group=mesh.get_group("tp"))
+
+
+def scaled_loss_mesh(rank: int, world: int, model: Scale, x: torch.Tensor, group: object) -> torch.Tensor:
+    y = torch.distributed.nn.all_reduce(model.w * x.to("cuda"), group=group)
+    return (y * y).sum() * (rank + 1)

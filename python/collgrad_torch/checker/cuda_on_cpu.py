@@ -12,6 +12,8 @@ replaces, in the rank:
                                  as device= to any torch function, or to Tensor.to:
                                  "cpu"
     Tensor.cuda()                the tensor itself
+    DeviceMesh("cuda", ...),     a CPU mesh (torchtitan's ParallelDims asks for one with
+    init_device_mesh("cuda", ...)  device_type "cuda" wherever no accelerator is found)
     torch.cuda.current_device()  0
     torch.cuda.set_device(),     nothing
     torch.cuda.synchronize()
@@ -78,10 +80,30 @@ def active(on: bool) -> Iterator[None]:
             return backward(self, *args)
 
     function.apply = apply_on_cpu   # type: ignore[method-assign,assignment]
+    mesh = _device_mesh()
+    mesh_init = mesh.__init__ if mesh is not None else None
+
+    def mesh_on_cpu(self: Any, device_type: Any, *args: Any, **kwargs: Any) -> None:
+        assert mesh_init is not None
+        mesh_init(self, "cpu" if _cuda(device_type) else device_type, *args, **kwargs)
+
+    if mesh is not None:
+        mesh.__init__ = mesh_on_cpu   # type: ignore[method-assign,assignment]
     try:
         with _CpuForCuda():
             yield
     finally:
         function.apply = backward   # type: ignore[method-assign,assignment]
+        if mesh is not None:
+            mesh.__init__ = mesh_init   # type: ignore[method-assign,assignment]
         for n, f in saved.items():
             setattr(torch.cuda, n, f)
+
+
+def _device_mesh() -> Any:
+    """torch 2.x's DeviceMesh class (init_device_mesh builds one), or None."""
+    try:
+        from torch.distributed.device_mesh import DeviceMesh
+    except ImportError:   # torch 1.13
+        return None
+    return DeviceMesh
