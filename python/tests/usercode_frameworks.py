@@ -8,9 +8,10 @@ the frameworks; without them the test fails under CG_REQUIRE_TORCH2=1 (CI) and s
 import importlib.util
 import math
 import os
+import re
 import sys
 import unittest
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import torch
 
@@ -111,12 +112,29 @@ def directional(r: cg.Result, grads: Dict[str, torch.Tensor], world: int,
     return out
 
 
-class Transformers(unittest.TestCase):
+class WarmCase(unittest.TestCase):
+    """One warm world per size for every check of the class: a framework's import (seconds per
+    rank) is paid once per world, not once per check."""
+
+    warm: Any   # collgrad_torch.checker.warm.Warm
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.warm = cg.warm_worlds()
+        cls.warm.__enter__()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.warm.__exit__(None, None, None)
+
+
+class Transformers(WarmCase):
     """transformers' Llama (float32 as built, its own TP plan; examples/frameworks/transformers_llama.py)."""
 
     @classmethod
     def setUpClass(cls) -> None:
         _need("transformers")
+        super().setUpClass()
         cls.ex = _example("transformers_llama")
         cls.ref = llama_reference(cls.ex)
         cls.path = os.path.join(FRAMEWORKS, "transformers_llama.py")
@@ -180,7 +198,7 @@ def megatron_reference(ex, fn: str) -> Dict[str, torch.Tensor]:  # type: ignore[
 MEGATRON_SHARDS = {"fc1": 0, "fc2.weight": 1, "head": 0}
 
 
-class Megatron(unittest.TestCase):
+class Megatron(WarmCase):
     """Megatron-core's ColumnParallelLinear, RowParallelLinear, sequence parallelism and
     vocab_parallel_cross_entropy (examples/frameworks/megatron_mlp.py), on CPU ranks."""
 
@@ -189,14 +207,7 @@ class Megatron(unittest.TestCase):
         _need("megatron.core")
         cls.ex = _example("megatron_mlp")
         cls.path = os.path.join(FRAMEWORKS, "megatron_mlp.py")
-        # one warm world per size for every check here: Megatron's import (seconds per rank) is
-        # paid once, and each check's setup/teardown make and destroy parallel_state's groups
-        cls.warm = cg.warm_worlds()
-        cls.warm.__enter__()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.warm.__exit__(None, None, None)
+        super().setUpClass()   # each check's setup/teardown make and destroy parallel_state's groups
 
     def check(self, fn: str, inputs: str, world: int) -> cg.Result:
         return cg.check(f"{self.path}:{fn}", inputs=f"{self.path}:{inputs}", world=world, fd="fast",
@@ -260,6 +271,84 @@ class Megatron(unittest.TestCase):
                     for name in bad:   # the ranks' parts add up to the reference's gradient
                         truth = next(t for c, t in out if c.tensor == name)
                         self.assertTrue(math.isclose(parts[name], truth, rel_tol=1e-6, abs_tol=1e-9), name)
+
+
+def titan_reference(ex, world: int) -> Dict[str, torch.Tensor]:  # type: ignore[no-untyped-def]
+    """d L / d theta of examples/frameworks/torchtitan_llama.py's steps' global loss (the summed token
+    losses of every rank's batch over all their tokens) on torchtitan's Llama3Model built whole in
+    one process with the full weights, float64 (its complex RoPE cache complex128), the cross
+    entropy computed here in float64."""
+    model = ex.config().build()
+    with torch.no_grad():
+        model.init_weights()   # the buffers (RoPE's cache)
+        for name, p in model.named_parameters():
+            p.copy_(ex.full_weights()[name])
+    model._apply(lambda t: t.to(torch.complex128) if t.is_complex() else t.double() if t.is_floating_point() else t)
+    positions = torch.arange(ex.SEQ).expand(ex.BATCH, ex.SEQ)
+    batches = [ex.token_ids(k) for k in range(world)]
+    total = sum(torch.nn.functional.cross_entropy(model(ids, positions)[:, :-1].flatten(0, 1), ids[:, 1:].flatten(),
+                                                  reduction="sum") for ids in batches)
+    (total / sum(ids[:, 1:].numel() for ids in batches)).backward()  # type: ignore[union-attr]
+    return {f"model.{n}": p.grad for n, p in model.named_parameters()}  # type: ignore[misc]
+
+
+def placed_part(c: cg.TensorCheck, full: torch.Tensor, world: int) -> torch.Tensor:
+    """Rank c.rank's part of a full gradient by the placements the check read off the parameter
+    (DTensor's own, on a mesh of the whole world): its Shard(d) chunk, or the whole."""
+    shard = re.search(r"Shard\((?:dim=)?(-?\d+)\)", c.placements.split(" on mesh")[0])
+    return full if shard is None else full.chunk(world, int(shard.group(1)))[c.rank]
+
+
+class Torchtitan(WarmCase):
+    """torchtitan's Llama 3 (a shrunken debug model, its parallelize_llama: FSDP) on CPU ranks
+    (examples/frameworks/torchtitan_llama.py)."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        _need("torchtitan")
+        cls.ex = _example("torchtitan_llama")
+        cls.path = os.path.join(FRAMEWORKS, "torchtitan_llama.py")
+        super().setUpClass()
+
+    def check(self, fn: str, inputs: str, world: int, *, step: bool) -> cg.Result:
+        where = f"{self.path}:{fn}"
+        return cg.check(None if step else where, step=where if step else None, inputs=f"{self.path}:{inputs}",
+                        world=world, fd="fast", cpu_for_cuda=True, timeout=300)
+
+    def judged(self, fn: str, inputs: str, world: int, *, step: bool) -> List[Tuple[cg.TensorCheck, float]]:
+        r = self.check(fn, inputs, world, step=step)
+        self.assertIsNone(r.error, r.error)
+        self.assertTrue(any("complex64 buffer, run as complex128" in n for n in r.notes), r.notes)
+        ref = titan_reference(self.ex, world)
+        own = [c for c in r.checks if not c.replicated]
+        shared = [c for c in r.checks if c.replicated and c.rank == 0]
+        index = {(c.rank, c.tensor): i for i, c in enumerate(own)}
+        index.update({(k, c.tensor): len(own) + i for i, c in enumerate(shared) for k in range(world)})
+        out = []
+        for c in r.checks:
+            part = placed_part(c, ref[c.tensor], world).reshape(-1)
+            truth = float(part @ fd.direction(r.seed, index[(c.rank, c.tensor)], part.numel()))
+            self.assertLess(abs(c.truth[0] - truth), 1e-6 * max(1e-3, abs(truth)), f"{fn} W={world} {c.tensor}")
+            out.append((c, truth))
+        self.assertEqual({c.tensor for c, _ in out}, set(ref))
+        self.result = r
+        return out
+
+    def test_fsdp_steps(self) -> None:
+        # the trainer's step over FSDP passes; its loss normalised twice is x 1/W everywhere
+        for world in (2, 4):
+            for fn in ("step", "step_over_world"):
+                with self.subTest(fn=fn, world=world):
+                    for c, truth in self.judged(fn, "make_inputs_fsdp", world, step=True):
+                        want = truth if fn == "step" else truth / world
+                        self.assertTrue(math.isclose(c.observed[0], want, rel_tol=1e-5, abs_tol=1e-8), c.tensor)
+                        # wrong wherever truth and truth / W differ beyond the tolerance (a derivative
+                        # along the random direction can be small enough for both to be within it)
+                        apart = abs(truth - want) > self.result.atol + self.result.rtol * abs(truth) + c.fd_bound
+                        self.assertEqual(c.ok, not apart, self.result.table())
+                        if apart:
+                            self.assertIn(patterns.OVER_W, c.patterns, self.result.table())
+                    self.assertEqual(self.result.status, "pass" if fn == "step" else "fail")
 
 
 if __name__ == "__main__":

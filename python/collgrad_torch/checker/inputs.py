@@ -123,6 +123,9 @@ def _module_as_double(name: str, module: torch.nn.Module, data: List[str]) -> No
         if b.is_complex():
             data.append(f"{name}.{b_name}: a {str(b.dtype).replace('torch.', '')} buffer, run as complex128 "
                         "(data, not checked)")
+    from .precision import fsdp_policies_as_double
+
+    fsdp_policies_as_double(module, data)
     module._apply(_double_in_place)
 
 

@@ -80,10 +80,29 @@ def evaluate(r: Any, prog: Any, ins: Any, saved: List[Any], rng: RngState,
                 flat.add_(along, alpha=h)
     for l in ins.leaves:
         l.tensor.grad = None
+    _reshard(ins.kwargs)
     rng.restore()
     with torch.enable_grad():  # as the user's code runs: some code asks requires_grad
         with precision.float64_forward(wide) if wide is not None else watch or contextlib.nullcontext():
             return prog.run(backward=False)
+
+
+def _reshard(kwargs: Mapping[str, Any]) -> None:
+    """FSDP2 modules' unsharded parameters freed, so the next forward
+    all-gathers the (perturbed) shards: a module kept unsharded after its
+    forward (reshard_after_forward=False, torchtitan's root: the final norm
+    and head) would otherwise run every point on the first point's values."""
+    try:
+        from torch.distributed.fsdp import FSDPModule  # type: ignore[attr-defined]
+    except ImportError:   # torch 1.13, or before 2.6
+        return
+    import torch
+
+    for value in kwargs.values():
+        if isinstance(value, torch.nn.Module):
+            for m in value.modules():
+                if isinstance(m, FSDPModule):
+                    m.reshard()
 
 
 def exchange(r: Any, store: Any, key: str, mine: Mapping[str, Any], timeout: float) -> List[Any]:

@@ -195,3 +195,39 @@ def unit_roundoff(dtype: Any) -> float:
     if isinstance(dtype, torch.dtype) and dtype.is_floating_point:
         return float(torch.finfo(dtype).eps) / 2
     return 2.0 ** -53
+
+
+def fsdp_policies_as_double(module: Any, data: List[str]) -> None:
+    """Before the check makes a module float64 (inputs.py): an FSDP2
+    MixedPrecisionPolicy whose dtypes equal the parameters' own casts
+    nothing (torchtitan's mixed_precision_param "float32" on float32
+    parameters); made float64 with them, it still casts nothing, where left
+    as it is it would cast the float64 parameters, inputs and gradients back
+    to float32. A policy that casts to another dtype (bfloat16) is the code's
+    own request: kept, and named in data."""
+    try:
+        from torch.distributed.fsdp import FSDPModule  # type: ignore[attr-defined]
+    except ImportError:   # torch 1.13, or before 2.6
+        return
+    import dataclasses
+
+    for m in module.modules():
+        state = m._get_fsdp_state() if isinstance(m, FSDPModule) else None
+        group = getattr(state, "_fsdp_param_group", None)
+        params = list(getattr(group, "fsdp_params", None) or [])
+        if not params:
+            continue
+        own = params[0].sharded_param.dtype
+
+        def same(policy: Any) -> Any:
+            wide = {f: torch.float64 for f in ("param_dtype", "reduce_dtype", "output_dtype")
+                    if getattr(policy, f, None) == own and own in LOW}
+            kept = [f"{f} {str(getattr(policy, f)).replace('torch.', '')}" for f in ("param_dtype", "reduce_dtype")
+                    if getattr(policy, f, None) not in (None, own, torch.float64)]
+            if kept:
+                data.append(f"an FSDP MixedPrecisionPolicy casts ({', '.join(kept)}): the code's own precision")
+            return dataclasses.replace(policy, **wide) if wide else policy
+
+        state._mp_policy = same(state._mp_policy)  # type: ignore[union-attr]
+        for p in params:
+            p.mp_policy = same(p.mp_policy)
