@@ -65,7 +65,7 @@ def token_ids(rank: int = 0) -> torch.Tensor:
     return torch.randint(0, VOCAB, (BATCH, SEQ), generator=torch.Generator().manual_seed(1 + rank))
 
 
-def _parallelized(world: int, tp: int, dp_shard: int):  # type: ignore[no-untyped-def]
+def parallelized(world: int, tp: int, dp_shard: int):  # type: ignore[no-untyped-def]
     from torch.distributed.tensor import distribute_tensor
     from torchtitan.config import CompileConfig, ParallelismConfig, TrainingConfig
     from torchtitan.distributed import ParallelDims
@@ -89,10 +89,10 @@ def _parallelized(world: int, tp: int, dp_shard: int):  # type: ignore[no-untype
 
 
 def make_inputs_fsdp(rank: int, world: int) -> dict:
-    return {"model": _parallelized(world, tp=1, dp_shard=world)}
+    return {"model": parallelized(world, tp=1, dp_shard=world)}
 
 
-def _global_mean_part(model, ids: torch.Tensor) -> torch.Tensor:  # type: ignore[no-untyped-def]
+def global_mean_part(model, ids: torch.Tensor) -> torch.Tensor:  # type: ignore[no-untyped-def]
     """This rank's summed token losses over every rank's token count (torchtitan's
     global_valid_tokens, all-reduced over the data-parallel ranks)."""
     import torch.distributed as dist
@@ -106,12 +106,12 @@ def _global_mean_part(model, ids: torch.Tensor) -> torch.Tensor:  # type: ignore
 
 
 def step(rank: int, world: int, model) -> torch.Tensor:  # type: ignore[no-untyped-def]
-    loss = _global_mean_part(model, token_ids(rank))
+    loss = global_mean_part(model, token_ids(rank))
     loss.backward()
     return loss
 
 
 def step_over_world(rank: int, world: int, model) -> torch.Tensor:  # type: ignore[no-untyped-def]
-    loss = _global_mean_part(model, token_ids(rank))
+    loss = global_mean_part(model, token_ids(rank))
     (loss / world).backward()
     return loss
