@@ -6,10 +6,15 @@ The model is torchtitan's Llama3Model built from a config shrunk from its debug 
 blocks: fused QKV, ComplexRoPE with its complex64 cache, RMSNorm, SwiGLU), with the causal
 ScaledDotProductAttention backend: torchtitan 0.3.0's language-model backends (flex, varlen) have
 no backward on CPU. Built on the meta device and parallelized as torchtitan's trainer does
-(ParallelDims, parallelize_llama: FSDP over the data-parallel ranks), then given
+(set_llama3_sharding_config, ParallelDims, parallelize_llama: its TP plan, and FSDP over the
+data-parallel ranks), then given
 the logical weights of full_weights() slice by slice (distribute_tensor), as a checkpoint load
 does; the test's single-process reference uses the full ones.
 
+- lm_loss (make_inputs: TP over every rank, by the sharding torchtitan's trainer sets on the
+  config, set_llama3_sharding_config; FSDP on a one-rank dimension): the logits a DTensor
+  sharded over the vocabulary, made whole (full_tensor) for the cross entropy on every rank:
+  one logical loss by DTensor's contract. Correct.
 - step (make_inputs_fsdp: FSDP over every rank, each rank its own batch): the training step as
   torchtitan's trainer runs it: FSDP's gradient division off (disable_fsdp_gradient_division),
   the loss this rank's summed cross entropy over the global token count, backward, that loss
@@ -70,9 +75,12 @@ def parallelized(world: int, tp: int, dp_shard: int):  # type: ignore[no-untyped
     from torchtitan.config import CompileConfig, ParallelismConfig, TrainingConfig
     from torchtitan.distributed import ParallelDims
     from torchtitan.models.llama3 import parallelize_llama
+    from torchtitan.models.llama3.sharding import set_llama3_sharding_config
 
+    cfg = config()
+    set_llama3_sharding_config(cfg, enable_sp=False)   # what the trainer's config update does
     with torch.device("meta"):
-        model = config().build()
+        model = cfg.build()
     parallelism = ParallelismConfig(tensor_parallel_degree=tp, data_parallel_shard_degree=dp_shard,
                                     spmd_backend="partial_dtensor")
     model = parallelize_llama(model, parallel_dims=ParallelDims.from_config(parallelism, world),
@@ -86,6 +94,16 @@ def parallelized(world: int, tp: int, dp_shard: int):  # type: ignore[no-untyped
             p.to_local().copy_(distribute_tensor(full[name], p.device_mesh, p.placements, src_data_rank=None)
                                .to_local())
     return model
+
+
+def make_inputs(rank: int, world: int) -> dict:
+    return {"model": parallelized(world, tp=world, dp_shard=1)}
+
+
+def lm_loss(rank: int, world: int, model) -> torch.Tensor:  # type: ignore[no-untyped-def]
+    ids = token_ids()
+    logits = model(ids, torch.arange(SEQ).expand(BATCH, SEQ)).full_tensor()
+    return torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1).float(), ids[:, 1:].flatten())
 
 
 def make_inputs_fsdp(rank: int, world: int) -> dict:

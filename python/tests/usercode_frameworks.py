@@ -273,11 +273,11 @@ class Megatron(WarmCase):
                         self.assertTrue(math.isclose(parts[name], truth, rel_tol=1e-6, abs_tol=1e-9), name)
 
 
-def titan_reference(ex, world: int) -> Dict[str, torch.Tensor]:  # type: ignore[no-untyped-def]
-    """d L / d theta of examples/frameworks/torchtitan_llama.py's steps' global loss (the summed token
-    losses of every rank's batch over all their tokens) on torchtitan's Llama3Model built whole in
-    one process with the full weights, float64 (its complex RoPE cache complex128), the cross
-    entropy computed here in float64."""
+def titan_reference(ex, batches: List[torch.Tensor]) -> Dict[str, torch.Tensor]:  # type: ignore[no-untyped-def]
+    """d L / d theta of examples/frameworks/torchtitan_llama.py's global loss, the summed token losses
+    of the batches over all their tokens (lm_loss: one batch's mean; the steps: every rank's batch),
+    on torchtitan's Llama3Model built whole in one process with the full weights, float64 (its
+    complex RoPE cache complex128), the cross entropy computed here in float64."""
     model = ex.config().build()
     with torch.no_grad():
         model.init_weights()   # the buffers (RoPE's cache)
@@ -285,7 +285,6 @@ def titan_reference(ex, world: int) -> Dict[str, torch.Tensor]:  # type: ignore[
             p.copy_(ex.full_weights()[name])
     model._apply(lambda t: t.to(torch.complex128) if t.is_complex() else t.double() if t.is_floating_point() else t)
     positions = torch.arange(ex.SEQ).expand(ex.BATCH, ex.SEQ)
-    batches = [ex.token_ids(k) for k in range(world)]
     total = sum(torch.nn.functional.cross_entropy(model(ids, positions)[:, :-1].flatten(0, 1), ids[:, 1:].flatten(),
                                                   reduction="sum") for ids in batches)
     (total / sum(ids[:, 1:].numel() for ids in batches)).backward()  # type: ignore[union-attr]
@@ -294,9 +293,19 @@ def titan_reference(ex, world: int) -> Dict[str, torch.Tensor]:  # type: ignore[
 
 def placed_part(c: cg.TensorCheck, full: torch.Tensor, world: int) -> torch.Tensor:
     """Rank c.rank's part of a full gradient by the placements the check read off the parameter
-    (DTensor's own, on a mesh of the whole world): its Shard(d) chunk, or the whole."""
-    shard = re.search(r"Shard\((?:dim=)?(-?\d+)\)", c.placements.split(" on mesh")[0])
-    return full if shard is None else full.chunk(world, int(shard.group(1)))[c.rank]
+    (DTensor's own, one per mesh dimension): its Shard(d) chunk along the one dimension of the whole
+    world's size (FSDP's at FSDP=W, "tp" at TP=W; the other is of one rank), or the whole."""
+    if " on mesh (" not in c.placements:   # not a DTensor: the whole
+        return full
+    head, mesh = c.placements.split(" on mesh (")
+    sizes = [int(d.split("=")[-1]) for d in mesh.split(")")[0].split(", ")]
+    placed = re.findall(r"(_StridedShard|Shard|Replicate|Partial)\((?:dim=)?(-?\d*)", head)
+    assert len(placed) == len(sizes), c.placements
+    for (kind, dim), size in zip(placed, sizes):
+        if size > 1 and kind == "Shard":
+            return full.chunk(world, int(dim))[c.rank]
+        assert size == 1 or kind == "Replicate", c.placements   # no strided shard over more than one rank
+    return full
 
 
 class Torchtitan(WarmCase):
@@ -319,7 +328,8 @@ class Torchtitan(WarmCase):
         r = self.check(fn, inputs, world, step=step)
         self.assertIsNone(r.error, r.error)
         self.assertTrue(any("complex64 buffer, run as complex128" in n for n in r.notes), r.notes)
-        ref = titan_reference(self.ex, world)
+        ref = titan_reference(self.ex, [self.ex.token_ids()] if fn == "lm_loss" else
+                              [self.ex.token_ids(k) for k in range(world)])
         own = [c for c in r.checks if not c.replicated]
         shared = [c for c in r.checks if c.replicated and c.rank == 0]
         index = {(c.rank, c.tensor): i for i, c in enumerate(own)}
@@ -333,6 +343,15 @@ class Torchtitan(WarmCase):
         self.assertEqual({c.tensor for c, _ in out}, set(ref))
         self.result = r
         return out
+
+    def test_tensor_parallel(self) -> None:
+        # its TP plan over every rank: one logical loss by the "tp" placements, every gradient right
+        for world in (2, 4):
+            with self.subTest(world=world):
+                for c, truth in self.judged("lm_loss", "make_inputs", world, step=False):
+                    self.assertTrue(c.ok, self.result.table())
+                    self.assertTrue(math.isclose(c.observed[0], truth, rel_tol=1e-5, abs_tol=1e-8), c.tensor)
+                self.assertEqual(self.result.semantics, "replicated", self.result.notes)
 
     def test_fsdp_steps(self) -> None:
         # the trainer's step over FSDP passes; its loss normalised twice is x 1/W everywhere

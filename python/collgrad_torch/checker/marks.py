@@ -26,7 +26,9 @@ The contracts:
   whole (its "replicate" style).
 - DTensor parameters of torch's tensor-parallel plans (parallelize_module):
   their placements say what they are (placements.dtensor_holders); the module is
-  tensor-parallel unless fully_shard made it an FSDP module.
+  tensor-parallel unless fully_shard made it an FSDP module, or where a
+  parameter is placed over a mesh dimension named "tp" of more than one rank
+  (torchtitan's FSDP wraps its TP model, on a one-rank "fsdp" dimension at TP=W).
 """
 
 from typing import Any, List, Optional
@@ -46,7 +48,7 @@ class Marks:
             self.contract = "Megatron-core's tensor-parallel layers (tensor_model_parallel attributes)"
         elif self.hf_tp:
             self.contract = "transformers' tensor-parallel plan (distributed_config tp_size > 1)"
-        elif any(_is_dtensor(p) for p in params) and not _fully_sharded(module):
+        elif any(_is_dtensor(p) for p in params) and not _fully_sharded(module) or any(map(_over_tp, params)):
             self.contract = "DTensor parameters of a tensor-parallel plan"
         else:
             self.contract = ""
@@ -96,6 +98,16 @@ def _is_dtensor(t: Any) -> bool:
     from .placements import is_dtensor
 
     return is_dtensor(t)
+
+
+def _over_tp(param: Any) -> bool:
+    """A DTensor placed over a mesh dimension named "tp" of more than one rank
+    (torchtitan's and transformers' name for it): tensor-parallel, whatever
+    FSDP does over the other dimensions."""
+    if not _is_dtensor(param):
+        return False
+    mesh = param.device_mesh
+    return any(n == "tp" and size > 1 for n, size in zip(mesh.mesh_dim_names or (), mesh.shape))
 
 
 def _fully_sharded(module: Any) -> bool:
