@@ -92,16 +92,17 @@ def _reshard(kwargs: Mapping[str, Any]) -> None:
     all-gathers the (perturbed) shards: a module kept unsharded after its
     forward (reshard_after_forward=False, torchtitan's root: the final norm
     and head) would otherwise run every point on the first point's values."""
-    try:
-        from torch.distributed.fsdp import FSDPModule  # type: ignore[attr-defined]
-    except ImportError:   # torch 1.13, or before 2.6
-        return
     import torch
 
+    from .placements import fsdp_module_type
+
+    fsdp = fsdp_module_type()
+    if fsdp is None:
+        return
     for value in kwargs.values():
         if isinstance(value, torch.nn.Module):
             for m in value.modules():
-                if isinstance(m, FSDPModule):
+                if isinstance(m, fsdp):
                     m.reshard()
 
 

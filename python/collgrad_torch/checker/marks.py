@@ -111,14 +111,10 @@ def _over_tp(param: Any) -> bool:
 
 
 def _fully_sharded(module: Any) -> bool:
-    try:
-        from torch.distributed.fsdp import FSDPModule  # type: ignore[attr-defined]
-    except ImportError:   # torch before 2.6: fully_shard lived under _composable
-        try:
-            from torch.distributed._composable.fsdp import FSDPModule  # type: ignore[no-redef]
-        except ImportError:
-            return False
-    return any(isinstance(m, FSDPModule) for m in module.modules())
+    from .placements import fsdp_module_type
+
+    fsdp = fsdp_module_type()
+    return fsdp is not None and any(isinstance(m, fsdp) for m in module.modules())
 
 
 def _hf_tp_size(module: Any) -> int:

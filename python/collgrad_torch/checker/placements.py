@@ -105,3 +105,27 @@ def replicated_over(t: Any) -> str:
 def placements(t: Any) -> str:
     """"(Shard(dim=0),)" as a short text: "Shard(0)", "Replicate(), Shard(0)"."""
     return ", ".join(repr(p).replace("dim=", "") for p in t.placements) if is_dtensor(t) else ""
+
+
+_FSDP_MODULE: List[Any] = []   # FSDP2's FSDPModule class, or None: looked up once
+
+
+def fsdp_module_type() -> Any:
+    """FSDP2's FSDPModule class (torch 2.6's public name, 2.4's under
+    _composable), or None. Never imported on torch 1.x: there importing
+    torch.distributed.fsdp fails under Python 3.11 (a dataclass ValueError
+    in its sharded-tensor metadata), not with an ImportError."""
+    if not _FSDP_MODULE:
+        import importlib
+
+        found = None
+        if int(torch.__version__.split(".")[0]) >= 2:
+            for where in ("torch.distributed.fsdp", "torch.distributed._composable.fsdp"):
+                try:
+                    found = getattr(importlib.import_module(where), "FSDPModule", None)
+                except Exception:   # a build without distributed, a failing import: no FSDP2
+                    found = None
+                if found is not None:
+                    break
+        _FSDP_MODULE.append(found)
+    return _FSDP_MODULE[0]

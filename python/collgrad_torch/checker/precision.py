@@ -205,14 +205,15 @@ def fsdp_policies_as_double(module: Any, data: List[str]) -> None:
     as it is it would cast the float64 parameters, inputs and gradients back
     to float32. A policy that casts to another dtype (bfloat16) is the code's
     own request: kept, and named in data."""
-    try:
-        from torch.distributed.fsdp import FSDPModule  # type: ignore[attr-defined]
-    except ImportError:   # torch 1.13, or before 2.6
-        return
     import dataclasses
 
+    from .placements import fsdp_module_type
+
+    fsdp = fsdp_module_type()
+    if fsdp is None:
+        return
     for m in module.modules():
-        state = m._get_fsdp_state() if isinstance(m, FSDPModule) else None
+        state = m._get_fsdp_state() if isinstance(m, fsdp) else None
         group = getattr(state, "_fsdp_param_group", None)
         params = list(getattr(group, "fsdp_params", None) or [])
         if not params:
