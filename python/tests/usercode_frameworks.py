@@ -96,18 +96,20 @@ def local_part(name: str, full: torch.Tensor, rank: int, world: int,
     return full if dim is None else full.chunk(world, dim)[rank]
 
 
-def directional(r: cg.Result, grads: Dict[str, torch.Tensor], world: int,
-                shard_dim: Dict[str, int] = SHARD_DIM) -> List[Tuple[cg.TensorCheck, float]]:
+def directional(r: cg.Result, grads: Dict[str, torch.Tensor], world: int, shard_dim: Dict[str, int] = SHARD_DIM,
+                part_of: Any = None) -> List[Tuple[cg.TensorCheck, float]]:
     """Each check's truth from the reference: fast mode's derivative along its random direction,
     fd.direction(seed, index, numel) for the logical tensor's index in the order fd documents
-    (per-rank tensors rank by rank in each rank's order, then the replicated ones)."""
+    (per-rank tensors rank by rank in each rank's order, then the replicated ones); each rank's
+    part of the full gradient by the name's shard dimension, or by part_of(check, full)."""
     own = [c for c in r.checks if not c.replicated]
     shared = [c for c in r.checks if c.replicated and c.rank == 0]
     index = {(c.rank, c.tensor): i for i, c in enumerate(own)}
     index.update({(k, c.tensor): len(own) + i for i, c in enumerate(shared) for k in range(world)})
     out = []
     for c in r.checks:
-        part = local_part(c.tensor, grads[c.tensor], c.rank, world, shard_dim).reshape(-1)
+        full = grads[c.tensor]
+        part = (part_of(c, full) if part_of else local_part(c.tensor, full, c.rank, world, shard_dim)).reshape(-1)
         out.append((c, float(part @ fd.direction(r.seed, index[(c.rank, c.tensor)], part.numel()))))
     return out
 
@@ -330,16 +332,9 @@ class Torchtitan(WarmCase):
         self.assertTrue(any("complex64 buffer, run as complex128" in n for n in r.notes), r.notes)
         ref = titan_reference(self.ex, [self.ex.token_ids()] if fn == "lm_loss" else
                               [self.ex.token_ids(k) for k in range(world)])
-        own = [c for c in r.checks if not c.replicated]
-        shared = [c for c in r.checks if c.replicated and c.rank == 0]
-        index = {(c.rank, c.tensor): i for i, c in enumerate(own)}
-        index.update({(k, c.tensor): len(own) + i for i, c in enumerate(shared) for k in range(world)})
-        out = []
-        for c in r.checks:
-            part = placed_part(c, ref[c.tensor], world).reshape(-1)
-            truth = float(part @ fd.direction(r.seed, index[(c.rank, c.tensor)], part.numel()))
+        out = directional(r, ref, world, part_of=lambda c, full: placed_part(c, full, world))
+        for c, truth in out:
             self.assertLess(abs(c.truth[0] - truth), 1e-6 * max(1e-3, abs(truth)), f"{fn} W={world} {c.tensor}")
-            out.append((c, truth))
         self.assertEqual({c.tensor for c, _ in out}, set(ref))
         self.result = r
         return out
