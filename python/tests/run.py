@@ -8,6 +8,7 @@ tests run."""
 
 import importlib.util
 import os
+import shutil
 import sys
 import unittest
 
@@ -16,9 +17,17 @@ if importlib.util.find_spec("torch") is None:
           "torch 2.x: scripts/torch2-venv.sh)")
     sys.exit(77)
 here = os.path.dirname(os.path.abspath(__file__))
-TORCH2_TESTS = ("usercode_torch2.py", "usercode_parallel.py")  # run with torch 2.x (tests/CMakeLists.txt)
+TORCH2_TESTS = ("usercode_torch2.py", "usercode_parallel.py", "usercode_launched.py")  # run with torch 2.x (tests/CMakeLists.txt)
 sys.path.insert(0, os.path.dirname(here))
 pattern = sys.argv[1] if len(sys.argv) > 1 else "test*.py"
+# tests whose launchers (torchrun's rendezvous, mpiexec's ranks) bind fixed loopback ports: as root,
+# all of them in one private network namespace of their own, where no other test's ports are
+NETNS_TESTS = ("usercode_launched.py",)
+if (pattern in NETNS_TESTS and os.geteuid() == 0 and not os.environ.get("COLLGRAD_TEST_NETNS")
+        and shutil.which("unshare") and shutil.which("ip")):
+    os.environ["COLLGRAD_TEST_NETNS"] = "1"
+    os.execvp("unshare", ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" "$@"', sys.executable]
+              + sys.argv)
 if os.environ.get("ASAN_OPTIONS"):
     # the sanitizer suite (scripts/sanitize.sh) checks C code; the user-code check runs
     # none, and its process-starting tests would only spend CI's time twice

@@ -8,8 +8,9 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 from ..exit_class import ExitClass
 from . import fd as fdmod
 from . import judge as judgemod
-from . import refs, warm as warmmod, world as worldmod
+from . import cli_words, refs, warm as warmmod, world as worldmod
 from .errors import CheckError, GradientMismatch
+from .launched_env import LaunchError
 from .options import FdMode, Reduction, Semantics
 from .result import Result
 from .messages import RankResult, Spec
@@ -25,7 +26,7 @@ def _real(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def check(fn: Optional[Fn] = None, *, world: int = 4, inputs: Optional[Fn] = None, backend: str = "gloo",
+def check(fn: Optional[Fn] = None, *, world: Union[int, str] = 4, inputs: Optional[Fn] = None, backend: str = "gloo",
           semantics: Semantics = "auto", atol: Optional[float] = None, rtol: Optional[float] = None,
           fd: FdMode = "auto", seed: int = 0, timeout: float = 60.0, step: Optional[Fn] = None,
           reduction: Reduction = "sum", replicated: Union[bool, Sequence[str]] = (), fd_budget: int = 4096,
@@ -72,6 +73,14 @@ def check(fn: Optional[Fn] = None, *, world: int = 4, inputs: Optional[Fn] = Non
     destroy_model_parallel), so checks in one warm world give what cold ones
     give. Passed by reference, as fn is.
 
+    world="launched" checks inside the world a launcher made (torchrun on
+    one node or several, srun, mpiexec: every process of the launch calls
+    check() alike, or runs `python -m collgrad_torch check --world launched`),
+    or, called after the script's own init_process_group, inside its default
+    group: nothing is spawned, rank 0 judges, and every rank returns its
+    Result; a check that cannot finish (a rank raised, was lost or hung) ends
+    every process with its exit status (launched.py, docs/launchers.md).
+
     `name` is the case's name in the reports (default: the function's
     reference): two reports of one name, say before and after a fix or over
     two backends, line up in `collgrad-check compare`.
@@ -88,7 +97,7 @@ def check(fn: Optional[Fn] = None, *, world: int = 4, inputs: Optional[Fn] = Non
     return execute(result, spec, python)
 
 
-def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, semantics: str,
+def plan(fn: Optional[Fn], world: Union[int, str], inputs: Optional[Fn], backend: str, semantics: str,
          atol: Optional[float], rtol: Optional[float], fd: str, seed: int, timeout: float, *,
          step: Optional[Fn], reduction: str, replicated: Union[bool, Sequence[str]], fd_budget: int,
          name: Optional[str], roots: Optional[Sequence[int]],
@@ -130,10 +139,17 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
         hooks = {h: refs.ref_of(f, h) if f is not None else "" for h, f in (("setup", setup), ("teardown", teardown))}
     except refs.RefError as e:
         raise CheckError(str(e)) from None
+    launched = world == "launched"
     try:
-        worldmod.refuse_world(world)
-    except worldmod.WorldError as e:
+        if launched:
+            from . import launched as launchedmod
+
+            world = launchedmod.place().world
+        else:
+            worldmod.refuse_world(world)  # type: ignore[arg-type]
+    except (worldmod.WorldError, LaunchError) as e:
         raise CheckError(str(e)) from None
+    assert isinstance(world, int)
     result = Result(name=name or ref, ref=ref, world=world, backend=backend, kind="step" if step is not None else "fn",
                     semantics=semantics, reduction=reduction, seed=seed,
                     atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol)
@@ -143,13 +159,15 @@ def plan(fn: Optional[Fn], world: int, inputs: Optional[Fn], backend: str, seman
             "replicated": replicated if isinstance(replicated, bool) else list(replicated), "timeout": timeout,
             "transform": {}, "roots": None if roots is None else [int(i) for i in roots], "report_inputs": False,
             "modes": list(modes) if modes else [], "cpu_for_cuda": bool(cpu_for_cuda),
-            "setup": hooks["setup"], "teardown": hooks["teardown"]}
+            "setup": hooks["setup"], "teardown": hooks["teardown"], "launched": launched}
     return result, spec
 
 
 def execute(result: Result, spec: Spec, python: Optional[str] = None) -> Result:
     """Run the check a spec describes (check() builds both; shrink.py runs
     variants of one: another world, cut inputs, fewer roots) into `result`."""
+    if spec.get("launched"):
+        return _execute_launched(result, spec)
     timeout = spec["timeout"]
     t0 = time.monotonic()
     pool = warmmod.active()
@@ -157,6 +175,16 @@ def execute(result: Result, spec: Spec, python: Optional[str] = None) -> Result:
     result.isolation = w.isolation
     try:
         ranks = pool.run(w) if pool is not None else w.run()
+    except worldmod.WorldError as e:
+        result.error, result.error_class = str(e), e.error_class
+        ranks = []
+    return judged(result, spec, ranks, t0)
+
+
+def judged(result: Result, spec: Spec, ranks: Sequence[RankResult], t0: float) -> Result:
+    """Every rank's result judged into `result` (the check's, or the first
+    compile mode's with the others in .modes); none: the error it holds."""
+    if ranks:
         result.torch_version = ranks[0].get("torch", "")
         result.backend = ranks[0].get("backend", spec["backend"])
         result.rank_inputs = [r.get("inputs") or {} for r in ranks]
@@ -164,9 +192,6 @@ def execute(result: Result, spec: Spec, python: Optional[str] = None) -> Result:
         from . import precision   # torch: imported in the parent only once ranks ran
 
         precision.dtype_tolerance([r.get("lowest") for r in ranks], bool(spec.get("tolerance_given")), result)
-    except worldmod.WorldError as e:
-        result.error, result.error_class = str(e), e.error_class
-        ranks = []
     if ranks and not spec.get("modes"):
         _judge(ranks, result)
     elif ranks:
@@ -177,6 +202,27 @@ def execute(result: Result, spec: Spec, python: Optional[str] = None) -> Result:
     for m in result.modes:
         m.seconds = result.seconds
     return result
+
+
+def _execute_launched(result: Result, spec: Spec) -> Result:
+    """The check on the launched world this process is a rank of (launched.py)."""
+    from . import launched
+
+    t0 = time.monotonic()
+
+    def judge(ranks: List[RankResult]) -> Tuple[Result, int]:
+        r = judged(result, spec, ranks, t0)
+        return r, int(cli_words.exit_status([r]))
+
+    def abort(message: str, code: int) -> Result:
+        result.error, result.error_class, result.seconds = message, code, time.monotonic() - t0
+        launched.on_abort(result)
+        return result
+
+    try:
+        return launched.run(spec, judge, abort)
+    except LaunchError as e:
+        raise CheckError(str(e)) from None
 
 
 def _judge(ranks: Sequence[RankResult], result: Result) -> None:

@@ -19,7 +19,7 @@ import os
 import re
 import sys
 import time
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Union
 
 from ..exit_class import ExitClass
 from . import api, cli_words, interrupt, report, shrinking, warm as warm_mod
@@ -49,7 +49,9 @@ def parser() -> argparse.ArgumentParser:
                                          "(several: each is checked, with the same inputs)")
     p.add_argument("--step", help="FILE.py:NAME of a training step that runs its own backward (instead of fn)")
     p.add_argument("--inputs", help="FILE.py:NAME of make_inputs(rank, world) -> dict")
-    p.add_argument("--world", type=cli_words.worlds, default=[4], help="world sizes, comma-separated (default 4)")
+    p.add_argument("--world", type=_worlds, default=[4],
+                   help="world sizes, comma-separated (default 4), or 'launched': every process of the "
+                        "torchrun, srun or mpiexec launch this runs under is a rank (docs/launchers.md)")
     p.add_argument("--backend", default="gloo", help="gloo, nccl, mpi, MODULE:NAME or FILE.py:NAME")
     p.add_argument("--semantics", default="auto", choices=["auto", "per_rank", "replicated"])
     p.add_argument("--reduction", default="sum", choices=["sum", "mean"])
@@ -82,6 +84,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="write the report (schema collgrad-check/report/1)")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     return p
+
+
+def _worlds(text: str) -> List[Union[int, str]]:
+    return ["launched"] if text == "launched" else list(cli_words.worlds(text))
 
 
 def _progress(done: int, total: int, r: Result, t0: float) -> None:
@@ -125,6 +131,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"python -m collgrad_torch check: {why}", file=sys.stderr)
         return ExitClass.USAGE
     fns: List[Optional[str]] = list(args.fn) if args.fn else [None]
+    if args.world == ["launched"]:
+        return _launched(args, fns)
     jobs = [(fn, world) for fn in fns for world in args.world]
     results: List[Result] = []
     t0 = time.monotonic()
@@ -158,6 +166,43 @@ def main(argv: Optional[List[str]] = None) -> int:
               file=sys.stderr, flush=True)
     return cli_words.finish("python -m collgrad_torch check", results, args.json, args.junit,
                             "a rank died or hung, or a signal")
+
+
+def _launched(args: argparse.Namespace, fns: List[Optional[str]]) -> int:
+    """Every function checked on the launched world this process is a rank of
+    (launched.py): rank 0 prints the tables and writes the reports, every rank
+    ends with the same exit status. A check that cannot finish ends every
+    process there, its table and the reports written first."""
+    from . import launched
+
+    if args.shrink or args.modes:
+        print("python -m collgrad_torch check: --world launched checks as launched; --shrink and --modes "
+              "need worlds of their own (run them spawned)", file=sys.stderr)
+        return ExitClass.USAGE
+    prog = "python -m collgrad_torch check"
+    results: List[Result] = []
+
+    def aborted(r: Result) -> None:   # rank 0, before every process ends with r's class
+        print(r.table(), flush=True)
+        cli_words.finish(prog, results + [r], args.json, args.junit, "a rank was lost, failed to run or hung")
+
+    with launched.reporting_aborts(aborted):
+        for fn in fns:
+            try:
+                r = api.check(fn, world="launched", inputs=args.inputs, backend=args.backend,
+                              semantics=args.semantics, atol=args.atol, rtol=args.rtol, fd=args.fd, seed=args.seed,
+                              timeout=args.timeout, step=args.step, reduction=args.reduction,
+                              replicated=args.replicated, fd_budget=args.fd_budget, name=args.name,
+                              cpu_for_cuda=args.cpu_for_cuda, setup=args.setup, teardown=args.teardown)
+            except api.CheckError as e:
+                print(f"{prog}: {e}", file=sys.stderr)
+                return ExitClass.USAGE
+            results.append(r)
+            if launched.place().rank == 0:
+                print(r.table(), flush=True)
+    if launched.place().rank == 0:
+        return cli_words.finish(prog, results, args.json, args.junit, "a rank was lost, failed to run or hung")
+    return cli_words.exit_status(results)
 
 
 def _interrupted(args: argparse.Namespace, fn: Optional[str], world: int, why: str, started: bool) -> Result:

@@ -40,6 +40,7 @@ class _SpecPlan(TypedDict):
     cpu_for_cuda: bool             # code written for GPUs run on CPU ranks (cuda_on_cpu.py)
     setup: str                     # a reference to setup(rank, world), or ""
     teardown: str                  # a reference to teardown(rank, world), or ""
+    launched: bool                 # the ranks are a launcher's processes, not spawned (launched.py)
 
 
 class Spec(_SpecPlan, total=False):

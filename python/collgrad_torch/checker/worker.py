@@ -42,6 +42,15 @@ class Rank:
         self.spec, self.rank, self.world, self.dir = spec, rank, spec["world"], spec["dir"]
         self.phase, self.last_status = "starting", 0.0
         self.store: Any = None
+        self.local_rank = rank   # its device index under nccl: a launcher's LOCAL_RANK (launched.py)
+
+    def join(self) -> Tuple[Any, str]:
+        """Join the process group under test: (the check's store, the backend's name)."""
+        from .. import backend as pg
+
+        # the group's own timeout well past the parent's watchdog: a hang is named from the
+        # ranks' stacks by the parent, not from inside a collective that gave up first
+        return pg.init(self.spec["backend"], self.spec["store"], self.rank, self.world, 2 * self.spec["timeout"] + 10)
 
     def path(self, suffix: str) -> str:
         return os.path.join(self.dir, f"rank{self.rank}.{suffix}")
@@ -218,11 +227,8 @@ def run(r: Rank) -> RankResult:
     spec = r.spec
     r.status("joining the process group")
     try:
-        store: Any
-        # the group's own timeout well past the parent's watchdog: a hang is named from the
-        # ranks' stacks by the parent, not from inside a collective that gave up first
-        store, name = pg.init(spec["backend"], spec["store"], r.rank, r.world, 2 * spec["timeout"] + 10)
-        device = pg.device(name, r.rank)  # the rank's GPU under nccl, else None
+        store, name = r.join()
+        device = pg.device(name, r.local_rank)  # the rank's GPU under nccl, else None
     except pg.BackendError as e:  # no such backend, or no GPU for nccl: the arguments, not the machine
         raise UserError(f"backend '{spec['backend']}': {e}") from None
     except Exception as e:
@@ -306,6 +312,32 @@ def run(r: Rank) -> RankResult:
             "values": {t.name: mine[t.name].local.detach().reshape(-1)[:256].tolist() for t, _ in held}}
 
 
+def run_rank(r: Rank) -> int:
+    """Run rank r's part of its check: 0 when its result is written (r.write),
+    else the exit status its error (r.fail) explains."""
+    t0 = time.monotonic()
+    try:
+        from . import cuda_on_cpu, refs   # torch: imported once the rank runs
+
+        with cuda_on_cpu.active(bool(r.spec.get("cpu_for_cuda"))):
+            result = run(r)
+            if r.spec.get("teardown"):   # before the groups go: a framework's state holds its own
+                r.status("teardown")
+                refs.resolve(r.spec["teardown"])(r.rank, r.world)
+    except UserError as e:
+        return r.fail(ExitClass.USAGE, str(e), "")
+    except SystemExit as e:  # no Exception: it would end this rank without a word, its peers waiting
+        return r.fail(ExitClass.USAGE, f"the function called sys.exit({e.code!r}): return the loss instead",
+                      traceback.format_exc()[-8000:])
+    except Exception as e:  # the user's code raised it (fn, make_inputs, the step), unless the transport did
+        text = f"{type(e).__name__}: {e}"
+        cls = ExitClass.INFRA if isinstance(e, TransportError) or transport_errors.raised_by_transport(e) else ExitClass.USAGE
+        return r.fail(cls, text[:4000], traceback.format_exc()[-8000:])
+    result["seconds"] = time.monotonic() - t0
+    r.write("json", result)
+    return 0
+
+
 def one_check(spec_path: str, rank: int, serving: bool) -> int:
     """Run one check's rank; 0 when its result is written (the ranks then
     leave together), else the exit status its error file explains."""
@@ -318,26 +350,9 @@ def one_check(spec_path: str, rank: int, serving: bool) -> int:
     if not serving:  # a warm rank's stacks go to its world's directory (serve)
         stack = open(r.path("stack"), "w", encoding="utf-8")
         faulthandler.register(signal.SIGUSR1, file=stack, all_threads=True)
-    t0 = time.monotonic()
-    try:
-        from . import cuda_on_cpu, refs   # torch: imported once the rank runs
-
-        with cuda_on_cpu.active(bool(spec.get("cpu_for_cuda"))):
-            result = run(r)
-            if spec.get("teardown"):   # before the groups go: a framework's state holds its own
-                r.status("teardown")
-                refs.resolve(spec["teardown"])(r.rank, r.world)
-    except UserError as e:
-        return r.fail(ExitClass.USAGE, str(e), "")
-    except SystemExit as e:  # no Exception: it would end this rank without a word, its peers waiting
-        return r.fail(ExitClass.USAGE, f"the function called sys.exit({e.code!r}): return the loss instead",
-                      traceback.format_exc()[-8000:])
-    except Exception as e:  # the user's code raised it (fn, make_inputs, the step), unless the transport did
-        text = f"{type(e).__name__}: {e}"
-        cls = ExitClass.INFRA if isinstance(e, TransportError) or transport_errors.raised_by_transport(e) else ExitClass.USAGE
-        return r.fail(cls, text[:4000], traceback.format_exc()[-8000:])
-    result["seconds"] = time.monotonic() - t0
-    r.write("json", result)
+    code = run_rank(r)
+    if code != 0:
+        return code
     # leave together: a rank that exits (or destroys its group) closes its connections,
     # and a rank still waiting in a collective would see "connection reset" instead of its hang
     # (a warm rank says "finished" only after that and after its groups are gone: the
