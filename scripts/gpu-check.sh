@@ -20,6 +20,8 @@
 #   torch     --backend pytorch:nn over the built-in cases at W = 2 with the machine's torch,
 #             --torch-backend nccl and gloo, outcomes compared case by case
 #   usercode  collgrad_torch.check over examples/user_code at W = 2, nccl beside gloo
+#   launched  the same check inside torchrun (--world launched, issue 62): one rank per GPU (two
+#             sharing the one GPU where there is one), --backend nccl, beside the spawned gloo check
 #   bench     all_reduce, all_gather, reduce_scatter, broadcast, all_to_all from 1 MiB to
 #             --bench-max (default 1G) at W = 2 over nccl, tensors on the GPU, beside the raw
 #             NCCL calls; alone, after the rest (its times must not share the machine)
@@ -32,7 +34,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 bundle="" build="" out="$root/out" bench_min=1M bench_max=1G bench_iters=3
 bench_colls="all_reduce all_gather reduce_scatter broadcast all_to_all"
 budget="${CG_GPU_CHECK_BUDGET:-500}"
-only="env kernels cases p2p faults memcheck torch usercode bench"
+only="env kernels cases p2p faults memcheck torch usercode launched bench"
 while [ $# -gt 0 ]; do
   case "$1" in
     --bundle) bundle="$2"; shift 2 ;;
@@ -73,6 +75,14 @@ elif [ -n "$build" ]; then
   export COLLGRAD_GPU_MODULE="$build/libcollgrad-gpu.so"
 else
   echo "gpu-check: expected --bundle FILE or --build DIR" >&2
+  exit 3
+fi
+# no GPU and no emulation: one line, before anything runs (the device tool lends the machine)
+emulated=0
+[ -n "$bundle" ] && grep -q "emulation ON" "$P/MANIFEST" 2>/dev/null && emulated=1
+[ -n "$build" ] && grep -q "^CG_CUDA_EMU:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null && emulated=1
+if [ "$emulated" = 0 ] && ! { nvidia-smi -L 2>/dev/null | grep -q '^GPU '; }; then
+  echo "gpu-check: no GPU here (nvidia-smi lists none): run it on a machine with one (docs/gpu.md)" >&2
   exit 3
 fi
 # the machine's own CUDA libraries and NCCL: its CUDA, else torch's wheels
@@ -248,6 +258,44 @@ for k in sorted(set(n) | set(g)):
 PY
 }
 
+# the user-code check inside torchrun, over nccl with the tensors on the GPUs, beside the spawned
+# check over gloo on the CPU: the same verdict per step is expected
+lane_launched() {
+  local f="$logs/lane-launched.txt" rc ex="$root/examples/user_code/data_parallel.py" n port=29561
+  n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  [ "$n" -lt 2 ] && n=2   # ranks outnumbering the GPUs share them (COLLGRAD_NCCL_SHARE_GPU)
+  for fn in ddp_step allreduce_step_no_divide; do
+    PYTHONPATH="$root/python" run "launched-nccl-$fn" 180 python3 -m torch.distributed.run \
+      --nproc-per-node "$n" --master-addr 127.0.0.1 --master-port $((port++)) -m collgrad_torch check \
+      --step "$ex:$fn" --inputs "$ex:make_inputs" --reduction mean --backend nccl --world launched \
+      --timeout 60 --json "$logs/launched-nccl-$fn.json"; rc=$?
+    say "$f" "launched $fn over nccl, torchrun W=$n: $(grep -m1 ' checks passed' "$logs/launched-nccl-$fn.log") [launch exit $rc]"
+    PYTHONPATH="$root/python" run "launched-gloo-$fn" 180 python3 -m collgrad_torch check \
+      --step "$ex:$fn" --inputs "$ex:make_inputs" --reduction mean --backend gloo --world "$n" \
+      --timeout 60 --json "$logs/launched-gloo-$fn.json"; rc=$?
+    say "$f" "spawned $fn over gloo, W=$n: $(tail -n 1 "$logs/launched-gloo-$fn.log") [exit $rc]"
+  done
+  python3 - "$logs" >> "$f" 2>&1 <<'PY'
+import glob, json, os, sys
+def verdicts(pg):
+    out = {}
+    for p in glob.glob(os.path.join(sys.argv[1], f"launched-{pg}-*.json")):
+        try:
+            for c in json.load(open(p))["cases"]:
+                out[c["name"]] = (c["status"], sorted((k["rank"], k["tensor"], k["status"]) for k in c["checks"]))
+        except (OSError, ValueError, KeyError) as e:
+            out[p] = (f"unreadable: {e}", [])
+    return out
+n, g = verdicts("nccl"), verdicts("gloo")
+same = [k for k in g if n.get(k) == g[k]]
+print(f"launched nccl vs spawned gloo: {len(same)} of {len(g)} steps alike, tensor by tensor "
+      f"[exit {0 if g and len(same) == len(g) == len(n) else 1}]")
+for k in sorted(set(n) | set(g)):
+    if n.get(k) != g.get(k):
+        print(f"  {k}: nccl {(n.get(k) or ('missing',))[0]}, gloo {(g.get(k) or ('missing',))[0]}")
+PY
+}
+
 bench() {
   local f="$logs/lane-bench.txt" rc
   for c in $bench_colls; do
@@ -329,6 +377,7 @@ if [ "$status" -ne 3 ]; then
   has memcheck && { lane_memcheck & pids+=($!); }
   has torch && { lane_torch & pids+=($!); }
   has usercode && { lane_usercode & pids+=($!); }
+  has launched && { lane_launched & pids+=($!); }
   for p in "${pids[@]}"; do wait "$p"; done
   has bench && bench
 fi
@@ -337,7 +386,7 @@ fi
   echo "== gpu-check summary ($(( $(date +%s) - t_start )) s)"
   cat "$logs/env.txt"
   echo "smoke: exit $smoke"
-  for lane in kernels cases groups p2p faults memcheck torch usercode bench; do
+  for lane in kernels cases groups p2p faults memcheck torch usercode launched bench; do
     [ -f "$logs/lane-$lane.txt" ] && cat "$logs/lane-$lane.txt"
   done
 } > "$out/summary.txt"

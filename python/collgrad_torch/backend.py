@@ -80,19 +80,24 @@ def resolve(spec: str) -> str:
     return name
 
 
+def share_gpu(name: str, rank: int) -> None:
+    """Under COLLGRAD_NCCL_SHARE_GPU=1, ranks sharing a GPU: NCCL refuses two
+    ranks of one host on one device ("Duplicate GPU detected"), so each rank
+    claims its own host and the ranks talk over NCCL's network transport, as
+    the C tool's nccl transport does under the same variable (docs/gpu.md:
+    several ranks on one GPU)."""
+    if name == "nccl" and os.environ.get("COLLGRAD_NCCL_SHARE_GPU") == "1":
+        os.environ["NCCL_HOSTID"] = f"collgrad-rank-{rank}"
+        os.environ["NCCL_P2P_DISABLE"] = "1"
+        os.environ["NCCL_SHM_DISABLE"] = "1"
+
+
 def init(spec: str, store_path: str, rank: int, world: int, timeout_s: float) -> Tuple[object, str]:
     """Join the default process group; returns (store, backend name)."""
     import torch.distributed as dist
 
     name = resolve(spec)
-    if name == "nccl" and os.environ.get("COLLGRAD_NCCL_SHARE_GPU") == "1":
-        # ranks sharing a GPU: NCCL refuses two ranks of one host on one device
-        # ("Duplicate GPU detected"), so each rank claims its own host and the
-        # ranks talk over NCCL's network transport, as the C tool's nccl
-        # transport does under the same variable (docs/gpu.md: several ranks on one GPU)
-        os.environ["NCCL_HOSTID"] = f"collgrad-rank-{rank}"
-        os.environ["NCCL_P2P_DISABLE"] = "1"
-        os.environ["NCCL_SHM_DISABLE"] = "1"
+    share_gpu(name, rank)
     store = dist.FileStore(store_path, world)
     dist.init_process_group(name, store=store, rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=timeout_s))

@@ -93,6 +93,7 @@ class LaunchedRank(worker.Rank):
         if not dist.is_initialized():
             launched_env.rendezvous_env(self.place)
             name = pg.resolve(self.spec["backend"])
+            pg.share_gpu(name, self.place.rank)
             dist.init_process_group(name, init_method="env://", rank=self.place.rank, world_size=self.world,
                                     timeout=datetime.timedelta(seconds=timeout_s))
         if self.store is None:
