@@ -35,7 +35,7 @@ def _real(x: object) -> bool:
 def check(make_loss: Fn, *, world: Optional[int] = None, inputs: Fn, mesh: Optional[Mapping[str, int]] = None,
           fd: FdMode = "auto", fd_budget: int = 4096, reduction: Reduction = "sum", atol: Optional[float] = None,
           rtol: Optional[float] = None, seed: int = 0, vma: Vma = "both", timeout: float = 120.0,
-          python: Optional[str] = None, name: Optional[str] = None) -> Result:
+          python: Optional[str] = None, name: Optional[str] = None, processes: int = 1) -> Result:
     """Check every device's block of jax.grad of the global loss against
     central finite differences of the same loss.
 
@@ -57,13 +57,19 @@ def check(make_loss: Fn, *, world: Optional[int] = None, inputs: Fn, mesh: Optio
     notes when the gradients differ (or JAX refuses the flip); "as_written"
     runs it as written only.
 
+    processes=P spreads the W devices over P processes of W / P devices each,
+    joined by jax.distributed (a multi-host program, its collectives between
+    the processes over gloo on the loopback): each process runs the same
+    program on the global arrays, and process 0's measurement is judged.
+
     Functions are passed by reference (module-level functions or
     "FILE.py:NAME"): the device process imports them. Returns a Result; bad
     arguments raise CheckError, and what goes wrong while running is the
     Result's error with its class (2: the code, 3: infrastructure).
     """
     result, spec = plan(make_loss, world=world, inputs=inputs, mesh=mesh, fd=fd, fd_budget=fd_budget,
-                        reduction=reduction, atol=atol, rtol=rtol, seed=seed, vma=vma, timeout=timeout, name=name)
+                        reduction=reduction, atol=atol, rtol=rtol, seed=seed, vma=vma, timeout=timeout, name=name,
+                        processes=processes)
     t0 = time.monotonic()
     try:
         measured = devices.run(spec, timeout=timeout, python=python)
@@ -100,7 +106,7 @@ def _axes(world: Optional[int], mesh: Optional[Mapping[str, int]]) -> List[List[
 
 def plan(make_loss: Fn, *, world: Optional[int], inputs: Fn, mesh: Optional[Mapping[str, int]], fd: str,
          fd_budget: int, reduction: str, atol: Optional[float], rtol: Optional[float], seed: int, vma: str,
-         timeout: float, name: Optional[str]) -> "tuple[Result, devices.Spec]":
+         timeout: float, name: Optional[str], processes: int = 1) -> "tuple[Result, devices.Spec]":
     """check()'s arguments checked (CheckError), as an empty Result and the
     spec the device process reads."""
     axes = _axes(world, mesh)
@@ -122,6 +128,8 @@ def plan(make_loss: Fn, *, world: Optional[int], inputs: Fn, mesh: Optional[Mapp
         raise CheckError(f"timeout must be a positive number of seconds, got {timeout!r}")
     if name is not None and not (isinstance(name, str) and name):
         raise CheckError(f"name must be a non-empty string (the case's name in the reports), got {name!r}")
+    if not (isinstance(processes, int) and not isinstance(processes, bool) and processes >= 1 and size % processes == 0):
+        raise CheckError(f"processes must be a positive integer dividing the {size} devices, got {processes!r}")
     try:
         ref = refs.ref_of(make_loss, "make_loss")
         inputs_ref = refs.ref_of(inputs, "inputs")
@@ -132,11 +140,12 @@ def plan(make_loss: Fn, *, world: Optional[int], inputs: Fn, mesh: Optional[Mapp
         if where.endswith(".py") and not os.path.isfile(where):
             raise CheckError(f"{what}: {where}: no such file")
     result = Result(name=name or ref, ref=ref, world=size, backend="jax:cpu", kind="fn", semantics="per_rank",
-                    reduction=reduction, seed=seed, framework="jax", isolation="process",
+                    reduction=reduction, seed=seed, framework="jax",
+                    isolation="process" if processes == 1 else f"{processes} processes (jax.distributed)",
                     atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol)
     spec: devices.Spec = {"make_loss": ref, "inputs": inputs_ref, "world": size, "mesh": axes, "fd": fd,
                           "fd_budget": fd_budget, "reduction": reduction, "seed": seed, "vma": vma,
-                          "atol": result.atol, "rtol": result.rtol}
+                          "atol": result.atol, "rtol": result.rtol, "processes": processes, "coordinator": ""}
     return result, spec
 
 

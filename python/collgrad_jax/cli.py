@@ -53,6 +53,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--vma", default="both", choices=["both", "as_written"],
                    help="also run with each shard_map's check_vma flipped (both), or not")
+    p.add_argument("--processes", type=int, default=1, metavar="P",
+                   help="spread the devices over P processes joined by jax.distributed, a multi-host program "
+                        "on this machine (default 1: one process holds every device)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds a device process may take")
     p.add_argument("--name", help="the case's name in the reports (default: the function's reference)")
     p.add_argument("--json", metavar="FILE", help="write the report (schema collgrad-check/report/1)")
@@ -87,7 +90,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 try:
                     r = api.check(fn, world=world, mesh=ns.mesh, inputs=ns.inputs, fd=ns.fd, fd_budget=ns.fd_budget,
                                   reduction=ns.reduction, atol=ns.atol, rtol=ns.rtol, seed=ns.seed, vma=ns.vma,
-                                  timeout=ns.timeout, name=ns.name)
+                                  timeout=ns.timeout, name=ns.name, processes=ns.processes)
                 except api.CheckError as e:
                     print(f"{PROG}: {e}", file=sys.stderr)
                     return ExitClass.USAGE

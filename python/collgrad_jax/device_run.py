@@ -23,10 +23,12 @@ def _write(path: str, out: Dict[str, Any]) -> None:
 
 
 def main(argv: "list[str]") -> int:
-    if len(argv) != 3:
-        print("usage: python -m collgrad_jax.device_run SPEC OUT (started by collgrad_jax.check)", file=sys.stderr)
+    if len(argv) not in (3, 4):
+        print("usage: python -m collgrad_jax.device_run SPEC OUT [PROCESS] (started by collgrad_jax.check)",
+              file=sys.stderr)
         return 2
     spec_path, out_path = argv[1], argv[2]
+    process = int(argv[3]) if len(argv) == 4 else 0
     here = os.path.dirname(out_path)
     faulthandler.enable()   # a crash in native code prints the stacks into the output the parent keeps
     stacks = open(os.path.join(here, "stack"), "w", encoding="utf-8")   # noqa: SIM115 (open while the process runs)
@@ -44,6 +46,16 @@ def main(argv: "list[str]") -> int:
     from . import measure
 
     measure.STATUS_PATH = os.path.join(here, "status")
+    if spec.get("processes", 1) > 1:   # one host of a multi-host program: join the others first
+        measure.phase("joining the other processes (jax.distributed)")
+        try:
+            jax.config.update("jax_cpu_collectives_implementation", "gloo")
+            jax.distributed.initialize(coordinator_address=spec["coordinator"], num_processes=spec["processes"],
+                                       process_id=process)
+        except Exception as e:
+            _write(out_path, {"error": f"process {process} could not join the others through jax.distributed at "
+                                       f"{spec['coordinator']}: {type(e).__name__}: {e}", "class": 3})
+            return 0
     measure.phase("importing the user's code")
     try:
         out: Dict[str, Any] = dict(measure.measure(spec))

@@ -16,6 +16,7 @@ status or signal and its phase.
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,8 @@ class Spec(TypedDict):
     vma: str             # both, as_written
     atol: float          # the tolerances a difference's error bound is weighed against (fd_error)
     rtol: float
+    processes: int       # device processes joined by jax.distributed (1: one process holds every device)
+    coordinator: str     # processes > 1: jax.distributed's coordinator, 127.0.0.1:PORT (devices.run sets it)
 
 
 class Block(TypedDict):
@@ -100,47 +103,80 @@ def environment(world: int) -> "dict[str, str]":
 
 
 STARTUP_S = 60.0    # before the first phase: starting Python and importing jax on a loaded machine
+ERROR_GRACE_S = 5.0  # how long the other processes may finish after one ended (the last ones end just after)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def run(spec: Spec, *, timeout: float, python: Optional[str] = None) -> Measured:
-    """Start the device process on spec and return what it measured; a hang
-    is `timeout` seconds without a new phase."""
-    world = spec["world"]
-    who = f"the device process (devices 0-{world - 1}, one process)" if world > 1 else "the device process"
+    """Start the device process (or spec["processes"] of them, each with its
+    share of the devices, joined by jax.distributed) on spec and return what
+    process 0 measured; a hang is `timeout` seconds without a new phase in any."""
+    world, n = spec["world"], spec.get("processes", 1)
+    local = world // n
+
+    def who(k: int) -> str:
+        if n == 1:
+            return f"the device process (devices 0-{world - 1}, one process)" if world > 1 else "the device process"
+        return f"device process {k} of {n} (devices {k * local}-{(k + 1) * local - 1})"
+
     with tempfile.TemporaryDirectory(prefix="collgrad-jax-") as tmp:
-        spec_path, out_path, log_path = (os.path.join(tmp, n) for n in ("spec.json", "out.json", "output.log"))
-        status_path, stack_path = os.path.join(tmp, "status"), os.path.join(tmp, "stack")
+        spec_path = os.path.join(tmp, "spec.json")
+        dirs = [os.path.join(tmp, str(k)) if n > 1 else tmp for k in range(n)]
+        spec["coordinator"] = f"127.0.0.1:{_free_port()}" if n > 1 else ""
         with open(spec_path, "w", encoding="utf-8") as f:
             json.dump(spec, f)
-        argv = [python or sys.executable, "-m", "collgrad_jax.device_run", spec_path, out_path]
-        with open(log_path, "w+", encoding="utf-8", errors="replace") as log:
-            try:
-                p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                     env=environment(world), start_new_session=True)
-            except OSError as e:
-                raise DeviceError(f"cannot start the device process ({argv[0]}): {e}", ExitClass.INFRA) from None
-            try:
-                rc = _watch(p, status_path, timeout)
-            except _Hang as h:
-                where = _where(p, stack_path)
-                _end(p)
-                raise DeviceError(f"{who} did not move on for {h.limit:g} s (timeout=) during {_phase(status_path)}: "
-                                  f"a hang; it {where}" + _said(log_path), ExitClass.INFRA) from None
-            finally:
-                _end(p)
+        procs: List["subprocess.Popen[bytes]"] = []
         try:
-            with open(out_path, encoding="utf-8") as f:
-                out = json.load(f)
-        except (OSError, ValueError):
-            how = f"exit status {rc}" if rc >= 0 else f"signal {-rc} ({_signal_name(-rc)})"
-            raise DeviceError(f"{who} ended during {_phase(status_path)} with {how}, without a result"
-                              + _said(log_path), ExitClass.INFRA) from None
-        if "error" in out:
-            text = out["error"]
-            said = _tail(log_path).strip()
-            raise DeviceError(text + (f"\nthe device process printed:\n{said}" if said else ""),
-                              int(out.get("class", ExitClass.INFRA)))
-        return out
+            for k, d in enumerate(dirs):
+                os.makedirs(d, exist_ok=True)
+                argv = [python or sys.executable, "-m", "collgrad_jax.device_run", spec_path,
+                        os.path.join(d, "out.json")] + ([str(k)] if n > 1 else [])
+                with open(os.path.join(d, "output.log"), "w", encoding="utf-8") as log:
+                    try:
+                        procs.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                                      stderr=subprocess.STDOUT, env=environment(local),
+                                                      start_new_session=True))
+                    except OSError as e:
+                        raise DeviceError(f"cannot start the device process ({argv[0]}): {e}", ExitClass.INFRA) from None
+            try:
+                rcs = _watch(procs, [os.path.join(d, "status") for d in dirs], timeout)
+            except _Hang as h:
+                lines = [f"{who(k)} did not move on for {h.limit:g} s (timeout=) during "
+                         f"{_phase(os.path.join(d, 'status'))}: a hang; it {_where(p, os.path.join(d, 'stack'))}"
+                         for k, (p, d) in enumerate(zip(procs, dirs))]
+                raise DeviceError("\n".join(lines) + _said(os.path.join(dirs[0], "output.log")), ExitClass.INFRA) \
+                    from None
+        finally:
+            for p in procs:
+                _end(p)
+        outs = {}
+        for k, (rc, d) in enumerate(zip(rcs, dirs)):
+            try:
+                with open(os.path.join(d, "out.json"), encoding="utf-8") as f:
+                    outs[k] = json.load(f)
+            except (OSError, ValueError):
+                if rc is None and k != 0:   # ended by _watch behind another: that one says why
+                    continue
+                how = "was ended" if rc is None else f"exit status {rc}" if rc >= 0 else \
+                    f"signal {-rc} ({_signal_name(-rc)})"
+                outs[k] = {"error": f"{who(k)} ended during {_phase(os.path.join(d, 'status'))} with {how}, "
+                                    "without a result" + _said(os.path.join(d, "output.log")), "class": 3,
+                           "quoted": True}
+        # the user's code before the machine: a process gone often shows first in another's wait
+        failed = sorted((k for k in outs if "error" in outs[k]),
+                        key=lambda k: (int(outs[k].get("class", ExitClass.INFRA)), k))
+        if failed:
+            k = failed[0]
+            said = "" if outs[k].get("quoted") else _tail(os.path.join(dirs[k], "output.log")).strip()
+            raise DeviceError(outs[k]["error"] + (f"\nthe device process printed:\n{said}" if said else ""),
+                              int(outs[k].get("class", ExitClass.INFRA)))
+        measured: Measured = outs[0]
+        return measured
 
 
 class _Hang(Exception):
@@ -149,21 +185,30 @@ class _Hang(Exception):
         self.limit = limit
 
 
-def _watch(p: "subprocess.Popen[bytes]", status_path: str, timeout: float) -> int:
-    """Wait for p, its exit status; _Hang when its phase stops moving."""
-    moved, last = time.monotonic(), None
+def _watch(procs: "List[subprocess.Popen[bytes]]", status_paths: List[str], timeout: float) -> List[Optional[int]]:
+    """Wait for every process, their exit statuses; _Hang when no phase moves.
+    Once one has ended with a non-zero status, or its peers stay behind it for
+    ERROR_GRACE_S (they wait for it in a collective), the rest are ended:
+    their statuses None."""
+    moved = time.monotonic()
+    last: List[Optional[str]] = [None] * len(procs)
+    first_end: Optional[float] = None
     while True:
-        try:
-            return p.wait(timeout=0.05)
-        except subprocess.TimeoutExpired:
-            pass
-        status = _read(status_path)
+        rcs = [p.poll() for p in procs]
+        if all(rc is not None for rc in rcs):
+            return rcs
         now = time.monotonic()
-        if status != last:
-            moved, last = now, status
-        limit = timeout if last is not None else max(timeout, STARTUP_S)
+        if first_end is None and any(rc is not None for rc in rcs):
+            first_end = now
+        if first_end is not None and now - first_end > ERROR_GRACE_S:
+            return rcs
+        statuses = [_read(s) for s in status_paths]
+        if statuses != last:
+            moved, last = now, statuses
+        limit = timeout if all(st is not None for st in last) else max(timeout, STARTUP_S)
         if now - moved > limit:
             raise _Hang(limit)
+        time.sleep(0.05)
 
 
 def _where(p: "subprocess.Popen[bytes]", stack_path: str) -> str:

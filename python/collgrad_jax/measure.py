@@ -164,7 +164,7 @@ class Loss:
 
     def values(self, arrays: Dict[str, np.ndarray]) -> List[float]:
         try:
-            return [float(v) for v in np.asarray(self.jitted(*(arrays[n] for n in self.names)))]
+            return [float(v) for v in host(self.jitted(*(arrays[n] for n in self.names)))]
         except UserError:
             raise
         except Exception as e:
@@ -175,7 +175,7 @@ class Loss:
         its randomness or state while tracing differs from one trace to another."""
         fresh = jax.jit(lambda *a: self.components(*a))
         try:
-            return [float(v) for v in np.asarray(fresh(*(self.arrays[n] for n in self.names)))]
+            return [float(v) for v in host(fresh(*(self.arrays[n] for n in self.names)))]
         except Exception as e:
             raise _raised(f"f of make_loss ({self.ref})", e) from None
 
@@ -186,7 +186,7 @@ class Loss:
         try:
             (_, parts), g = jax.jit(jax.value_and_grad(self.total, argnums=where, has_aux=True))(
                 *(self.arrays[n] for n in self.names))
-            self.analytic = [float(v) for v in np.asarray(parts)]
+            self.analytic = [float(v) for v in host(parts)]
         except UserError:
             raise
         except NotImplementedError as e:
@@ -195,6 +195,17 @@ class Loss:
         except Exception as e:
             raise _raised(f"jax.grad of f ({self.ref})", e) from None
         return dict(zip(self.checked, g))
+
+
+def host(x: Any) -> np.ndarray:
+    """x's value on this process: a global array whose blocks other processes
+    hold (processes > 1: jax.distributed) is gathered from them first; every
+    process calls this at the same points, since the gather is a collective."""
+    if getattr(x, "is_fully_addressable", True) or getattr(x, "is_fully_replicated", False):
+        return np.asarray(x)
+    from jax.experimental import multihost_utils
+
+    return np.asarray(multihost_utils.process_allgather(x, tiled=True))
 
 
 def _index_text(index: Sequence[Any]) -> str:
@@ -217,6 +228,10 @@ def blocks(g: Any, shape: Tuple[int, ...], mesh: Mesh) -> List[Tuple[int, str, n
     shards = getattr(g, "addressable_shards", None)
     if not shards:  # not a sharded jax Array (a host value): one block, device 0's
         return [(0, _index_text([]), flat.ravel(), np.asarray(g, dtype=np.float64).ravel())]
+    if not g.is_fully_addressable:   # other processes hold blocks too: every block, from the gathered value
+        full = host(g).astype(np.float64)
+        return sorted(((position.get(d.id, d.id), _index_text(index), flat[index].ravel(), full[index].ravel())
+                       for d, index in g.sharding.devices_indices_map(tuple(shape)).items()), key=lambda b: b[0])
     out = [(position.get(s.device.id, s.device.id), _index_text(s.index), flat[s.index].ravel(),
             np.asarray(s.data, dtype=np.float64).ravel()) for s in shards]
     return sorted(out, key=lambda b: b[0])
