@@ -1,4 +1,5 @@
-"""The JAX examples (examples/jax/) at W=2 and W=4, each device's gradient
+"""The JAX examples (examples/jax/) at W=2 (one process) and W=4 (two processes
+of two devices, jax.distributed: a multi-host program), each device's gradient
 block against a single-process truth: the same loss written here on the
 full arrays, plain jax.numpy on one device, differentiated by jax.grad.
 A right example must pass and match it; a planted bug must fail with its
@@ -52,13 +53,23 @@ def _grads(loss, inputs):
 
 class Examples(unittest.TestCase):
     def check(self, example, fn, world, mesh=None):
+        """W=2 in one process; W=4 as a multi-host program, two processes of two devices
+        joined by jax.distributed (issue 62 item 4), against the same single-process truth."""
         path = os.path.abspath(os.path.join(EXAMPLES, f"{example}.py"))
         if mesh is not None:
             world = None
-        r = cgj.check(f"{path}:{fn}", world=world, mesh=mesh, inputs=f"{path}:make_inputs")
+        processes = 2 if (world or math.prod(mesh.values())) == 4 else 1
+        r = cgj.check(f"{path}:{fn}", world=world, mesh=mesh, inputs=f"{path}:make_inputs", processes=processes)
         world = r.world
         self.assertIsNone(r.error, r.error)
+        self.assertEqual(r.isolation, "process" if processes == 1 else "2 processes (jax.distributed)")
         return r, _load(example).make_inputs(world)
+
+    def test_processes_must_divide_the_devices(self):
+        path = os.path.abspath(os.path.join(EXAMPLES, "psum.py"))
+        with self.assertRaises(cgj.CheckError) as e:
+            cgj.check(f"{path}:make_loss", inputs=f"{path}:make_inputs", world=4, processes=3)
+        self.assertIn("processes must be a positive integer dividing the 4 devices, got 3", str(e.exception))
 
     def expect(self, r, want, *, status, keys=(), tensors=None):
         """Every device block equals want[name] there; status and the patterns as given
