@@ -30,7 +30,7 @@ timed() {
   printf '%d.%d' $((ds / 10)) $((ds % 10))
   echo " $(grep -m1 -oE '[0-9]+ of [0-9]+ checks passed' "$out/$name.log" || echo "exit $rc")"
 }
-echo "$("$PY" -c 'import torch; print("torch", torch.__version__)'), $(nproc) CPUs, $(date -u +%F)"
+echo "$("$PY" -c 'import torch; print("torch", torch.__version__)'), $(getconf _NPROCESSORS_ONLN) CPUs, $(date -u +%F)"
 printf '%2s  %9s  %-28s  %-28s  %-28s\n' W "fd points" "spawned s" "mpiexec -n W s" "torchrun --nproc-per-node W s"
 port=29620
 for w in $worlds; do
