@@ -30,8 +30,10 @@ class UserErrorsAreTheCode(unittest.TestCase):
         self.assertIn(kind, r.error or "")
 
     def test_raised_by_fn_make_inputs_and_the_step(self) -> None:
+        # every kind from fn; from make_inputs and the step (the same handler) the two once taken
+        # for the infrastructure's (a TypeError, a RuntimeError: the transport's own kind)
         for kind in KINDS:
-            for what in ("fn", "inputs", "step"):
+            for what in ("fn", "inputs", "step") if kind in ("TypeError", "RuntimeError") else ("fn",):
                 with self.subTest(kind=kind, raised_by=what):
                     target = {"fn" if what != "step" else "step": f"{RAISE}:{what}_{kind}" if what != "inputs"
                               else f"{RAISE}:square"}
