@@ -49,7 +49,7 @@ from .launched_env import LaunchError, Place
 from .messages import RankError, RankResult, Spec
 from .result import Result
 from .stacks import waiting_call
-from .world import ERROR_GRACE_S, STARTING, STARTUP_S
+from .world import ERROR_GRACE_S, STARTING, STARTUP_S, error_message
 
 BEAT_S = 0.5
 LOST_S = 15.0        # a beat this late: the rank's process or node is gone (a loaded node still beats)
@@ -173,14 +173,14 @@ class Watch(threading.Thread):
                       if _has(self.store, f"error/{k}")]
             errors.sort(key=lambda e: (e.get("class", ExitClass.INFRA), e.get("rank", 0)))
         if lost:
-            self.decide("\n".join([_lost_message(self.store, lost, phases)] + ([_error_message(errors)] if errors
+            self.decide("\n".join([_lost_message(self.store, lost, phases)] + ([error_message(errors)] if errors
                                                                                else [])), ExitClass.INFRA)
         # a peer gone shows first as the others' transport errors ("connection reset"): while every
         # error is the transport's and not every rank wrote one, wait for its beat to stop, to name it
         quiet = ERROR_GRACE_S if any(e.get("class") != ExitClass.INFRA for e in errors) or len(errors) == world \
             else LOST_S + 2 * BEAT_S
         if errors and self.first_error is not None and now - self.first_error > quiet:
-            self.decide(_error_message(errors), min(e.get("class", ExitClass.INFRA) for e in errors))
+            self.decide(error_message(errors), min(e.get("class", ExitClass.INFRA) for e in errors))
         starting = any(p in STARTING or p == "starting" for p in phases)
         limit = max(self.r.spec["timeout"], STARTUP_S) if starting else self.r.spec["timeout"]
         if now - self.moved > limit:
@@ -232,15 +232,6 @@ def _lost_message(store: Any, lost: List[int], phases: List[str]) -> str:
         host = store.get(f"beat/{k}").decode().split("\t", 2)[2]
         why = "its launcher is gone" if _has(store, f"left/{k}") else f"no beat for {LOST_S:g} s"
         lines.append(f"  rank {k} on {host}: {why}; last seen during {phases[k]}")
-    return "\n".join(lines)
-
-
-def _error_message(errors: List[RankError]) -> str:
-    lines = []
-    for e in errors:
-        lines.append(f"rank {e.get('rank')} failed during {e.get('phase')}: {e.get('message')}")
-        if e.get("traceback"):
-            lines.append(e["traceback"].rstrip())
     return "\n".join(lines)
 
 

@@ -205,7 +205,7 @@ class World:
                   if os.path.exists(self.path(r, "error.json"))]
         errors.sort(key=lambda e: (e.get("class", ExitClass.INFRA), e.get("rank", 0)))
         if deaths or errors:
-            message = "\n".join(deaths + ([self._error_message(errors)] if errors else []))
+            message = "\n".join(deaths + ([error_message(errors)] if errors else []))
             raise WorldError(message, ExitClass.INFRA if deaths
                              else min(e.get("class", ExitClass.INFRA) for e in errors))
         results = []
@@ -243,13 +243,15 @@ class World:
             lines.append(f"  rank {r}: {phase}{where}")
         return "\n".join(lines)
 
-    def _error_message(self, errors: List[RankError]) -> str:
-        lines = []
-        for e in errors:
-            lines.append(f"rank {e.get('rank')} failed during {e.get('phase')}: {e.get('message')}")
-            if e.get("traceback"):
-                lines.append(e["traceback"].rstrip())
-        return "\n".join(lines)
+
+def error_message(errors: List[RankError]) -> str:
+    """The ranks' errors, each with its phase and traceback (spawned and launched checks alike)."""
+    lines = []
+    for e in errors:
+        lines.append(f"rank {e.get('rank')} failed during {e.get('phase')}: {e.get('message')}")
+        if e.get("traceback"):
+            lines.append(e["traceback"].rstrip())
+    return "\n".join(lines)
 
 
 def end(proc: "subprocess.Popen[bytes]") -> None:
