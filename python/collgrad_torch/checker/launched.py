@@ -13,8 +13,9 @@ referee) watches the beats and the errors and decides when the check cannot
 finish:
 - a rank's error (the user's code raised, on any rank): after a short grace
   for the others' errors, the errors, the user's first (exit 2 or 3);
-- a rank whose beat stopped for LOST_S: its process or its node is gone,
-  named with its host (exit 3);
+- a rank whose beat stopped for LOST_S, or that said its launcher is gone:
+  its process or its node is gone, named with its host after LEFT_GRACE_S
+  for its node's other ranks to say so too (exit 3);
 - no rank moved on for `timeout` seconds: a hang, every rank's phase and the
   call its main thread waits in (each rank's watch publishes its own stacks
   when asked).
@@ -53,6 +54,7 @@ from .world import ERROR_GRACE_S, STARTING, STARTUP_S, error_message
 
 BEAT_S = 0.5
 LOST_S = 15.0        # a beat this late: the rank's process or node is gone (a loaded node still beats)
+LEFT_GRACE_S = 3.0   # after the first rank says its launcher is gone, its node's others say so too
 _checks = itertools.count()   # each process runs its checks in the same order: the n-th check's keys
 
 
@@ -128,6 +130,7 @@ class Watch(threading.Thread):
         self.phases: List[str] = []
         self.moved = time.monotonic()
         self.first_error: Optional[float] = None
+        self.first_lost: Optional[float] = None
         self.dumped = False
 
     def run(self) -> None:
@@ -172,9 +175,12 @@ class Watch(threading.Thread):
             errors = [json.loads(self.store.get(f"error/{k}").decode()) for k in range(world)
                       if _has(self.store, f"error/{k}")]
             errors.sort(key=lambda e: (e.get("class", ExitClass.INFRA), e.get("rank", 0)))
-        if lost:
-            self.decide("\n".join([_lost_message(self.store, lost, phases)] + ([error_message(errors)] if errors
-                                                                               else [])), ExitClass.INFRA)
+        if lost:   # a node's ranks each notice their agent's death on their own beat: name them all
+            self.first_lost = first_lost = self.first_lost or now
+            if now - first_lost > LEFT_GRACE_S or len(lost) == world - 1:
+                said = [_lost_message(self.store, lost, phases)] + ([error_message(errors)] if errors else [])
+                self.decide("\n".join(said), ExitClass.INFRA)
+            return   # the lost ranks decide, whatever the others' transports raise meanwhile
         # a peer gone shows first as the others' transport errors ("connection reset"): while every
         # error is the transport's and not every rank wrote one, wait for its beat to stop, to name it
         quiet = ERROR_GRACE_S if any(e.get("class") != ExitClass.INFRA for e in errors) or len(errors) == world \
