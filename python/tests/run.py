@@ -10,6 +10,7 @@ import importlib.util
 import os
 import shutil
 import sys
+import time
 import unittest
 
 if importlib.util.find_spec("torch") is None:
@@ -35,8 +36,27 @@ if os.environ.get("ASAN_OPTIONS"):
         print("skipped: the sanitizer build; this test runs no C code")
         sys.exit(77)
     pattern = "test_[!u]*.py"
+
+
+class TimedResult(unittest.TextTestResult):
+    """Each test's seconds, printed longest first at the end: where CI's time goes, test by test."""
+
+    took: "dict[str, float]" = {}
+
+    def startTest(self, test: unittest.TestCase) -> None:
+        self.took[test.id()] = -time.monotonic()
+        super().startTest(test)
+
+    def stopTest(self, test: unittest.TestCase) -> None:
+        self.took[test.id()] += time.monotonic()
+        super().stopTest(test)
+
+
 suite = unittest.defaultTestLoader.discover(here, pattern=pattern, top_level_dir=os.path.dirname(here))
-result = unittest.TextTestRunner(verbosity=2).run(suite)
+result = unittest.TextTestRunner(verbosity=2, resultclass=TimedResult).run(suite)
+slow = [(name, s) for name, s in sorted(TimedResult.took.items(), key=lambda kv: -kv[1])[:12] if s >= 1.0]
+if slow:
+    print("seconds per test, the longest first:\n" + "".join(f"  {s:7.1f}  {name}\n" for name, s in slow), end="")
 if pattern in TORCH2_TESTS and os.environ.get("CG_REQUIRE_TORCH2") == "1" and result.skipped:
     # CI: the torch 2.x tests must run there (.ci/run), a skip is a failure
     print(f"CG_REQUIRE_TORCH2=1: {len(result.skipped)} torch 2.x test(s) skipped: "
