@@ -196,13 +196,14 @@ static void output_to(const char *log)
         dup2(devnull, STDIN_FILENO);
 }
 
-/* In the child that becomes rank r: environment, files, exec. Never returns. */
-static void exec_rank(const cg_pt_launch *L, int r, int port)
+/* In the child that becomes the ranks' zygote (python/collgrad_torch/runner/zygote.py):
+ * the launch's environment, its output into rank 0's log, exec. It imports
+ * torch once and forks the W ranks, each `collgrad_torch.runner.rank` with the
+ * arguments after "--" and its own files; it appends each rank's end to the
+ * exits file. Never returns. */
+static void exec_zygote(const cg_pt_launch *L, int port)
 {
-    char num[32], path[1024], results[1024], status[1024], log[1024], first[32], ct[32], st[32];
-    snprintf(num, sizeof num, "%d", r);
-    set_env("RANK", num);
-    set_env("LOCAL_RANK", num);
+    char num[32], path[1024], files[1024], exits[1024], log[1024], first[32], ct[32], st[32];
     snprintf(num, sizeof num, "%d", L->world);
     set_env("WORLD_SIZE", num);
     set_env("LOCAL_WORLD_SIZE", num);
@@ -215,16 +216,17 @@ static void exec_rank(const cg_pt_launch *L, int r, int port)
     const char *old = getenv("PYTHONPATH");
     snprintf(path, sizeof path, "%s%s%s", L->package_dir, old && *old ? ":" : "", old && *old ? old : "");
     set_env("PYTHONPATH", path);
-    cg_pt_rank_file(L, "results", r, results, sizeof results);
-    cg_pt_rank_file(L, "status", r, status, sizeof status);
-    cg_pt_rank_file(L, "log", r, log, sizeof log);
+    snprintf(files, sizeof files, "%s/{kind}-w%d-l%d-r", L->dir, L->world, L->launch); /* cg_pt_rank_file's names */
+    cg_pt_rank_file(L, "exits", 0, exits, sizeof exits);
+    cg_pt_rank_file(L, "log", 0, log, sizeof log);
+    snprintf(num, sizeof num, "%d", L->world);
     snprintf(first, sizeof first, "%d", L->first_job);
     snprintf(ct, sizeof ct, "%g", L->collective_timeout);
     snprintf(st, sizeof st, "%g", L->startup_timeout);
     output_to(log);
-    execlp(L->python, L->python, "-m", "collgrad_torch.runner.rank", "--ir", L->ir, "--api", L->api, "--backend",
-           L->torch_backend, "--store", L->store, "--results", results, "--status", status, "--first-job", first,
-           "--collective-timeout", ct, "--startup-timeout", st, (char *)NULL);
+    execlp(L->python, L->python, "-m", "collgrad_torch.runner.zygote", "--world", num, "--files", files, "--exits",
+           exits, "--", "--ir", L->ir, "--api", L->api, "--backend", L->torch_backend, "--store", L->store,
+           "--first-job", first, "--collective-timeout", ct, "--startup-timeout", st, (char *)NULL);
     fprintf(stderr, "collgrad-check: cannot run %s: %s\n", L->python, strerror(errno));
     _exit(127);
 }
@@ -255,10 +257,28 @@ static void exec_jax(const cg_pt_launch *L)
     _exit(127);
 }
 
-/* The supervisor: isolates itself, starts the W ranks, waits for them and
- * writes a "RANK STATUS" line to the exits file as each one ends (STATUS its
- * exit status, or minus the signal that killed it), so the parent can tell
- * a rank that died from one that waits. Never returns. */
+/* How many ranks the exits file names, each marked in seen[]. */
+static int exits_named(const char *path, int world, bool *seen)
+{
+    int n = 0, r, st;
+    FILE *f = fopen(path, "r");
+    while (f && fscanf(f, "%d %d", &r, &st) == 2)
+        if (r >= 0 && r < world && !seen[r]) {
+            seen[r] = true;
+            n++;
+        }
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* The supervisor: isolates itself, starts the ranks' process (the zygote,
+ * which forks the W ranks and appends a "RANK STATUS" line to the exits file
+ * as each one ends: STATUS its exit status, or minus the signal that killed
+ * it; or under jax the one process of every rank) and waits for it, so the
+ * parent can tell a rank that died from one that waits. Where that process
+ * ended without naming every rank (it could not start, or died), the ranks it
+ * did not name ended as it did. Never returns. */
 static void supervise(const cg_pt_launch *L)
 {
     setpgid(0, 0); /* one group: the deadline kills the supervisor and every rank */
@@ -267,48 +287,30 @@ static void supervise(const cg_pt_launch *L)
         _exit(CG_EXIT_INFRA);
     }
     int port = free_port();
-    pid_t pids[CG_MAX_WORLD];
-    for (int r = 0; r < L->world; r++) {
-        if (L->jax && r > 0) { /* the one JAX process is every rank: its end is each rank's */
-            pids[r] = pids[0];
-            continue;
-        }
-        pids[r] = fork();
-        if (pids[r] == 0 && L->jax)
-            exec_jax(L);
-        if (pids[r] == 0)
-            exec_rank(L, r, port);
-    }
     char exits[1024];
     cg_pt_rank_file(L, "exits", 0, exits, sizeof exits);
-    FILE *f = fopen(exits, "w");
-    int left = 0;
-    for (int r = 0; r < L->world; r++)
-        if (pids[r] < 0 && f) /* never started */
-            fprintf(f, "%d 127\n", r);
-        else
-            left += pids[r] > 0 && (!L->jax || r == 0);
-    if (f)
-        fflush(f);
-    while (left > 0) { /* in the order they end, not rank order: a dead rank is news at once */
-        int status = 0;
-        pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0 && errno == EINTR)
-            continue;
-        if (pid < 0)
-            break;
-        if (pid == pids[0] || !L->jax)
-            left--;
-        for (int r = 0; r < L->world; r++)
-            if (pids[r] == pid) {
-                if (f) {
-                    fprintf(f, "%d %d\n", r, WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status));
-                    fflush(f);
-                }
-            }
-    }
+    FILE *f = fopen(exits, "w"); /* there from the start: the parent reads it while the ranks run */
     if (f)
         fclose(f);
+    pid_t pid = fork();
+    if (pid == 0 && L->jax)
+        exec_jax(L);
+    if (pid == 0)
+        exec_zygote(L, port);
+    int status = 0, code = 127;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (pid > 0)
+        code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    bool seen[CG_MAX_WORLD] = {false};
+    if (L->jax || exits_named(exits, L->world, seen) < L->world) {
+        f = fopen(exits, "a");
+        for (int r = 0; f && r < L->world; r++)
+            if (!seen[r])
+                fprintf(f, "%d %d\n", r, L->jax || code != 0 ? code : 127);
+        if (f)
+            fclose(f);
+    }
     _exit(0);
 }
 
