@@ -150,15 +150,19 @@ def _gradients(f: Any, dummy: Any, zeros: List[Any], prog: Program, world: int) 
     reaches has none."""
     if not prog.roots or not zeros:
         return {}
-    roots, vjp = jax.vjp(lambda *ds: f(dummy, *ds)[0], *zeros)
+    calls = [ev[1] for ev in prog.events if ev[0] != "zero_grad"]
+
+    def vjps(d: Any, *ds: Any) -> List[Any]:   # one program for every call: op by op, each op compiles alone
+        roots, vjp = jax.vjp(lambda *xs: f(d, *xs)[0], *ds)
+        return [vjp(jnp.zeros(roots.shape, jnp.float64).at[..., c].set(1.0)) for c in calls]  # [W, roots] or [roots]
+
+    each = iter(jax.jit(vjps)(dummy, *zeros))
     grads: Dict[int, Any] = {}
     for ev in prog.events:
         if ev[0] == "zero_grad":
             grads.clear()
             continue
-        _, c, reached, _ = ev
-        cot = jnp.zeros(roots.shape, jnp.float64).at[..., c].set(1.0)  # [W, roots], or [roots] under P()
-        got = vjp(cot)
+        got, reached = next(each), ev[2]
         for k in reached:
             grads[k] = got[k] if k not in grads else grads[k] + got[k]
     return grads
