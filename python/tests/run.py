@@ -10,7 +10,6 @@ import importlib.util
 import os
 import shutil
 import sys
-import time
 import unittest
 
 if importlib.util.find_spec("torch") is None:
@@ -20,6 +19,7 @@ if importlib.util.find_spec("torch") is None:
 here = os.path.dirname(os.path.abspath(__file__))
 TORCH2_TESTS = ("usercode_torch2.py", "usercode_parallel.py", "usercode_launched.py")  # run with torch 2.x (tests/CMakeLists.txt)
 sys.path.insert(0, os.path.dirname(here))
+from tests.timed import TimedResult  # noqa: E402
 pattern = sys.argv[1] if len(sys.argv) > 1 else "test*.py"
 # tests whose launchers (torchrun's rendezvous, mpiexec's ranks) bind fixed loopback ports: as root,
 # all of them in one private network namespace of their own, where no other test's ports are
@@ -37,26 +37,9 @@ if os.environ.get("ASAN_OPTIONS"):
         sys.exit(77)
     pattern = "test_[!u]*.py"
 
-
-class TimedResult(unittest.TextTestResult):
-    """Each test's seconds, printed longest first at the end: where CI's time goes, test by test."""
-
-    took: "dict[str, float]" = {}
-
-    def startTest(self, test: unittest.TestCase) -> None:
-        self.took[test.id()] = -time.monotonic()
-        super().startTest(test)
-
-    def stopTest(self, test: unittest.TestCase) -> None:
-        self.took[test.id()] += time.monotonic()
-        super().stopTest(test)
-
-
 suite = unittest.defaultTestLoader.discover(here, pattern=pattern, top_level_dir=os.path.dirname(here))
 result = unittest.TextTestRunner(verbosity=2, resultclass=TimedResult).run(suite)
-slow = [(name, s) for name, s in sorted(TimedResult.took.items(), key=lambda kv: -kv[1])[:12] if s >= 1.0]
-if slow:
-    print("seconds per test, the longest first:\n" + "".join(f"  {s:7.1f}  {name}\n" for name, s in slow), end="")
+TimedResult.print_longest()
 if pattern in TORCH2_TESTS and os.environ.get("CG_REQUIRE_TORCH2") == "1" and result.skipped:
     # CI: the torch 2.x tests must run there (.ci/run), a skip is a failure
     print(f"CG_REQUIRE_TORCH2=1: {len(result.skipped)} torch 2.x test(s) skipped: "

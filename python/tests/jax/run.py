@@ -17,7 +17,9 @@ if importlib.util.find_spec("jax") is None:
     sys.exit(77)
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(here)))  # python/: the package from the tree
+from tests.timed import TimedResult  # noqa: E402
 pattern = sys.argv[1] if len(sys.argv) > 1 else "test_jax*.py"
 suite = unittest.defaultTestLoader.discover(here, pattern=pattern, top_level_dir=here)
-result = unittest.TextTestRunner(verbosity=2).run(suite)
+result = unittest.TextTestRunner(verbosity=2, resultclass=TimedResult).run(suite)
+TimedResult.print_longest()
 sys.exit(0 if result.wasSuccessful() else 1)
