@@ -4,7 +4,7 @@
  * Its gradients come from ordinary autograd over the simulated global
  * function, never from a rule set, which is what makes it the reference.
  * From one forward run and two backward passes (semantics.c says why two
- * suffice) it derives, for every named tensor on every rank (DESIGN
+ * suffice) it derives, for every named tensor on every rank (design.md
  * section 2), in time and memory linear in W N:
  *   per_rank   d(sum_k L_k)/dx_r        (PyTorch's meaning; the default)
  *   replicated dL_k/dx_r, defined only when every rank k with roots yields the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The include graph between layer folders (DESIGN section 6): one line per
+# The include graph between layer folders (design.md section 6): one line per
 # edge "from -> to (N includes)", then every include that runs from a lower
 # layer to a higher one and every cycle between layered folders. Exit 1 if
 # there is any, or a source file outside every layer folder.

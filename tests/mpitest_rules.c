@@ -3,7 +3,7 @@
  * Run as `mpiexec -n W mpitest_rules` for W = 1..4. Every rank builds its
  * tensors from closed-form per-rank values, so each rank can also compute
  * every other rank's values; the expected gradients are worked out here from
- * the formulas of DESIGN sections 3 and 4 with plain loops, never taken from
+ * the formulas of design.md sections 3 and 4 with plain loops, never taken from
  * the code under test. Rank 0 prints "N passed, N failed"; the exit status
  * is non-zero on any failure. */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* mpitest_rules_more.c — the emulations of DESIGN section 4 after the first
+/* mpitest_rules_more.c — the emulations of design.md section 4 after the first
  * five (torch-funcol, horovod, torch-xla, megatron) over the real MPI
  * transport; mpitest_rules.c covers the rest with the same harness.
  *

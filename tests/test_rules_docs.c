@@ -62,7 +62,7 @@ START_TEST(statements_follow_the_cited_code)
     /* Megatron reduce_from: identity backward, SUM only */
     ck_assert(strstr(say("megatron", CG_C_ALL_REDUCE, CG_RED_SUM, &inh), "identity"));
     ck_assert(strstr(say("megatron", CG_C_ALL_REDUCE, CG_RED_MAX, &inh), "[x_i == y]") && inh);
-    /* the reference: DESIGN section 3, PROD exact at zeros */
+    /* the reference: design.md section 3, PROD exact at zeros */
     ck_assert(strstr(say("reference", CG_C_ALL_REDUCE, CG_RED_PROD, &inh), "prod_{k != i} x_k") && !inh);
 }
 END_TEST

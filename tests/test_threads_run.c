@@ -93,7 +93,7 @@ START_TEST(reference_matches_the_oracle_on_every_builtin_case)
 END_TEST
 
 /* pytorch#58005's PRODUCT numbers: torch.distributed.nn gives 12 and 18
- * where the truth is 30 and 30 (DESIGN section 4). */
+ * where the truth is 30 and 30 (design.md section 4). */
 START_TEST(torch_nn_reproduces_the_documented_product_numbers)
 {
     cg_case *cs = parse("case p\nworld 2\nx = param(ones(1))\nxx = x * (rank + 2)\n"

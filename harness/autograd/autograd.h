@@ -5,7 +5,7 @@
  * reverse. A node whose output received no gradient in this pass is skipped,
  * unless it is a communication node (always_run): those run with a zero
  * gradient so that every rank issues the same backward collectives in the
- * same order (DESIGN section 3, last paragraph).
+ * same order (design.md section 3, last paragraph).
  *
  * Two gradient slots per tensor: pgrad carries the gradient of the current
  * pass between nodes; at the end of the pass it is added into grad for leaves

@@ -7,7 +7,7 @@ static double busbw_ring(int world) { return (double)(world - 1) / world; }     
 static double busbw_all_reduce(int world) { return 2.0 * (world - 1) / world; }
 
 /* One row per collective. `transpose` is the collective that moves g in its
- * reference backward (DESIGN section 3); `simulate` the oracle's forward. */
+ * reference backward (design.md section 3); `simulate` the oracle's forward. */
 static const cg_collective table[CG_C_COUNT] = {
     [CG_C_ALL_REDUCE] = {
         CG_C_ALL_REDUCE, .same_shape = true, .shape = CG_SHAPE_SAME,

@@ -31,7 +31,7 @@ typedef struct cg_comm {
      * -1 with the graph's error. */
     int (*group)(void *self, cg_graph *g, int id, const int *members, int n);
     /* Slot `slot` calls c on a group it is not a member of: *out is its
-     * input as the framework returns it (DESIGN 13), with whatever backward
+     * input as the framework returns it (design.md section 13), with whatever backward
      * the framework gives it. NULL: a clone that passes the gradient (the
      * truth). 0, or -1 with the graph's error. */
     int (*nonmember)(void *self, cg_graph *g, const cg_coll *c, int slot, cg_tensor *in,

@@ -1,6 +1,6 @@
 /* explore.h — `collgrad-check explore`: random programs through the oracle,
  * finite differences, the MPI reference and the backend under test
- * (DESIGN section 15).
+ * (design.md section 15).
  *
  *   1. each program (explore_gen.h) is parsed by the tool's parser and run
  *      by the oracle with finite differences, judged in-process

@@ -1,5 +1,5 @@
 /* explore_gen.h — random programs in the case language, valid by
- * construction, the same for a seed on every machine (DESIGN section 15).
+ * construction, the same for a seed on every machine (design.md section 15).
  *
  * A program is 1-4 params per rank of random shapes (rows a multiple of the
  * world, so every split collective divides them), local ops drawn from the

@@ -7,7 +7,7 @@
  * Everything about a kind comes from the collective table (collectives.h)
  * and the language's syntax (coll_words.h): which arguments it takes and
  * where (op, root, send_splits, recv_splits), its output's shape on a member
- * (the shape rule) and on a non-member (its input, DESIGN 13), whether only
+ * (the shape rule) and on a non-member (its input, design.md section 13), whether only
  * the root's output means anything, whether it is half of a point-to-point
  * pair. A new kind is drawn as soon as its table row and words exist. */
 #include <math.h>

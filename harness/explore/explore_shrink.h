@@ -1,5 +1,5 @@
 /* explore_shrink.h — reducing a program that disagrees to a small one that
- * disagrees the same way (DESIGN section 15: delta debugging over
+ * disagrees the same way (design.md section 15: delta debugging over
  * statements, world, groups, shapes, values).
  *
  * A candidate is kept only when `judge` gives it the program's class again,

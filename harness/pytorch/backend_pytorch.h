@@ -1,5 +1,5 @@
 /* backend_pytorch.h — real PyTorch as the backend under test
- * (--backend pytorch:API, DESIGN section 12).
+ * (--backend pytorch:API, design.md section 12).
  *
  * The C parser stays the only parser: each world size's cases are exported
  * as IR (export_ir.h), W Python ranks (python/collgrad_torch) interpret them

@@ -219,7 +219,7 @@ static int w_collective(void *self, cg_graph *g, const cg_coll *c, cg_tensor **i
     n->iarg[0] = c->seq; /* comm nodes carry their call for analyses (hazards.c) */
     n->iarg[1] = c->kind;
     cg_node_always_run(g, n); /* every rank issues every backward collective */
-    /* non-root outputs of reduce and gather carry no gradient (DESIGN 3) */
+    /* non-root outputs of reduce and gather carry no gradient (design.md section 3) */
     y->requires_grad = !(cg_collective_of(c->kind)->root_only_output && at.rank != c->root);
     return 0;
 }

@@ -1,6 +1,6 @@
 /* rules.h — rule sets: the backward formula of every collective.
  *
- * `reference` is DESIGN section 3 (correct under per-rank semantics); the
+ * `reference` is design.md section 3 (correct under per-rank semantics); the
  * others emulate known implementations (section 4) so the tool can reproduce
  * their numbers and name the bug a backend has. A rule set sees only the
  * transport table (through transport.h) and host tensors.
@@ -87,8 +87,8 @@ typedef struct cg_rules {
      * every member; NULL: no refusal. NULL table entry: refuses nothing. The
      * answer must depend on c alone, so every member refuses alike. */
     const char *(*refuses)(const cg_coll *c);
-    /* A non-member's call on a process group returns its own input (DESIGN
-     * 13); what flows back to that input. call->tp is NULL, call->rank -1,
+    /* A non-member's call on a process group returns its own input (design.md
+     * section 13); what flows back to that input. call->tp is NULL, call->rank -1,
      * call->counts NULL: no communication. NULL table entry: the gradient
      * passes through (reference). */
     int (*nonmember_backward)(cg_rule_call *call);

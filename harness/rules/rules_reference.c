@@ -1,4 +1,4 @@
-/* rules_reference.c — the `reference` rule set: DESIGN section 3, the
+/* rules_reference.c — the `reference` rule set: design.md section 3, the
  * backward of every collective under per-rank semantics (the gradient on
  * x_i is d(sum_k L_k)/dx_i), written against the transport table only.
  *
@@ -133,7 +133,7 @@ static void transposed_counts(const cg_collective *t, const cg_coll_counts *f, c
 }
 
 /* dx_i = (the transpose of the forward applied to g)_i · factor_i: the
- * forward's collective run backwards as a sum (DESIGN section 3), then the
+ * forward's collective run backwards as a sum (design.md section 3), then the
  * local factor of its reduction op. The transpose's output lands in gx;
  * where it is meaningful only at the root, the other ranks' gx must stay
  * zero. A reduce (broadcast's transpose) receives into gx itself, which the
@@ -210,7 +210,7 @@ int cg_reference_backward(cg_rule_call *call)
     return rc;
 }
 
-/* What each backward computes (DESIGN section 3), in the words the
+/* What each backward computes (design.md section 3), in the words the
  * diagnosis quotes; g_r is the gradient at rank r's output. */
 static const cg_backward_doc reference_docs[] = {
     {CG_C_ALL_REDUCE, CG_RED_SUM, "dx_i = sum_r g_r (an all_reduce SUM of g)"},
@@ -242,7 +242,7 @@ const cg_rules cg_rules_reference = {
     .abi_version = CG_RULES_ABI_VERSION,
     .name = "reference",
     .emulates = "the correct backward of every collective under per-rank semantics",
-    .see = "DESIGN.md section 3; pytorch/pytorch#58005",
+    .see = "docs/design.md section 3; pytorch/pytorch#58005",
     .wiring = cg_wiring_all_collective,
     .backward = cg_reference_backward,
     .docs = reference_docs,

@@ -1,6 +1,6 @@
 /* rules_torch_funcol.c — torch-funcol@2.15: the autograd of
  * torch.distributed._functional_collectives as measured in torch 2.15.0 over
- * gloo (tests/torch/findings-2.15-gloo.txt; DESIGN section 12 states the same).
+ * gloo (tests/torch/findings-2.15-gloo.txt; design.md section 12 states the same).
  * The differentiable ops are registered in C++
  * (torch/csrc/distributed/c10d/Functional.cpp):
  *

@@ -1,5 +1,5 @@
 /* transport_fault.c — a transport that wraps another and breaks it on
- * purpose, to prove the checker catches every class of fault (DESIGN 10).
+ * purpose, to prove the checker catches every class of fault (design.md section 10).
  *
  * Data faults corrupt what the faulty rank receives (or sends), on every call
  * of the kinds they apply to, forward and backward: a checker that misses

@@ -5,7 +5,7 @@
     print(result.table())
 
 Each rank's .grad is compared with central finite differences of the global
-loss, computed by running the same code on every rank in lockstep (DESIGN
+loss, computed by running the same code on every rank in lockstep (design.md
 section 14). See check() for the arguments.
 
 The names below load on first use: the modules that hold no torch (result,

@@ -1,5 +1,5 @@
 """A finite difference and its own error, with no torch (the JAX check uses
-it too): DESIGN section 18's "a truth that knows its own error".
+it too): design.md section 18's "a truth that knows its own error".
 
 A central difference D(h) = (L(x + h) - L(x - h)) / 2h is off from the
 derivative by truncation (c h^2, c from the loss's third derivative) and by

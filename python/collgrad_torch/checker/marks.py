@@ -1,5 +1,5 @@
 """What frameworks say about their own parameters and losses: their marks
-(DESIGN section 18: a framework's own contract decides what its objects are).
+(design.md section 18: a framework's own contract decides what its objects are).
 
 Two questions, asked of every module input:
 - which ranks hold one copy of a parameter (holders): a whole tensor that

@@ -1,4 +1,4 @@
-"""DTensor's contract for the check's inputs (DESIGN section 16).
+"""DTensor's contract for the check's inputs (design.md section 16).
 
 A DTensor input or parameter (torch 2.x, made in make_inputs, which runs
 inside the process group, or by parallelize_module / fully_shard) is checked

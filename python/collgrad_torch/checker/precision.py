@@ -1,4 +1,4 @@
-"""Float32 code checked in float64 (DESIGN section 14; issue 61 item 1).
+"""Float32 code checked in float64 (design.md section 14; issue 61 item 1).
 
 The check makes the inputs float64 (inputs.py), but a model may compute in a
 lower precision where it asks to: transformers' loss calls logits.float(),

@@ -68,7 +68,7 @@ def _diagnosis(r: Result) -> Optional[Dict[str, Any]]:
     if not found:
         return None
     return {"matches": list(dict.fromkeys(patterns.key(p) for p in found)), "explanation": "; ".join(found),
-            "see": "DESIGN section 14; pytorch/pytorch#58005"}
+            "see": "design.md section 14; pytorch/pytorch#58005"}
 
 
 def case(r: Result) -> Dict[str, Any]:
