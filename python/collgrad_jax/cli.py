@@ -66,9 +66,12 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] != "check":
-        print(f"usage: {PROG} FILE.py:make_loss --inputs FILE.py:make_inputs [--world 2,4] (see --help)",
-              file=sys.stderr)
-        return ExitClass.PASS if args[:1] in (["-h"], ["--help"]) else ExitClass.USAGE
+        usage = f"usage: {PROG} FILE.py:make_loss --inputs FILE.py:make_inputs [options]  (check --help)"
+        if args[:1] in (["-h"], ["--help"]):   # asked for: the answer, on stdout
+            print(usage)
+            return ExitClass.PASS
+        print((f"python -m collgrad_jax: unknown command '{args[0]}'\n" if args else "") + usage, file=sys.stderr)
+        return ExitClass.USAGE
     p = parser()
     try:
         ns = p.parse_args(args[1:])

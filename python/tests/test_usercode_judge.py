@@ -147,6 +147,24 @@ class CliExitStatus(unittest.TestCase):
         self.assertEqual(cli.exit_status([self.result(error_class=2)]), 2)
 
 
+class CliHelp(unittest.TestCase):
+    def test_every_option_says_what_it_does_and_its_default(self):
+        # issue 63: --atol, --rtol, --seed and --semantics once had no words in check --help
+        from collgrad_torch.checker import cli
+
+        for action in cli.parser()._actions:
+            if action.dest == "help":
+                continue
+            with self.subTest(option=action.option_strings or action.dest):
+                self.assertTrue(action.help, "no description")
+                d = action.default
+                if d in (None, False, []) or not action.option_strings or isinstance(d, list):
+                    continue
+                shown = {str(d), f"{d:g}"} if isinstance(d, (int, float)) else {str(d)}
+                self.assertTrue("default" in action.help or any(f"({v})" in action.help for v in shown)
+                                or any(v in action.help.split(",")[0] for v in shown), action.help)
+
+
 class ReportFiles(unittest.TestCase):
     def test_a_write_that_fails_names_the_file_and_leaves_nothing(self):
         import os

@@ -53,17 +53,24 @@ def parser() -> argparse.ArgumentParser:
                    help="world sizes, comma-separated (default 4), or 'launched': every process of the "
                         "torchrun, srun or mpiexec launch this runs under is a rank (docs/launchers.md)")
     p.add_argument("--backend", default="gloo", help="gloo, nccl, mpi, MODULE:NAME or FILE.py:NAME")
-    p.add_argument("--semantics", default="auto", choices=["auto", "per_rank", "replicated"])
-    p.add_argument("--reduction", default="sum", choices=["sum", "mean"])
+    p.add_argument("--semantics", default="auto", choices=["auto", "per_rank", "replicated"],
+                   help="per_rank: rank r's truth is d(sum_k L_k)/dx_r; replicated: dL_0/dx_r, one loss every rank "
+                        "holds; auto (default): replicated where every rank's loss is the same logical loss")
+    p.add_argument("--reduction", default="sum", choices=["sum", "mean"],
+                   help="the global loss: the ranks' losses summed (default) or averaged (DDP's mean)")
     p.add_argument("--replicated", action="append", default=[], metavar="NAME",
                    help="an input, or a module input's parameter or submodule by dotted path (model.row.bias), "
                         "that is one logical tensor held by every rank (repeatable)")
-    p.add_argument("--atol", type=float)
-    p.add_argument("--rtol", type=float)
-    p.add_argument("--fd", default="auto", choices=["auto", "element", "fast"])
-    p.add_argument("--fd-budget", type=int, default=4096, help="element mode up to this many input elements")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds without progress that make a hang")
+    p.add_argument("--atol", type=float, help=f"absolute tolerance (default {api.DEFAULT_ATOL:g}, wider for "
+                                              "float16/bfloat16 gradients: docs/user-code.md)")
+    p.add_argument("--rtol", type=float, help=f"relative tolerance (default {api.DEFAULT_RTOL:g}, likewise)")
+    p.add_argument("--fd", default="auto", choices=["auto", "element", "fast"],
+                   help="finite differences element by element, along one random direction per tensor (fast), "
+                        "or auto (default): element mode up to --fd-budget elements, fast beyond")
+    p.add_argument("--fd-budget", type=int, default=4096, help="element mode up to this many input elements (default 4096)")
+    p.add_argument("--seed", type=int, default=0, help="the ranks' random state and fast mode's directions "
+                                                        "(default 0)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds without progress that make a hang (default 60)")
     p.add_argument("--name", help="the case's name in the reports (default: the function's reference)")
     p.add_argument("--modes", type=lambda t: [m for m in t.split(",") if m], metavar="M,M",
                    help="also check under torch.compile(backend=M) for each non-eager M "

@@ -54,6 +54,19 @@ class Exits(unittest.TestCase):
             self.assertEqual(out.returncode, 2, out.stdout + out.stderr)
             self.assertIn(words, out.stdout + out.stderr)
 
+    def test_help_is_an_answer_on_stdout(self):
+        # as python -m collgrad_torch --help: asked for, the usage goes to stdout with status 0, and points
+        # at the command's own --help (not at itself)
+        out = cli("--help")
+        self.assertEqual((out.returncode, out.stderr), (0, ""), out.stdout + out.stderr)
+        self.assertIn("(check --help)", out.stdout)
+        out = cli("check", "--help")
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertIn("--inputs", out.stdout)
+        out = cli("frobnicate")
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("unknown command 'frobnicate'", out.stderr)
+
     def test_bad_functions_are_exit_2_with_their_reason(self):
         cases = (("make_loss_right", "inputs_not_a_dict", "must return a dict of global arrays"),
                  ("make_loss_right", "inputs_raise", "RuntimeError: no data for this world"),
