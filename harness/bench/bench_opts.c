@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "plugin_check.h"
 #include "preflight.h"
 #include "report_file.h"
 
@@ -220,6 +221,8 @@ static int precheck(const cg_bench_opts *o)
     int rc = cg_preflight_names(&names, &st);
     if (rc == 0 && o->json && strcmp(o->json, "-") != 0 && cg_report_targets_prepare(o->json, NULL, &st) != 0)
         rc = CG_EXIT_USAGE;
+    if (rc == 0 && cg_transport_precheck(o->transport, &st) != 0)
+        rc = CG_EXIT_INFRA; /* no GPU for nccl: the machine's, as the run's own precheck says (main.c) */
     if (rc != 0)
         fprintf(stderr, "collgrad-check bench: %s\n", st.msg);
     return rc;

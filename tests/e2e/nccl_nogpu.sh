@@ -27,6 +27,10 @@ if grep -q "Passed\|Failed\|Error " "$TMP/out"; then bad "no job should run"; el
 expect_exit 3 -- "$BIN" --transport nccl --json "$TMP/r.json" "$COLL/all_reduce_sum.case"
 python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["cases"]; assert [(k["name"], k["status"], k["error_class"]) for k in c]==[("refused","error",3)] and "nccl" in c[0]["message"], c' \
   "$TMP/r.json" && ok || bad "the refusal is not in the report"
+# bench alike: once, exit 3 (the machine's, as above), no rank started (each once said it and bench exited 2)
+expect_exit 3 -- "$BIN" bench -t nccl -c all_reduce -b 1K -e 1K
+if [ "$(grep -c "nccl: " "$TMP/out")" -eq 1 ]; then ok; else bad "bench's refusal must appear once"; fi
+expect_grep "^collgrad-check bench: nccl: " "$TMP/out"
 # the oracle needs no transport: --oracle-only still runs
 expect_exit 0 -- "$BIN" --transport nccl --oracle-only "$COLL/all_reduce_sum.case"
 finish
