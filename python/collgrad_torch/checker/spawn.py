@@ -18,8 +18,9 @@ clean exit, never after the SIGKILL that ends a rank) goes with it.
 The ranks are forked from this process once it has imported torch (as
 torch's DataLoader forks its workers): a rank's start costs a fork, not an
 interpreter and torch's import (3-4 s of CPU under torch 2.x), which a world
-of W ranks on a few cores paid W times over. Nothing here touches CUDA or
-starts a thread of its own before the forks, so each rank initialises its
+of W ranks on a few cores paid W times over; for CPU ranks, the installed
+packages the user's files import too (preload.py). Nothing here touches CUDA
+or starts a thread of its own before the forks, so each rank initialises its
 device and its process group as a fresh process would."""
 
 import json
@@ -28,6 +29,8 @@ import sys
 import tempfile
 import traceback
 from typing import Dict, List, NoReturn, Optional
+
+from . import preload
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -46,6 +49,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.environ["TMPDIR"] = tmp   # what torch's import writes there goes with the check, as the ranks' does
     tempfile.tempdir = None
     _preload()
+    packages = [n for n in os.environ.pop(preload.ENV, "").split(",") if n]
+    os.environ["WORLD_SIZE"] = str(world)   # as each rank's: a package may read it at import
+    if packages and not preload.preload(packages):   # one read the rank: each rank imports them itself
+        os.execv(sys.executable, [sys.executable, "-m", "collgrad_torch.checker.spawn"] + argv)
     for rank in range(world):
         with open(os.path.join(log_dir, f"rank{rank}.log"), "wb") as log:
             sys.stdout.flush()

@@ -24,6 +24,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ..exit_class import ExitClass
+from . import preload
 from .messages import RankError, RankResult, Spec
 from .stacks import waiting_call
 
@@ -115,6 +116,8 @@ class World:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)),
                    GLOO_SOCKET_IFNAME="lo", MASTER_ADDR="127.0.0.1", MASTER_PORT="29500")
         env.setdefault("OMP_NUM_THREADS", "1")  # W ranks on a few cores: no thread oversubscription
+        refs = [str(self.spec.get(k) or "") for k in ("fn", "inputs", "setup", "teardown")]
+        env[preload.ENV] = ",".join(preload.third_party(refs, self.spec.get("backend", "")))
         with open(os.path.join(self.log_dir, "spawn.log"), "wb") as log:  # the child keeps its own descriptor
             return subprocess.Popen(self.prefix + [self.python, "-m", "collgrad_torch.checker.spawn"] + args,
                                     env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
