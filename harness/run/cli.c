@@ -78,7 +78,7 @@ void cg_print_usage(FILE *f)
             "  --junit FILE      write JUnit XML (the junit-10 XSD); - is stdout\n"
             "  --list            list the selection (cases, world sizes, bad files) and\n"
             "                    the jobs a run would do; run nothing\n"
-            "  --explain CASE    print a case's program, per-root gradients, both semantics\n"
+            "  --explain CASE    a case's name or file: its program, per-root gradients, both semantics\n"
             "                    and which rule sets agree (runs each rule set over MPI)\n"
             "  -v, --verbose     print every check, not only failing ones\n"
             "  -h, --help        this text\n"

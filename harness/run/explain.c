@@ -1,8 +1,10 @@
 /* explain.c — `--explain CASE`: everything a person reading a thread like
  * #58005 wants side by side: the program, each root's own gradient, the
  * per-rank and replicated answers, and which rule sets give which. */
+#define _DEFAULT_SOURCE /* realpath(3) */
 #include "explain.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,11 +113,14 @@ static int print_rule_sets(const cg_options *o, const cg_case_set *set, const cg
 int cg_explain(const cg_options *o, const cg_case_set *set)
 {
     const cg_case *cs = NULL;
+    char want[PATH_MAX], got[PATH_MAX]; /* a case's file as any path names it (relative, ./, links) */
+    bool path = realpath(o->explain, want) != NULL;
     for (int i = 0; i < set->n && !cs; i++)
-        if (strcmp(set->cases[i]->name, o->explain) == 0 || strcmp(set->cases[i]->file, o->explain) == 0)
+        if (strcmp(set->cases[i]->name, o->explain) == 0 ||
+            (path && realpath(set->cases[i]->file, got) && strcmp(got, want) == 0))
             cs = set->cases[i];
     if (!cs) {
-        fprintf(stderr, "collgrad-check: --explain: no case named '%s' (see --list)\n", o->explain);
+        fprintf(stderr, "collgrad-check: --explain: no case named '%s', nor in that file (see --list)\n", o->explain);
         return CG_EXIT_USAGE;
     }
     /* only this case: the rule-set runs load the set again from its file */

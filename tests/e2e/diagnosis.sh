@@ -37,6 +37,10 @@ expect_grep "per_rank +\[30\]" "$TMP/out"
 expect_grep "replicated +undefined" "$TMP/out"
 expect_grep "torch-nn@1.13 +grad\(x\) r0 \[12\] +grad\(x\) r1 \[18\]" "$TMP/out"
 expect_grep "torch-funcol@2.15 +-> raises in backward" "$TMP/out"
+# the case's file names it too, as every other option takes a path (relative here, from the tree)
+(cd "$SRC" && "$BIN" --explain ./cases/pytorch-58005/allreduce_prod_scaled.case --world 2) > "$TMP/out" 2>&1 \
+  && ok || bad "--explain with the case's file: exit $?"
+expect_grep "^== allreduce_prod_scaled at W=2" "$TMP/out"
 # the sentence follows the op (issue 26 item 2): torch-xla on a PROD all_reduce
 # is g * y / x, not "identity" (what a static table said on ae24178)
 expect_exit 1 -- "$BIN" --rules torch-xla --world 2 --no-fd "$SRC/cases/collectives/all_reduce_prod_zeros.case"
