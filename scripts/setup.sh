@@ -28,7 +28,7 @@ fi
 # the package's sources changed since the last install (a hash kept beside pip's cache).
 root="$(cd "$(dirname "$0")/.." && pwd)"
 stamp=/var/cache/collgrad-check/python-install.sha1
-hash="$(cd "$root" && find python/pyproject.toml python/README.md python/collgrad_torch -type f \
+hash="$(cd "$root" && find python/pyproject.toml python/README.md python/collgrad_core python/collgrad_torch python/collgrad_jax -type f \
           \( -name '*.py' -o -name '*.toml' -o -name '*.md' -o -name py.typed \) | sort | xargs sha1sum | sha1sum)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$hash" ]; then
   echo "setup: pip install ./python (collgrad_torch) for /usr/bin/python3"

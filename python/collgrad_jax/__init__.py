@@ -12,11 +12,11 @@ in a fresh process whose W devices are XLA's host devices
 (``--xla_force_host_platform_device_count``) with float64 on, and compares
 ``jax.grad`` of the global loss, device block by device block, with central
 finite differences of the same loss. The result, its table, patterns and
-reports are the PyTorch check's (``collgrad_torch.checker.result``), so one
-CI reads both.
+reports are collgrad_core's, the PyTorch check's too, so one CI reads both.
 
-Needs jax, not torch (the modules shared with the PyTorch check import no
-torch); ``pip install "./python[jax]"``.
+Needs jax, not torch (collgrad_core, what the two checks share, imports no
+framework; this package imports nothing of collgrad_torch);
+``pip install "./python[jax]"``.
 """
 
 from .api import CheckError, GradientMismatch, assert_gradients, check

@@ -10,10 +10,10 @@ import os
 import time
 from typing import Any, Callable, List, Literal, Mapping, Optional, Union
 
-from collgrad_torch.checker import refs
-from collgrad_torch.checker.errors import CheckError, GradientMismatch
-from collgrad_torch.checker.result import Result
-from collgrad_torch.exit_class import ExitClass
+from collgrad_core import refs
+from collgrad_core.errors import CheckError, GradientMismatch
+from collgrad_core.result import Result
+from collgrad_core.exit_class import ExitClass
 
 from . import devices, judge as judgemod
 

@@ -14,9 +14,9 @@ import argparse
 import sys
 from typing import Dict, List, Optional
 
-from collgrad_torch.checker import cli_words, interrupt
-from collgrad_torch.checker.result import Result
-from collgrad_torch.exit_class import ExitClass
+from collgrad_core import cli_words, interrupt
+from collgrad_core.result import Result
+from collgrad_core.exit_class import ExitClass
 
 from . import api
 

@@ -41,7 +41,7 @@ def main(argv: "list[str]") -> int:
         _write(out_path, {"error": f"jax is not installed for {sys.executable} ({e}): pip install \"./python[jax]\" "
                                    "or scripts/jax-venv.sh", "class": 3})
         return 0
-    from collgrad_torch.checker import refs
+    from collgrad_core import refs
 
     from . import measure
 

@@ -23,8 +23,8 @@ import tempfile
 import time
 from typing import Any, List, Optional, TypedDict
 
-from collgrad_torch.checker.stacks import waiting_call
-from collgrad_torch.exit_class import ExitClass
+from collgrad_core.stacks import waiting_call
+from collgrad_core.exit_class import ExitClass
 
 TAIL = 4000  # characters of the process's output an error quotes
 

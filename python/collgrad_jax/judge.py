@@ -13,8 +13,8 @@ d L_0 / d x what a device would get if every device's loss were device 0's.
 import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from collgrad_torch.checker import fd_error, patterns
-from collgrad_torch.checker.result import Result, TensorCheck
+from collgrad_core import fd_error, patterns
+from collgrad_core.result import Result, TensorCheck
 
 from .devices import Block, Input, Measured
 

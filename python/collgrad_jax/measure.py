@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh
 
-from collgrad_torch.checker import fd_error, refs
+from collgrad_core import fd_error, refs
 
 from . import vma
 from .devices import Block, Flipped, Input, Measured, Spec

@@ -21,7 +21,7 @@ torch itself. The module names of 0.1 (``collgrad_torch.usercode``,
 from typing import TYPE_CHECKING, Any
 
 from . import _renamed
-from .exit_class import ExitClass
+from collgrad_core.exit_class import ExitClass
 
 if TYPE_CHECKING:  # what the names loaded on first use are, for mypy and editors
     from .checker import (CheckError as CheckError, GradientMismatch as GradientMismatch, Result as Result,

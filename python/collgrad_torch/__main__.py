@@ -5,7 +5,7 @@ own entry point, `python -m collgrad_torch.runner.rank`."""
 import sys
 from typing import List, Optional
 
-from .exit_class import ExitClass
+from collgrad_core.exit_class import ExitClass
 
 USAGE = "usage: python -m collgrad_torch check [FN] [--step FN] --inputs MAKE_INPUTS [options]  (check --help)"
 

@@ -1,6 +1,8 @@
 """The module names of collgrad_torch 0.1, before the package was split into
 its two products (checker/: the user-code check; runner/: the C tool's
-case-IR runner). An import of an old name still works in this release and
+case-IR runner), and of 0.2's modules that moved to collgrad_core (the
+framework-free core both checks stand on: the result, judge words, patterns,
+finite differences' error, reports, the case IR). An import of an old name still works in this release and
 warns (DeprecationWarning) with the new one; the next release drops them.
 
 One finder on sys.meta_path answers only for the old names; the module it
@@ -18,9 +20,17 @@ from typing import Optional, Sequence
 _RUNNER = ("ir", "interp", "ops", "comm", "rank", "api_c10d", "api_diffdist", "api_funcol", "api_gatherlayer",
            "api_listassign", "api_nn", "api_rpc", "apis", "results", "rng", "rpc_job", "scalar_ops")
 
+# collgrad_torch 0.2's modules that are collgrad_core's now
+_CORE = {**{f"collgrad_torch.checker.{m}": f"collgrad_core.{m}" for m in
+            ("errors", "result", "fd_error", "patterns", "refs", "cli_words", "interrupt", "stacks", "report",
+             "options")},
+         **{f"collgrad_torch.runner.{m}": f"collgrad_core.{m}" for m in ("ir", "scalar_ops", "rng", "result_files")},
+         "collgrad_torch.exit_class": "collgrad_core.exit_class",
+         "collgrad_torch.checker.pytest_plugin": "collgrad_core.pytest_plugin"}
 
-def new_name(old: str) -> Optional[str]:
-    """The module that old (a collgrad_torch 0.1 module name) is now, or None."""
+
+def _split_name(old: str) -> Optional[str]:
+    """The 0.2 name of old, a collgrad_torch 0.1 module name, or None."""
     prefix = "collgrad_torch."
     if not old.startswith(prefix):
         return None
@@ -32,6 +42,14 @@ def new_name(old: str) -> Optional[str]:
     if rest in _RUNNER:
         return "collgrad_torch.runner." + rest
     return None
+
+
+def new_name(old: str) -> Optional[str]:
+    """The module that old (a module name of collgrad_torch 0.1 or 0.2) is now, or None."""
+    if old in _CORE:
+        return _CORE[old]
+    split = _split_name(old)
+    return None if split is None else _CORE.get(split, split)
 
 
 class _Alias(importlib.abc.Loader):
@@ -56,7 +74,8 @@ class _Finder(importlib.abc.MetaPathFinder):
             return None
         warnings.warn(f"{fullname} is {new} now; the old name goes in the next release",
                       DeprecationWarning, stacklevel=2)
-        return importlib.machinery.ModuleSpec(fullname, _Alias(new), is_package=new.count(".") == 1)
+        package = new in ("collgrad_torch.checker", "collgrad_torch.runner")
+        return importlib.machinery.ModuleSpec(fullname, _Alias(new), is_package=package)
 
 
 def install() -> None:

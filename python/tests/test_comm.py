@@ -6,7 +6,8 @@ import unittest
 
 import torch
 
-from collgrad_torch.runner import comm, ir
+from collgrad_core import ir
+from collgrad_torch.runner import comm
 
 
 def call(rank: int, world: int, rows: int, splits=None) -> comm.Call:

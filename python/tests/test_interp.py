@@ -14,7 +14,8 @@ import unittest
 import torch
 import torch.distributed as dist
 
-from collgrad_torch.runner import apis, interp, ir, ops, rng
+from collgrad_core import ir, rng
+from collgrad_torch.runner import apis, interp, ops
 
 _TMP = tempfile.mkdtemp(prefix="collgrad-torch-test-")
 

@@ -16,9 +16,12 @@ class RenamedTest(unittest.TestCase):
     def test_the_mapping(self):
         self.assertEqual(_renamed.new_name("collgrad_torch.usercode"), "collgrad_torch.checker")
         self.assertEqual(_renamed.new_name("collgrad_torch.usercode.judge"), "collgrad_torch.checker.judge")
-        self.assertEqual(_renamed.new_name("collgrad_torch.pytest_plugin"), "collgrad_torch.checker.pytest_plugin")
+        self.assertEqual(_renamed.new_name("collgrad_torch.pytest_plugin"), "collgrad_core.pytest_plugin")
         self.assertEqual(_renamed.new_name("collgrad_torch.rank"), "collgrad_torch.runner.rank")
         self.assertEqual(_renamed.new_name("collgrad_torch.api_nn"), "collgrad_torch.runner.api_nn")
+        self.assertEqual(_renamed.new_name("collgrad_torch.checker.patterns"), "collgrad_core.patterns")
+        self.assertEqual(_renamed.new_name("collgrad_torch.usercode.result"), "collgrad_core.result")
+        self.assertEqual(_renamed.new_name("collgrad_torch.exit_class"), "collgrad_core.exit_class")
         for never in ("collgrad_torch.checker", "collgrad_torch.runner.rank", "collgrad_torch.nothing", "json"):
             self.assertIsNone(_renamed.new_name(never), never)
 
@@ -30,9 +33,11 @@ class RenamedTest(unittest.TestCase):
         return module, [str(w.message) for w in caught if w.category is DeprecationWarning]
 
     def test_an_old_name_is_the_new_module_and_warns(self):
-        for old, new in (("collgrad_torch.usercode.patterns", "collgrad_torch.checker.patterns"),
-                         ("collgrad_torch.rng", "collgrad_torch.runner.rng"),
-                         ("collgrad_torch.ir", "collgrad_torch.runner.ir")):
+        for old, new in (("collgrad_torch.usercode.judge", "collgrad_torch.checker.judge"),
+                         ("collgrad_torch.usercode.patterns", "collgrad_core.patterns"),
+                         ("collgrad_torch.checker.report", "collgrad_core.report"),
+                         ("collgrad_torch.rng", "collgrad_core.rng"),
+                         ("collgrad_torch.ir", "collgrad_core.ir")):
             module, said = self.old(old)
             self.assertIs(module, importlib.import_module(new))
             self.assertEqual(module.__name__, new)

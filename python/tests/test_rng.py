@@ -4,7 +4,7 @@ here from the published constants of splitmix64 and FNV-1a."""
 import math
 import unittest
 
-from collgrad_torch.runner import rng
+from collgrad_core import rng
 
 
 class RngTest(unittest.TestCase):

@@ -7,7 +7,7 @@ import time
 import unittest
 
 import collgrad_torch as cg
-from collgrad_torch.checker import patterns
+from collgrad_core import patterns
 
 BAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "usercode_bad.py")
 

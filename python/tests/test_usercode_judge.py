@@ -4,8 +4,9 @@ the patterns, on rank results written by hand from the math."""
 
 import unittest
 
-from collgrad_torch.checker import fd, judge, patterns
-from collgrad_torch.checker.result import Result
+from collgrad_core import patterns
+from collgrad_torch.checker import fd, judge
+from collgrad_core.result import Result
 
 
 def _results(losses_per_rank, grads_per_rank, metas, base=None):
@@ -139,7 +140,7 @@ class CliExitStatus(unittest.TestCase):
 
     def test_a_mode_that_cannot_run_is_no_wrong_gradient(self):
         # once: eager passing and inductor's "torch 1.13 has no torch.compile" exited 1, "wrong gradients"
-        from collgrad_torch.checker import cli_words as cli
+        from collgrad_core import cli_words as cli
 
         self.assertEqual(cli.exit_status([self.result()]), 0)
         self.assertEqual(cli.exit_status([self.result(modes=[self.result(error_class=2)])]), 2)
@@ -170,7 +171,7 @@ class ReportFiles(unittest.TestCase):
         import os
         import tempfile
 
-        from collgrad_torch.checker import report
+        from collgrad_core import report
 
         with tempfile.TemporaryDirectory() as tmp:
             target = os.path.join(tmp, "report.json")
@@ -208,7 +209,7 @@ class ErrorBound(unittest.TestCase):
     """fd_error: a difference's bound from the math of its points, and the three verdicts."""
 
     def test_truncation_is_measured_by_the_second_step(self):
-        from collgrad_torch.checker import fd_error
+        from collgrad_core import fd_error
 
         # L = x^3 at x = 1: D(h) = 3 + h^2, D(2h) = 3 + 4 h^2; the bound covers D(h)'s error h^2
         h = 1e-2
@@ -218,7 +219,7 @@ class ErrorBound(unittest.TestCase):
         self.assertAlmostEqual(m.errors[0] - fd_error.ROUNDING * 2 / (2 * h), 3 * h * h, places=9)
 
     def test_rounding_grows_with_the_loss_and_shrinks_with_the_step(self):
-        from collgrad_torch.checker import fd_error
+        from collgrad_core import fd_error
 
         big = fd_error.measure([[1e7 + o * 1e-6 for o in fd_error.OFFSETS]], 1e-6)
         self.assertGreater(big.errors[0], 1e-3)          # eps 1e7 / 1e-6: no tolerance of 1e-3 holds
@@ -227,7 +228,7 @@ class ErrorBound(unittest.TestCase):
         self.assertTrue(fd_error.resolved(wide, 1e-5, 1e-3))
 
     def test_three_verdicts(self):
-        from collgrad_torch.checker import fd_error
+        from collgrad_core import fd_error
 
         # truth 1, tolerance 1e-5 + 1e-3, bound 0.05: 1.0005 right, 1.02 unknown, 1.1 and nan wrong
         wrong, unsure = fd_error.verdicts([1.0005, 1.02, 1.1, float("nan")], [1.0] * 4, [0.05] * 4, 1e-5, 1e-3)

@@ -6,7 +6,7 @@ import os
 import unittest
 
 import collgrad_torch as cg
-from collgrad_torch.checker import patterns
+from collgrad_core import patterns
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         "examples", "user_code")

@@ -22,7 +22,7 @@ root = os.path.dirname(here)
 os.chdir(root)
 out, err, status = api.run(["--config-file", "pyproject.toml", "--disallow-untyped-defs",
                             "--cache-dir", os.path.join(os.environ.get("TMPDIR", "/tmp"), "collgrad-mypy-cache"),
-                            "-p", "collgrad_torch.checker", "-m", "collgrad_torch"])
+                            "-p", "collgrad_core", "-p", "collgrad_torch.checker", "-m", "collgrad_torch"])
 sys.stdout.write(out)
 sys.stderr.write(err)
 if status != 0:

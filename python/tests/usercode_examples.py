@@ -17,7 +17,7 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(HERE)), "examples", "use
 sys.path.insert(0, EXAMPLES)
 
 import collgrad_torch as cg  # noqa: E402
-from collgrad_torch.checker import patterns  # noqa: E402
+from collgrad_core import patterns  # noqa: E402
 
 
 # (module, function, check() arguments, expected status, a pattern every wrong check names,

@@ -79,7 +79,7 @@ class FiniteDifferencesKnowTheirError(unittest.TestCase):
                 self.assertAlmostEqual(c.observed[0], exact[c.rank], delta=1e-9 * abs(exact[c.rank]) + 1e-9)
                 self.assertGreater(c.fd_step, 1e-6)   # h = 1e-6 could not resolve it
                 self.assertLess(c.fd_bound, 0.5 * (r.atol + r.rtol * abs(c.truth[0])))
-            from collgrad_torch.checker import report
+            from collgrad_core import report
 
             path = os.path.join(tmp, "r.json")
             report.write_json(path, [r])
@@ -230,7 +230,7 @@ class Signals(unittest.TestCase):
                         "    return s.slow(rank, world, x)\n")
             env = dict(os.environ, TMPDIR=work, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
                        PYTHONPATH=os.pathsep.join([os.path.dirname(HERE)] + sys.path))
-            p = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "collgrad_torch.checker.pytest_plugin",
+            p = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "collgrad_core.pytest_plugin",
                                   "-p", "no:cacheprovider", "test_slow.py"], cwd=tmp, env=env,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             deadline, seen = time.monotonic() + 60, []

@@ -16,7 +16,8 @@ from typing import Any, Dict, List, Tuple
 import torch
 
 import collgrad_torch as cg
-from collgrad_torch.checker import fd, patterns
+from collgrad_core import patterns
+from collgrad_torch.checker import fd
 
 FRAMEWORKS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                           "examples", "frameworks")

@@ -18,7 +18,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import collgrad_torch as cg  # noqa: E402
-from collgrad_torch.checker import patterns  # noqa: E402
+from collgrad_core import patterns  # noqa: E402
 
 # the examples use the public APIs of torch 2.6 (torch.distributed.tensor, fsdp.fully_shard,
 # pipelining's scale_grads); 2.4 kept them private (tests/torch/findings-zoo.txt)

@@ -38,7 +38,7 @@ def pytest_session(*files: str, extra: Tuple[str, ...] = ()) -> Tuple[str, Dict[
         junit, reports = os.path.join(tmp, "j.xml"), os.path.join(tmp, "reports")
         env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
                    PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "python"), os.environ.get("PYTHONPATH", "")]))
-        out = subprocess.run([sys.executable, "-m", "pytest", "-p", "collgrad_torch.checker.pytest_plugin", "-q",
+        out = subprocess.run([sys.executable, "-m", "pytest", "-p", "collgrad_core.pytest_plugin", "-q",
                               "-p", "no:cacheprovider", "--junitxml", junit, "--collgrad-json", reports,
                               *extra, *files], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
         outcomes: Dict[str, Tuple[str, str]] = {}
@@ -142,7 +142,7 @@ class Plugin(unittest.TestCase):
                             (("--collgrad-shrink", "-1"), "--collgrad-shrink: expected a finite number of seconds >= 0"),
                             (("--collgrad-shrink", "nan"), "--collgrad-shrink: expected a finite number of seconds >= 0")):
             with self.subTest(extra=extra):
-                out = subprocess.run([sys.executable, "-m", "pytest", "-p", "collgrad_torch.checker.pytest_plugin", "-q",
+                out = subprocess.run([sys.executable, "-m", "pytest", "-p", "collgrad_core.pytest_plugin", "-q",
                                       "-p", "no:cacheprovider", *extra, "examples/user_code/test_examples.py"],
                                      cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
                 self.assertEqual(out.returncode, 4, out.stdout + out.stderr)  # pytest's usage error
@@ -152,7 +152,7 @@ class Plugin(unittest.TestCase):
     def test_marker_keywords_are_checks(self) -> None:
         import inspect
 
-        from collgrad_torch import pytest_plugin
+        from collgrad_core import pytest_plugin
         from collgrad_torch.checker import check
 
         params = set(inspect.signature(check).parameters)
@@ -183,7 +183,7 @@ class Plugin(unittest.TestCase):
             self.skipTest("collgrad-torch is not installed here (scripts/setup.sh installs it)")
         eps = metadata.entry_points()
         group = eps.select(group="pytest11") if hasattr(eps, "select") else eps.get("pytest11", [])
-        self.assertIn("collgrad_torch.checker.pytest_plugin", [e.value for e in group])
+        self.assertIn("collgrad_core.pytest_plugin", [e.value for e in group])
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from usercode_examples import run  # noqa: E402
 import collgrad_torch as cg  # noqa: E402
-from collgrad_torch.checker import patterns  # noqa: E402
+from collgrad_core import patterns  # noqa: E402
 
 TORCH2 = tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 4)
 

@@ -29,7 +29,7 @@ expect_grep "^$want cases, [0-9]+ jobs, 0 errors$" "$TMP/out"
 expect_exit 0 -- "$P/bin/collgrad-check" --oracle-only "$P/share/collgrad-check/cases/pytorch-58005"
 # the Python it starts is installed beside it: the PyTorch ranks' and the JAX process's packages,
 # and with jax at hand (scripts/jax-venv.sh) the installed tool runs a case through JAX from there
-for f in collgrad_torch/runner/rank.py collgrad_jax/runner/__main__.py collgrad_jax/runner/program.py; do
+for f in collgrad_core/ir.py collgrad_torch/runner/rank.py collgrad_jax/runner/__main__.py collgrad_jax/runner/program.py; do
   if [ -f "$P/share/collgrad-check/python/$f" ]; then ok; else bad "not installed: share/collgrad-check/python/$f"; fi
 done
 JPY="${CG_JAX_PYTHON:-/opt/venv-jax/bin/python}"

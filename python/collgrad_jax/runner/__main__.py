@@ -11,8 +11,8 @@ import argparse
 import sys
 from typing import Any, Dict, List, Optional
 
-from collgrad_torch.exit_class import ExitClass
-from collgrad_torch.runner.result_files import Writer
+from collgrad_core.exit_class import ExitClass
+from collgrad_core.result_files import Writer
 
 
 class Files:
@@ -56,7 +56,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         files.everyone({"fatal": f"{sys.executable} cannot import jax: {type(e).__name__}: {e}"})
         return ExitClass.INFRA
     jax.config.update("jax_enable_x64", True)
-    from collgrad_torch.runner import ir
+    from collgrad_core import ir
 
     try:
         doc = ir.load(args.ir)

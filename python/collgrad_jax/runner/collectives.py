@@ -23,7 +23,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from collgrad_torch.runner.ir import Node
+from collgrad_core.ir import Node
 
 from .values import Tensor, Unsupported, derived
 

@@ -20,8 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec as P
 
-from collgrad_torch.runner.ir import Case
-from collgrad_torch.runner.result_files import number
+from collgrad_core.ir import Case
+from collgrad_core.result_files import number
 
 from . import spelling as spellings
 from .program import CaseError, Program

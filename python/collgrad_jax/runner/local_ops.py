@@ -12,8 +12,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from collgrad_torch.runner import rng
-from collgrad_torch.runner.ir import Node, Op
+from collgrad_core import rng
+from collgrad_core.ir import Node, Op
 
 from .values import PerDevice, Tensor, derived
 

@@ -19,8 +19,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from collgrad_torch.runner.ir import Case, Node, position
-from collgrad_torch.runner.scalar_ops import SCALAR_OPS
+from collgrad_core.ir import Case, Node, position
+from collgrad_core.scalar_ops import SCALAR_OPS
 
 from . import collectives, local_ops
 from .spelling import Spelling, is_varying

@@ -8,9 +8,9 @@ Each rank's .grad is compared with central finite differences of the global
 loss, computed by running the same code on every rank in lockstep (design.md
 section 14). See check() for the arguments.
 
-The names below load on first use: the modules that hold no torch (result,
-patterns, report, refs) are shared with the JAX check (collgrad_jax), which
-imports them where torch is not installed.
+The names below load on first use. What holds no torch (the result, patterns,
+reports, the finite differences' error) is collgrad_core's, which the JAX
+check (collgrad_jax) stands on as well.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .api import (CheckError as CheckError, GradientMismatch as GradientMismatch,
                       assert_gradients as assert_gradients, check as check)
     from .inputs import replicated as replicated
-    from .result import Result as Result, TensorCheck as TensorCheck
+    from collgrad_core.result import Result as Result, TensorCheck as TensorCheck
     from .shrinking import Shrunk as Shrunk, shrink as shrink
     from .warm import warm_worlds as warm_worlds
 

@@ -5,14 +5,15 @@ import math
 import time
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
-from ..exit_class import ExitClass
+from collgrad_core.exit_class import ExitClass
 from . import fd as fdmod
 from . import judge as judgemod
-from . import cli_words, refs, warm as warmmod, world as worldmod
-from .errors import CheckError, GradientMismatch
+from collgrad_core import cli_words, refs
+from . import warm as warmmod, world as worldmod
+from collgrad_core.errors import CheckError, GradientMismatch
 from .launched_env import LaunchError
-from .options import FdMode, Reduction, Semantics
-from .result import Result
+from collgrad_core.options import FdMode, Reduction, Semantics
+from collgrad_core.result import Result
 from .messages import RankResult, Spec
 
 Fn = Union[str, Callable[..., Any]]

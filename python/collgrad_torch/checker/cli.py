@@ -21,9 +21,10 @@ import sys
 import time
 from typing import Any, List, Optional, Union
 
-from ..exit_class import ExitClass
-from . import api, cli_words, interrupt, report, shrinking, warm as warm_mod
-from .result import Result
+from collgrad_core.exit_class import ExitClass
+from collgrad_core import cli_words, interrupt, report
+from . import api, shrinking, warm as warm_mod
+from collgrad_core.result import Result
 
 
 def _refuse_outputs(args: argparse.Namespace) -> Optional[str]:

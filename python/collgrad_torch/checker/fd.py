@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from .fd_error import OFFSETS, ROUNDING, STEPS, Measured, best, measure, resolved  # noqa: F401 (the check's names)
+from collgrad_core.fd_error import OFFSETS, ROUNDING, STEPS, Measured, best, measure, resolved  # noqa: F401 (the check's names)
 from .messages import TensorMeta
 
 STEP = 1e-6          # the first central-difference step on float64 inputs (gradcheck's eps)

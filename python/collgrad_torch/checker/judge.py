@@ -5,8 +5,9 @@ dictionaries (worker.py), so it is tested without starting a world."""
 import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import fd, fd_error, patterns
-from .result import Result, TensorCheck
+from collgrad_core import fd_error, patterns
+from . import fd
+from collgrad_core.result import Result, TensorCheck
 from .messages import RankResult
 
 

@@ -44,12 +44,12 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from ..exit_class import ExitClass
+from collgrad_core.exit_class import ExitClass
 from . import launched_env, worker
 from .launched_env import LaunchError, Place
 from .messages import RankError, RankResult, Spec
-from .result import Result
-from .stacks import waiting_call
+from collgrad_core.result import Result
+from collgrad_core.stacks import waiting_call
 from .world import ERROR_GRACE_S, STARTING, STARTUP_S, error_message
 
 BEAT_S = 0.5

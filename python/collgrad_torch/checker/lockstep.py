@@ -132,7 +132,8 @@ def finite_differences(r: Any, prog: Any, ins: Any, saved: List[Any], rng: RngSt
     runs widened (precision.py). Returns (the repeats' losses, this rank's
     rounds, each with "rounding": its losses' relative rounding; the lowest
     dtype the forward asked for, or None; whether the points ran widened)."""
-    from . import fd, fd_error, precision
+    from collgrad_core import fd_error
+    from . import fd, precision
 
     spec = r.spec
     by_index = {t.index: leaf for t, leaf in held}

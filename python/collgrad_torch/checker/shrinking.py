@@ -24,9 +24,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Union, cast
 
-from . import api, patterns, warm
-from .options import FdMode, Reduction, Semantics
-from .result import Result
+from collgrad_core import patterns
+from . import api, warm
+from collgrad_core.options import FdMode, Reduction, Semantics
+from collgrad_core.result import Result
 from .messages import Spec
 
 

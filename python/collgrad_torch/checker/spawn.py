@@ -82,7 +82,8 @@ def _preload() -> None:
     import torch  # noqa: F401
     import torch.distributed  # noqa: F401
 
-    from . import cuda_on_cpu, refs, warm_rank, worker  # noqa: F401
+    from collgrad_core import refs
+    from . import cuda_on_cpu, warm_rank, worker  # noqa: F401
     try:
         import torch.distributed.tensor  # noqa: F401  (DTensor: most torch 2.x code's; 0.6 s a rank)
     except ImportError:   # torch before 2.4

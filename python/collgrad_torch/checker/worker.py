@@ -26,7 +26,7 @@ import time
 import traceback
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
-from ..exit_class import ExitClass
+from collgrad_core.exit_class import ExitClass
 from . import lockstep, precision, rank_grads, transport_errors
 from .lockstep import TransportError
 from .rng_state import RngState, seed as _seed
@@ -222,7 +222,8 @@ def run(r: Rank) -> RankResult:
     import torch
 
     from .. import backend as pg
-    from . import fd, inputs, placements, refs
+    from collgrad_core import refs
+    from . import fd, inputs, placements
 
     spec = r.spec
     r.status("joining the process group")
@@ -317,7 +318,8 @@ def run_rank(r: Rank) -> int:
     else the exit status its error (r.fail) explains."""
     t0 = time.monotonic()
     try:
-        from . import cuda_on_cpu, refs   # torch: imported once the rank runs
+        from collgrad_core import refs
+        from . import cuda_on_cpu   # torch: imported once the rank runs
 
         with cuda_on_cpu.active(bool(r.spec.get("cpu_for_cuda"))):
             result = run(r)

@@ -23,10 +23,10 @@ import tempfile
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..exit_class import ExitClass
+from collgrad_core.exit_class import ExitClass
 from . import preload
 from .messages import RankError, RankResult, Spec
-from .stacks import waiting_call
+from collgrad_core.stacks import waiting_call
 
 STARTUP_S = 120.0        # importing torch and joining the group, W ranks on a loaded machine
 STARTING = (None, "joining the process group", "importing the user's code")

@@ -14,7 +14,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import torch
 
-from .ir import PlanEvent
+from collgrad_core.ir import PlanEvent
 
 
 class Unsupported(Exception):

@@ -20,9 +20,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 from . import comm, ops
-from .scalar_ops import SCALAR_OPS
+from collgrad_core.scalar_ops import SCALAR_OPS
 from .comm import Call
-from .ir import Case, Node, position
+from collgrad_core.ir import Case, Node, position
 
 DTYPES = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "f16": torch.float16}
 

@@ -8,8 +8,8 @@ from typing import Dict, List, Optional
 
 import torch
 
-from . import rng
-from .ir import Node, Op
+from collgrad_core import rng
+from collgrad_core.ir import Node, Op
 
 Value = object  # float or torch.Tensor
 

@@ -24,8 +24,8 @@ import traceback
 import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import ir
-from ..exit_class import ExitClass
+from collgrad_core import ir
+from collgrad_core.exit_class import ExitClass
 from .results import Writer, tensors
 
 

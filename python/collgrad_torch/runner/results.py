@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, List, Optional
 
 import torch
 
-from .result_files import Writer, number  # noqa: F401 (the rank's writer; number for values())
+from collgrad_core.result_files import Writer, number  # noqa: F401 (the rank's writer; number for values())
 
 
 def values(t: Optional[torch.Tensor]) -> Optional[List[Any]]:

@@ -22,7 +22,7 @@ import sys
 import traceback
 from typing import Dict, List, NoReturn
 
-from ..exit_class import ExitClass
+from collgrad_core.exit_class import ExitClass
 
 
 def _preload() -> None:

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import collgrad_jax as cgj
-from collgrad_torch.checker import patterns
+from collgrad_core import patterns
 
 jax.config.update("jax_enable_x64", True)
 

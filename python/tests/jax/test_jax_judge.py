@@ -6,8 +6,8 @@ import sys
 import unittest
 
 from collgrad_jax import judge
-from collgrad_torch.checker import patterns
-from collgrad_torch.checker.result import Result
+from collgrad_core import patterns
+from collgrad_core.result import Result
 
 
 def _result(world=2, reduction="sum"):

@@ -23,7 +23,7 @@ class Marker(unittest.TestCase):
         import tempfile
         with tempfile.TemporaryDirectory() as tmp:
             env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.dirname(HERE))] + sys.path))
-            out = subprocess.run([sys.executable, "-m", "pytest", "-p", "collgrad_torch.checker.pytest_plugin",
+            out = subprocess.run([sys.executable, "-m", "pytest", "-p", "collgrad_core.pytest_plugin",
                                   "-p", "no:cacheprovider", "-q", f"--junitxml={tmp}/j.xml",
                                   os.path.join(HERE, "pytest_cases", "test_marked_jax.py")],
                                  capture_output=True, text=True, timeout=600, env=env, cwd=tmp)

@@ -14,7 +14,7 @@ from typing import Any, Dict, List
 import torch.distributed as dist
 
 import collgrad_torch as cg
-from collgrad_torch.checker import cli_words
+from collgrad_core import cli_words
 
 
 def summary(r: cg.Result) -> Dict[str, Any]:

@@ -1,6 +1,6 @@
 """What check() raises, for the PyTorch check and the JAX check alike (no torch here)."""
 
-from .result import Result
+from collgrad_core.result import Result
 
 
 class CheckError(Exception):

@@ -8,8 +8,8 @@ import os
 import sys
 from typing import List, Optional, Sequence
 
-from ..exit_class import ExitClass
-from .result import Result
+from collgrad_core.exit_class import ExitClass
+from collgrad_core.result import Result
 
 
 def worlds(text: str) -> List[int]:
@@ -81,7 +81,7 @@ def finish(prog: str, results: Sequence[Result], json_path: Optional[str], junit
     """The end of a command line's run: the reports written (a failed write is
     INFRA), the count line printed, the exit status returned. `infra` says
     what infrastructure means for this check ("a rank died or hung")."""
-    from . import report
+    from collgrad_core import report
 
     try:
         if json_path:

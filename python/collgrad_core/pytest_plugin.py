@@ -1,5 +1,5 @@
-"""The pytest plugin (entry point pytest11 "collgrad_torch.checker.pytest_plugin",
-the module's own name, so -p with that name loads the same plugin): a test marked
+"""The pytest plugin (entry point pytest11 "collgrad_core.pytest_plugin", the
+module's own name, so -p with that name loads the same plugin): a test marked
 
     @pytest.mark.collgrad(world=[2, 4], backend="gloo", inputs=make_inputs)
     def test_layer(rank, world, x, w):
@@ -35,9 +35,11 @@ pytest-xdist's workers never share anything and no port is chosen.
 pytest's --junitxml carries the verdicts. A test skips, with the reason,
 where this interpreter has no torch or the backend cannot run.
 
-This module imports neither torch nor the check until a marked test runs:
+This module imports no framework until a marked test runs, and then only the
+one the test asks for (collgrad_torch, or collgrad_jax for framework="jax"):
 pytest loads it in every session of an environment where the package is
-installed.
+installed, and it lives in collgrad_core so that neither framework's package
+imports the other's.
 """
 
 import importlib.util
@@ -132,7 +134,7 @@ class _State:
 
     def warm_worlds(self) -> Any:
         if self.warm is None and not self.config.getoption("collgrad_cold"):
-            from . import warm_worlds
+            from collgrad_torch import warm_worlds
 
             factory = getattr(self.config, "_tmp_path_factory", None)
             tmpdir = str(factory.mktemp("collgrad", numbered=True)) if factory is not None else None
@@ -303,7 +305,7 @@ class CollgradItem(pytest.Item):
         reason = unavailable(self.options.get("backend", "gloo"), self.world)
         if reason:
             pytest.skip(reason)
-        from . import CheckError, check
+        from collgrad_torch import CheckError, check
 
         state.warm_worlds()
         try:
@@ -328,7 +330,9 @@ class CollgradItem(pytest.Item):
 
     def _shrink(self, ref: str, opts: Dict[str, Any], out: Optional[str]) -> str:
         """The shrink's summary and where its reproduction went."""
-        from . import report, shrinking
+        from collgrad_torch.checker import shrinking
+
+        from . import report
 
         kw = {k: v for k, v in opts.items() if k not in ("inputs", "step", "name")}
         s = shrinking.shrink(ref or None, world=self.world, inputs=opts.get("inputs"), step=opts.get("step"),

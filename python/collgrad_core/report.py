@@ -15,9 +15,9 @@ import time
 from typing import Any, Dict, List, Optional, Sequence
 from xml.sax.saxutils import quoteattr, escape
 
-from ..exit_class import ExitClass
-from . import patterns
-from .result import Result, TensorCheck
+from collgrad_core.exit_class import ExitClass
+from collgrad_core import patterns
+from collgrad_core.result import Result, TensorCheck
 
 VERSION = "0.1.0"
 SHOWN = 256  # the schema's maxItems for expected / observed
