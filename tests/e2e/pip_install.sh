@@ -3,7 +3,7 @@
 # - into a venv made with --system-site-packages, over the machine's torch (Debian's is
 #   1.13.0a0, a pre-release by PEP 440) with no index at all: pip must find the requirement
 #   met by the torch it has, never reach for another;
-# - the installed package's pytest entry point and `-p collgrad_torch.checker.pytest_plugin`
+# - the installed package's pytest entry point and `-p collgrad_core.pytest_plugin`
 #   together are one plugin (pluggy refuses one module under two names).
 . "$(dirname "$0")/common.bash"
 PY=/usr/bin/python3
@@ -25,11 +25,11 @@ mkdir -p "$TMP/t"
 printf 'def test_plain():\n    assert 1 + 1 == 2\n' > "$TMP/t/test_plain.py"
 cd "$TMP/t" || exit 1
 expect_exit 0 -- "$TMP/venv/bin/python" -m pytest -q -p no:cacheprovider --collgrad-cold test_plain.py
-expect_exit 0 -- "$TMP/venv/bin/python" -m pytest -q -p no:cacheprovider -p collgrad_torch.checker.pytest_plugin \
+expect_exit 0 -- "$TMP/venv/bin/python" -m pytest -q -p no:cacheprovider -p collgrad_core.pytest_plugin \
   --collgrad-cold test_plain.py
 expect_exit 0 -- env PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 "$TMP/venv/bin/python" -m pytest -q -p no:cacheprovider \
-  -p collgrad_torch.checker.pytest_plugin --collgrad-cold test_plain.py
+  -p collgrad_core.pytest_plugin --collgrad-cold test_plain.py
 # and turned off by the name the docs give
-expect_exit 4 -- "$TMP/venv/bin/python" -m pytest -q -p no:cacheprovider -p no:collgrad_torch.checker.pytest_plugin \
+expect_exit 4 -- "$TMP/venv/bin/python" -m pytest -q -p no:cacheprovider -p no:collgrad_core.pytest_plugin \
   --collgrad-cold test_plain.py
 finish

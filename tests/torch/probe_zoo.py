@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Tuple
 import torch
 
 import collgrad_torch as cg
-from collgrad_torch.checker import patterns
+from collgrad_core import patterns
 
 PARALLEL = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         "examples", "user_code", "parallel")
