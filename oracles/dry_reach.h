@@ -5,7 +5,7 @@
 #define CG_DRY_REACH_H
 
 #include "ir.h"
-#include "oracle.h"
+#include "oracle_result.h"
 
 /* Backward events recorded per rank; the last row is the sends' own reach
  * (FAST mode: a send's backward always runs), and events beyond it share it. */

@@ -8,7 +8,7 @@
 #define CG_HAZARDS_H
 
 #include "ir.h"
-#include "oracle.h"
+#include "oracle_result.h"
 
 /* What each kind of warning says, in its middle (explore classes hangs by
  * them): a rank that does not reach a collective's backward others run, and

@@ -7,7 +7,16 @@
 
 #include "comm.h"
 #include "interp.h"
-#include "oracle.h"
+#include "plan.h"
+
+/* How the simulated collectives differentiate: the truth, or a known mistake
+ * kept as a reference for the diagnosis (same forward values, gradients
+ * flowing differently). */
+typedef enum cg_sim_mode {
+    CG_SIM_TRUTH,
+    CG_SIM_STRAIGHT_THROUGH, /* each collective is identity on the local input for autograd */
+    CG_SIM_LOCAL_SLOT,       /* a gather's backward keeps only the rank's own slice */
+} cg_sim_mode;
 
 typedef struct cg_sim cg_sim;
 

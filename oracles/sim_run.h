@@ -9,7 +9,7 @@
 
 #include "autograd.h"
 #include "interp.h"
-#include "oracle.h"
+#include "oracle_result.h"
 #include "sim_comm.h"
 
 typedef struct cg_sim_run {
