@@ -54,10 +54,17 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 MARKER = "collgrad"
-# the marker's keywords: check()'s, less fn (the test itself) and python, with step=True
-KEYWORDS = ("world", "inputs", "backend", "semantics", "reduction", "replicated", "atol", "rtol", "fd",
-            "fd_budget", "seed", "timeout", "name", "modes", "step", "cpu_for_cuda", "setup", "teardown",
-            "framework")
+
+
+def torch_keywords() -> Tuple[str, ...]:
+    """The marker's keywords for a PyTorch test: check()'s options that the
+    marker takes (check_options.py says which; step=True names the test the
+    step), and framework."""
+    from collgrad_torch.checker import check_options
+
+    return tuple(f.name for f in check_options.fields("marker")) + ("framework",)
+
+
 # with framework="jax": collgrad_jax.check()'s
 JAX_KEYWORDS = ("world", "inputs", "mesh", "reduction", "atol", "rtol", "fd", "fd_budget", "seed", "timeout", "name",
                 "vma", "framework")
@@ -203,7 +210,7 @@ def _misuse(collector: Any, obj: Any, mark: Any) -> Optional[str]:
     framework = mark.kwargs.get("framework", "torch")
     if framework not in ("torch", "jax"):
         return f"the collgrad marker's framework is 'torch' (the default) or 'jax', got {framework!r}"
-    known = JAX_KEYWORDS if framework == "jax" else KEYWORDS
+    known = JAX_KEYWORDS if framework == "jax" else torch_keywords()
     unknown = sorted(set(mark.kwargs) - set(known))
     if unknown:
         return (f"the collgrad marker{' with framework=jax' if framework == 'jax' else ''} has no keyword "
@@ -334,16 +341,20 @@ class CollgradItem(pytest.Item):
 
         from . import report
 
-        kw = {k: v for k, v in opts.items() if k not in ("inputs", "step", "name")}
-        s = shrinking.shrink(ref or None, world=self.world, inputs=opts.get("inputs"), step=opts.get("step"),
-                             budget=self.config.getoption("collgrad_shrink"), **kw)
+        from collgrad_torch import CheckError
+
+        kw = {k: v for k, v in opts.items() if k != "name"}
+        try:
+            s = shrinking.shrink(ref or None, world=self.world, budget=self.config.getoption("collgrad_shrink"), **kw)
+        except CheckError as e:  # an option a shrink cannot carry (modes)
+            return f"not shrunk: {e}"
         text = s.summary()
         if s.script:
             where = out or str(getattr(self.config, "_tmp_path_factory").mktemp("collgrad-repro"))
             os.makedirs(where, exist_ok=True)
             path = os.path.join(where, re.sub(r"[^A-Za-z0-9_]+", "_", self.name).strip("_") + "_repro.py")
             report.write_text(path, s.script)
-            text += f"\n  reproduction: python {path}"
+            text += f"\n  reproduction: {sys.executable} {os.path.abspath(path)}"
         return text
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> Any:

@@ -10,7 +10,8 @@ import os
 import time
 from typing import Any, Callable, List, Literal, Mapping, Optional, Union
 
-from collgrad_core import refs
+from collgrad_core import options, refs
+from collgrad_core.options import FdMode, Reduction
 from collgrad_core.errors import CheckError, GradientMismatch
 from collgrad_core.result import Result
 from collgrad_core.exit_class import ExitClass
@@ -18,18 +19,10 @@ from collgrad_core.exit_class import ExitClass
 from . import devices, judge as judgemod
 
 Fn = Union[str, Callable[..., Any]]
-FdMode = Literal["auto", "element", "fast"]
-Reduction = Literal["sum", "mean"]
 Vma = Literal["both", "as_written"]
 
-DEFAULT_ATOL = 1e-5   # jax.test_util.check_grads' float64 tolerance is 1e-5 too
-DEFAULT_RTOL = 1e-3
+# the tolerances are the shared ones (jax.test_util.check_grads' float64 atol is 1e-5 too)
 MAX_WORLD = 64        # host devices in one process; a bigger world is a typo, not a test
-SEED_LIMIT = 1 << 32
-
-
-def _real(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def check(make_loss: Fn, *, world: Optional[int] = None, inputs: Fn, mesh: Optional[Mapping[str, int]] = None,
@@ -111,23 +104,10 @@ def plan(make_loss: Fn, *, world: Optional[int], inputs: Fn, mesh: Optional[Mapp
     spec the device process reads."""
     axes = _axes(world, mesh)
     size = math.prod(int(n) for _, n in axes)
-    if reduction not in ("sum", "mean"):
-        raise CheckError(f"reduction must be 'sum' or 'mean', got {reduction!r}")
-    if fd not in ("auto", "element", "fast"):
-        raise CheckError(f"fd must be 'auto', 'element' or 'fast', got {fd!r}")
+    options.refuse(reduction=reduction, fd=fd, atol=atol, rtol=rtol, fd_budget=fd_budget, seed=seed,
+                   timeout=timeout, name=name)
     if vma not in ("both", "as_written"):
         raise CheckError(f"vma must be 'both' or 'as_written', got {vma!r}")
-    for what, tol in (("atol", atol), ("rtol", rtol)):
-        if tol is not None and not (_real(tol) and 0 <= tol < math.inf):
-            raise CheckError(f"{what} must be a finite number >= 0, got {tol!r}")
-    if not (isinstance(fd_budget, int) and not isinstance(fd_budget, bool) and fd_budget >= 0):
-        raise CheckError(f"fd_budget must be an integer >= 0 (input elements checked one by one), got {fd_budget!r}")
-    if not (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < SEED_LIMIT):
-        raise CheckError(f"seed must be an integer in 0..{SEED_LIMIT - 1}, got {seed!r}")
-    if not (_real(timeout) and timeout > 0):
-        raise CheckError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    if name is not None and not (isinstance(name, str) and name):
-        raise CheckError(f"name must be a non-empty string (the case's name in the reports), got {name!r}")
     if not (isinstance(processes, int) and not isinstance(processes, bool) and processes >= 1 and size % processes == 0):
         raise CheckError(f"processes must be a positive integer dividing the {size} devices, got {processes!r}")
     try:
@@ -142,7 +122,8 @@ def plan(make_loss: Fn, *, world: Optional[int], inputs: Fn, mesh: Optional[Mapp
     result = Result(name=name or ref, ref=ref, world=size, backend="jax:cpu", kind="fn", semantics="per_rank",
                     reduction=reduction, seed=seed, framework="jax",
                     isolation="process" if processes == 1 else f"{processes} processes (jax.distributed)",
-                    atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol)
+                    atol=options.DEFAULT_ATOL if atol is None else atol,
+                    rtol=options.DEFAULT_RTOL if rtol is None else rtol)
     spec: devices.Spec = {"make_loss": ref, "inputs": inputs_ref, "world": size, "mesh": axes, "fd": fd,
                           "fd_budget": fd_budget, "reduction": reduction, "seed": seed, "vma": vma,
                           "atol": result.atol, "rtol": result.rtol, "processes": processes, "coordinator": ""}

@@ -2,10 +2,12 @@
 schedule and derivatives, replicated semantics' detection, the verdicts and
 the patterns, on rank results written by hand from the math."""
 
+import re
 import unittest
 
 from collgrad_core import patterns
 from collgrad_torch.checker import fd, judge
+from collgrad_core.errors import CheckError
 from collgrad_core.result import Result
 
 
@@ -148,6 +150,56 @@ class CliExitStatus(unittest.TestCase):
         self.assertEqual(cli.exit_status([self.result(error_class=2)]), 2)
 
 
+class OptionsDefinedOnce(unittest.TestCase):
+    """check()'s options live in check_options.CheckOptions (issue 63 item 5):
+    check()'s spelled-out signature (for editors) matches its fields, and the
+    CLI, the pytest marker and shrink() take what the fields say."""
+
+    def test_the_signature_is_the_fields(self):
+        import dataclasses
+        import inspect
+
+        from collgrad_torch.checker import check, check_options
+
+        params = inspect.signature(check).parameters
+        fields = {f.name: f for f in dataclasses.fields(check_options.CheckOptions)}
+        self.assertEqual([p for p in params if p != "fn"], list(fields))
+        for name, f in fields.items():
+            with self.subTest(option=name):
+                self.assertEqual(params[name].default, f.default)
+                self.assertEqual(params[name].kind, inspect.Parameter.KEYWORD_ONLY)
+
+    def test_the_cli_has_a_flag_per_field(self):
+        from collgrad_torch.checker import check_options, cli
+
+        flags = {a.dest for a in cli.parser()._actions}
+        for f in check_options.fields("cli"):
+            self.assertIn(f.name, flags)
+        self.assertEqual({"python", "roots"} & flags, set())  # the fields marked cli=False
+
+    def test_validated_once_with_one_line(self):
+        from collgrad_torch.checker import check_options
+
+        for bad, words in ((dict(fd="slow"), "fd must be 'auto', 'element' or 'fast', got 'slow'"),
+                           (dict(semantics="global"), "semantics must be 'auto', 'per_rank' or 'replicated'"),
+                           (dict(atol=float("nan")), "atol must be a finite number >= 0"),
+                           (dict(seed=-1), "seed must be an integer in 0.."),
+                           (dict(modes=["eager", "eager"]), "modes must be a list of distinct names"),
+                           (dict(replicated=[""]), "replicated must be True, False, or input names")):
+            with self.subTest(**{k: repr(v) for k, v in bad.items()}):
+                with self.assertRaisesRegex(CheckError, re.escape(words)):
+                    check_options.of(**bad).validated()
+        with self.assertRaisesRegex(CheckError, "check\\(\\) has no option fd_budjet"):
+            check_options.of(fd_budjet=3)
+        self.assertEqual(check_options.of(replicated="model").validated().replicated, ("model",))
+
+    def test_shrink_refuses_what_it_cannot_carry(self):
+        from collgrad_torch.checker import shrinking
+
+        with self.assertRaisesRegex(CheckError, "does not take modes"):
+            shrinking.shrink("m.py:f", world=2, modes=["eager", "inductor"])
+
+
 class CliHelp(unittest.TestCase):
     def test_every_option_says_what_it_does_and_its_default(self):
         # issue 63: --atol, --rtol, --seed and --semantics once had no words in check --help
@@ -159,7 +211,7 @@ class CliHelp(unittest.TestCase):
             with self.subTest(option=action.option_strings or action.dest):
                 self.assertTrue(action.help, "no description")
                 d = action.default
-                if d in (None, False, []) or not action.option_strings or isinstance(d, list):
+                if d is None or d is False or not action.option_strings or isinstance(d, list):
                     continue
                 shown = {str(d), f"{d:g}"} if isinstance(d, (int, float)) else {str(d)}
                 self.assertTrue("default" in action.help or any(f"({v})" in action.help for v in shown)

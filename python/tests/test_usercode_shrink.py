@@ -61,6 +61,23 @@ class Shrink(unittest.TestCase):
         self.assertIn("no known pattern", out.stdout)
         self.assertIn(f"at W={r.world} ", out.stdout)
 
+    def test_the_reproduction_runs_from_anywhere_with_the_checks_options(self) -> None:
+        # issue 63 item 6: the script held a relative path and said `python`; issue 61: it dropped cpu_for_cuda
+        rel = os.path.relpath(os.path.join(EXAMPLES, "custom_function.py"))
+        s = cg.shrink(rel + ":wrong_cube", world=2, inputs=rel + ":make_inputs", cpu_for_cuda=True, budget=30)
+        self.assertEqual(s.original.status, "fail")
+        self.assertIn(repr(os.path.abspath(rel) + ":wrong_cube"), s.script)
+        self.assertIn("cpu_for_cuda=True", s.script)
+        self.assertIn(f"Run: {sys.executable} THIS_FILE.py", s.script)
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "repro.py"), "w", encoding="utf-8") as f:
+                f.write(s.script)
+            env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
+            out = subprocess.run([sys.executable, "repro.py"], cwd=tmp, capture_output=True, text=True,
+                                 timeout=300, env=env)
+        self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
+        self.assertIn("no known pattern", out.stdout)
+
     def test_a_pattern_that_needs_two_ranks_keeps_them(self) -> None:
         # the doubled expert gradient is x W: at W=1 it would be right, so the shrink stops at 2
         s = cg.shrink(ref("moe", "moe_expert_grad_doubled"), world=4, inputs=ref("moe", "make_inputs"))

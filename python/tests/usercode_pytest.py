@@ -90,7 +90,8 @@ class Plugin(unittest.TestCase):
         self.assertEqual(outcome, "failure", out)
         # --collgrad-shrink: #58005's shape needs two ranks, one element each is enough
         self.assertIn("shrunk: W=2, x[1] (1 element)  ->  W=2, x[1] (1 element)", message)
-        self.assertRegex(message, r"reproduction: python \S+test_c10d_without_autograd_W_2_repro\.py")
+        # the interpreter that ran the session and the script's absolute path (issue 63 item 6)
+        self.assertRegex(message, rf"reproduction: {re.escape(sys.executable)} /\S+test_c10d_without_autograd_W_2_repro\.py")
         # seeds/002: 20 and 30 against the per-rank truth 40 and 60, the table with its pattern
         self.assertRegex(message, r"\n +0  x .*WRONG +20/40\n +pattern: right under replicated semantics only")
         self.assertRegex(message, r"\n +1  x .*WRONG +30/60\n")
@@ -156,8 +157,8 @@ class Plugin(unittest.TestCase):
         from collgrad_torch.checker import check
 
         params = set(inspect.signature(check).parameters)
-        self.assertEqual(set(pytest_plugin.KEYWORDS) - params, {"framework"})  # the marker's own word
-        self.assertEqual(params - set(pytest_plugin.KEYWORDS), {"fn", "python", "roots"})
+        self.assertEqual(set(pytest_plugin.torch_keywords()) - params, {"framework"})  # the marker's own word
+        self.assertEqual(params - set(pytest_plugin.torch_keywords()), {"fn", "python", "roots"})
 
     def test_under_xdist(self) -> None:
         # two xdist workers, each with warm worlds of its own under its own temporary directory

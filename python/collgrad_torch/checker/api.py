@@ -1,30 +1,20 @@
 """The public API: check(), assert_gradients(), and the errors they raise."""
 
 import dataclasses
-import math
 import time
-from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from collgrad_core.exit_class import ExitClass
 from . import fd as fdmod
 from . import judge as judgemod
-from collgrad_core import cli_words, refs
+from collgrad_core import cli_words, options, refs
 from . import warm as warmmod, world as worldmod
 from collgrad_core.errors import CheckError, GradientMismatch
 from .launched_env import LaunchError
 from collgrad_core.options import FdMode, Reduction, Semantics
 from collgrad_core.result import Result
 from .messages import RankResult, Spec
-
-Fn = Union[str, Callable[..., Any]]
-
-DEFAULT_ATOL = 1e-5   # torch.autograd.gradcheck's, on float64
-DEFAULT_RTOL = 1e-3
-SEED_LIMIT = 1 << 32  # the ranks seed torch with seed * 7919 + rank and seed * 1000003 + i: int64 holds them
-
-
-def _real(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+from .check_options import CheckOptions, Fn
 
 
 def check(fn: Optional[Fn] = None, *, world: Union[int, str] = 4, inputs: Optional[Fn] = None, backend: str = "gloo",
@@ -92,52 +82,32 @@ def check(fn: Optional[Fn] = None, *, world: Union[int, str] = 4, inputs: Option
     wrong while running (the function raised, a rank hung) is the Result's
     error, with its class (2: the code, 3: infrastructure).
     """
-    result, spec = plan(fn, world, inputs, backend, semantics, atol, rtol, fd, seed, timeout, step=step,
-                        reduction=reduction, replicated=replicated, fd_budget=fd_budget, name=name, roots=roots,
-                        modes=modes, cpu_for_cuda=cpu_for_cuda, setup=setup, teardown=teardown)
-    return execute(result, spec, python)
+    opts = CheckOptions(world=world, inputs=inputs, backend=backend, semantics=semantics, atol=atol, rtol=rtol,
+                        fd=fd, seed=seed, timeout=timeout, step=step, reduction=reduction, replicated=replicated,
+                        fd_budget=fd_budget, python=python, name=name, roots=roots, modes=modes,
+                        cpu_for_cuda=cpu_for_cuda, setup=setup, teardown=teardown)
+    return run(fn, opts)
 
 
-def plan(fn: Optional[Fn], world: Union[int, str], inputs: Optional[Fn], backend: str, semantics: str,
-         atol: Optional[float], rtol: Optional[float], fd: str, seed: int, timeout: float, *,
-         step: Optional[Fn], reduction: str, replicated: Union[bool, Sequence[str]], fd_budget: int,
-         name: Optional[str], roots: Optional[Sequence[int]],
-         modes: Optional[Sequence[str]] = None, cpu_for_cuda: bool = False,
-         setup: Optional[Fn] = None, teardown: Optional[Fn] = None) -> Tuple[Result, Spec]:
-    """check()'s arguments checked (CheckError) and made into an empty
-    Result and the spec the ranks read."""
+def run(fn: Optional[Fn], opts: CheckOptions) -> Result:
+    """check() on options made elsewhere (the CLI's, the pytest marker's)."""
+    result, spec = plan(fn, opts)
+    return execute(result, spec, opts.python)
+
+
+def plan(fn: Optional[Fn], opts: CheckOptions) -> Tuple[Result, Spec]:
+    """check()'s arguments checked (CheckError), once, and made into an
+    empty Result and the spec the ranks read."""
+    opts = opts.validated()
+    step, world, inputs, name = opts.step, opts.world, opts.inputs, opts.name
     if (fn is None) == (step is None):
         raise CheckError("give exactly one of fn (we run backward) and step (it runs its own backward)")
-    if semantics not in ("auto", "per_rank", "replicated"):
-        raise CheckError(f"semantics must be 'auto', 'per_rank' or 'replicated', got '{semantics}'")
-    if reduction not in ("sum", "mean"):
-        raise CheckError(f"reduction must be 'sum' or 'mean', got '{reduction}'")
-    if fd not in ("auto", "element", "fast"):
-        raise CheckError(f"fd must be 'auto', 'element' or 'fast', got '{fd}'")
-    if modes is not None and (isinstance(modes, str) or not modes
-                              or not all(isinstance(m, str) and m for m in modes) or len(set(modes)) != len(modes)):
-        raise CheckError(f"modes must be a list of distinct names (eager, aot_eager, inductor, or another "
-                         f"torch.compile backend), got {modes!r}")
-    for what, tol in (("atol", atol), ("rtol", rtol)):  # nan or < 0 would fail right gradients, inf pass all
-        if tol is not None and not (_real(tol) and 0 <= tol < math.inf):
-            raise CheckError(f"{what} must be a finite number >= 0, got {tol!r}")
-    if not (isinstance(fd_budget, int) and not isinstance(fd_budget, bool) and fd_budget >= 0):
-        raise CheckError(f"fd_budget must be an integer >= 0 (input elements checked one by one), got {fd_budget!r}")
-    if not (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < SEED_LIMIT):
-        raise CheckError(f"seed must be an integer in 0..{SEED_LIMIT - 1}, got {seed!r}")
-    if name is not None and not (isinstance(name, str) and name):
-        raise CheckError(f"name must be a non-empty string (the case's name in the reports), got {name!r}")
-    if isinstance(replicated, str):  # one name: "model" is not the five names m, o, d, e, l
-        replicated = [replicated]
-    if not isinstance(replicated, bool) and not all(isinstance(n, str) and n for n in replicated):
-        raise CheckError(f"replicated must be True, False, or input names (non-empty strings), got {replicated!r}")
-    if not (isinstance(timeout, (int, float)) and timeout > 0):
-        raise CheckError(f"timeout must be a positive number of seconds, got {timeout!r}")
     target = step if step is not None else fn
     try:
         ref = refs.ref_of(target, "step" if step is not None else "fn")  # type: ignore[arg-type]
         inputs_ref = refs.ref_of(inputs, "inputs") if inputs is not None else ""
-        hooks = {h: refs.ref_of(f, h) if f is not None else "" for h, f in (("setup", setup), ("teardown", teardown))}
+        hooks = {h: refs.ref_of(f, h) if f is not None else ""
+                 for h, f in (("setup", opts.setup), ("teardown", opts.teardown))}
     except refs.RefError as e:
         raise CheckError(str(e)) from None
     launched = world == "launched"
@@ -151,16 +121,19 @@ def plan(fn: Optional[Fn], world: Union[int, str], inputs: Optional[Fn], backend
     except (worldmod.WorldError, LaunchError) as e:
         raise CheckError(str(e)) from None
     assert isinstance(world, int)
-    result = Result(name=name or ref, ref=ref, world=world, backend=backend, kind="step" if step is not None else "fn",
-                    semantics=semantics, reduction=reduction, seed=seed,
-                    atol=DEFAULT_ATOL if atol is None else atol, rtol=DEFAULT_RTOL if rtol is None else rtol)
-    spec: Spec = {"fn": ref, "inputs": inputs_ref, "step": step is not None, "world": world, "backend": backend,
-            "seed": seed, "fd": fd, "fd_budget": fd_budget, "step_size": fdmod.STEP,
-            "atol": result.atol, "rtol": result.rtol, "tolerance_given": atol is not None or rtol is not None,
-            "replicated": replicated if isinstance(replicated, bool) else list(replicated), "timeout": timeout,
-            "transform": {}, "roots": None if roots is None else [int(i) for i in roots], "report_inputs": False,
-            "modes": list(modes) if modes else [], "cpu_for_cuda": bool(cpu_for_cuda),
-            "setup": hooks["setup"], "teardown": hooks["teardown"], "launched": launched}
+    atol, rtol, replicated, roots = opts.atol, opts.rtol, opts.replicated, opts.roots
+    result = Result(name=name or ref, ref=ref, world=world, backend=opts.backend,
+                    kind="step" if step is not None else "fn", semantics=opts.semantics, reduction=opts.reduction,
+                    seed=opts.seed, atol=options.DEFAULT_ATOL if atol is None else atol,
+                    rtol=options.DEFAULT_RTOL if rtol is None else rtol)
+    spec: Spec = {"fn": ref, "inputs": inputs_ref, "step": step is not None, "world": world, "backend": opts.backend,
+                  "seed": opts.seed, "fd": opts.fd, "fd_budget": opts.fd_budget, "step_size": fdmod.STEP,
+                  "atol": result.atol, "rtol": result.rtol, "tolerance_given": atol is not None or rtol is not None,
+                  "replicated": replicated if isinstance(replicated, bool) else list(replicated),
+                  "timeout": opts.timeout, "transform": {}, "roots": None if roots is None else [int(i) for i in roots],
+                  "report_inputs": False, "modes": list(opts.modes) if opts.modes else [],
+                  "cpu_for_cuda": bool(opts.cpu_for_cuda), "setup": hooks["setup"], "teardown": hooks["teardown"],
+                  "launched": launched}
     return result, spec
 
 

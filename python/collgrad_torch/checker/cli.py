@@ -15,6 +15,7 @@ is ended, the reports are written with the checks not finished as errors).
 
 import argparse
 import contextlib
+import dataclasses
 import os
 import re
 import sys
@@ -22,8 +23,8 @@ import time
 from typing import Any, List, Optional, Union
 
 from collgrad_core.exit_class import ExitClass
-from collgrad_core import cli_words, interrupt, report
-from . import api, shrinking, warm as warm_mod
+from collgrad_core import cli_words, interrupt, options, report
+from . import api, check_options, shrinking, warm as warm_mod
 from collgrad_core.result import Result
 
 
@@ -48,41 +49,11 @@ def parser() -> argparse.ArgumentParser:
                                             "against finite differences of the global loss.")
     p.add_argument("fn", nargs="*", help="FILE.py:NAME or MODULE:NAME of fn(rank, world, **inputs) -> loss "
                                          "(several: each is checked, with the same inputs)")
-    p.add_argument("--step", help="FILE.py:NAME of a training step that runs its own backward (instead of fn)")
-    p.add_argument("--inputs", help="FILE.py:NAME of make_inputs(rank, world) -> dict")
-    p.add_argument("--world", type=_worlds, default=[4],
-                   help="world sizes, comma-separated (default 4), or 'launched': every process of the "
-                        "torchrun, srun or mpiexec launch this runs under is a rank (docs/launchers.md)")
-    p.add_argument("--backend", default="gloo", help="gloo, nccl, mpi, MODULE:NAME or FILE.py:NAME")
-    p.add_argument("--semantics", default="auto", choices=["auto", "per_rank", "replicated"],
-                   help="per_rank: rank r's truth is d(sum_k L_k)/dx_r; replicated: dL_0/dx_r, one loss every rank "
-                        "holds; auto (default): replicated where every rank's loss is the same logical loss")
-    p.add_argument("--reduction", default="sum", choices=["sum", "mean"],
-                   help="the global loss: the ranks' losses summed (default) or averaged (DDP's mean)")
-    p.add_argument("--replicated", action="append", default=[], metavar="NAME",
-                   help="an input, or a module input's parameter or submodule by dotted path (model.row.bias), "
-                        "that is one logical tensor held by every rank (repeatable)")
-    p.add_argument("--atol", type=float, help=f"absolute tolerance (default {api.DEFAULT_ATOL:g}, wider for "
-                                              "float16/bfloat16 gradients: docs/user-code.md)")
-    p.add_argument("--rtol", type=float, help=f"relative tolerance (default {api.DEFAULT_RTOL:g}, likewise)")
-    p.add_argument("--fd", default="auto", choices=["auto", "element", "fast"],
-                   help="finite differences element by element, along one random direction per tensor (fast), "
-                        "or auto (default): element mode up to --fd-budget elements, fast beyond")
-    p.add_argument("--fd-budget", type=int, default=4096, help="element mode up to this many input elements (default 4096)")
-    p.add_argument("--seed", type=int, default=0, help="the ranks' random state and fast mode's directions "
-                                                        "(default 0)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds without progress that make a hang (default 60)")
-    p.add_argument("--name", help="the case's name in the reports (default: the function's reference)")
-    p.add_argument("--modes", type=lambda t: [m for m in t.split(",") if m], metavar="M,M",
-                   help="also check under torch.compile(backend=M) for each non-eager M "
-                        "(e.g. eager,aot_eager,inductor; torch 2.x), every mode against the eager truth")
-    p.add_argument("--cpu-for-cuda", action="store_true",
-                   help="run code written for GPUs on CPU ranks: CUDA device arguments, .cuda(), "
-                        "torch.cuda.current_device() and set_device() made CPU (cuda_on_cpu.py)")
-    p.add_argument("--setup", metavar="FILE.py:NAME", help="setup(rank, world) on every rank before make_inputs "
-                   "(a framework's state: Megatron's initialize_model_parallel)")
-    p.add_argument("--teardown", metavar="FILE.py:NAME", help="teardown(rank, world) on every rank after the check "
-                   "(Megatron's destroy_model_parallel), so the next check in a warm world starts clean")
+    for f in check_options.fields("cli"):
+        flag = "--" + f.name.replace("_", "-")
+        extra = dict(f.metadata.get("cli") or {})
+        p.add_argument(flag, default=extra.pop("default", f.default), help=options.help_line(f), **extra)
+    p.add_argument("--world", type=_worlds, default=[4], help=options.help_line(_field("world")))
     p.add_argument("--shrink", action="store_true",
                    help="shrink each failing check to a small reproduction and write its script")
     p.add_argument("--shrink-budget", type=cli_words.seconds, default=60.0, metavar="SEC", help="seconds per shrink (60)")
@@ -92,6 +63,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="write the report (schema collgrad-check/report/1)")
     p.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     return p
+
+
+def _field(name: str) -> "dataclasses.Field[Any]":
+    return next(f for f in dataclasses.fields(check_options.CheckOptions) if f.name == name)
+
+
+def _options(args: argparse.Namespace, world: Union[int, str]) -> check_options.CheckOptions:
+    """The check's options from the command line, with one of its worlds."""
+    return check_options.CheckOptions(world=world, **{f.name: getattr(args, f.name)
+                                                      for f in check_options.fields("cli")})
 
 
 def _worlds(text: str) -> List[Union[int, str]]:
@@ -107,10 +88,7 @@ def _progress(done: int, total: int, r: Result, t0: float) -> None:
 
 
 def _shrink(args: argparse.Namespace, fn: Optional[str], world: int) -> None:
-    s = shrinking.shrink(fn, world=world, inputs=args.inputs, step=args.step, budget=args.shrink_budget,
-                          backend=args.backend, semantics=args.semantics, atol=args.atol, rtol=args.rtol,
-                          fd=args.fd, seed=args.seed, timeout=args.timeout, reduction=args.reduction,
-                          replicated=args.replicated, fd_budget=args.fd_budget)
+    s = shrinking.shrink_options(fn, _options(args, world), budget=args.shrink_budget)
     print(s.summary())
     if s.script:
         stem = re.sub(r"[^A-Za-z0-9_]+", "_", (fn or args.step or "").rsplit(":", 1)[-1])
@@ -120,7 +98,7 @@ def _shrink(args: argparse.Namespace, fn: Optional[str], world: int) -> None:
         except OSError as e:
             print(f"python -m collgrad_torch check: cannot write the reproduction {path}: {e}", file=sys.stderr)
             return
-        print(f"  reproduction: python {path}")
+        print(f"  reproduction: {sys.executable} {os.path.abspath(path)}")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -149,12 +127,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         with interrupt.raising(), warm if warm is not None else contextlib.nullcontext():
             for fn, world in jobs:
                 try:
-                    r = api.check(fn, world=world, inputs=args.inputs, backend=args.backend,
-                                  semantics=args.semantics, atol=args.atol, rtol=args.rtol, fd=args.fd,
-                                  seed=args.seed, timeout=args.timeout, step=args.step, reduction=args.reduction,
-                                  replicated=args.replicated, fd_budget=args.fd_budget, name=args.name,
-                                  modes=args.modes, cpu_for_cuda=args.cpu_for_cuda, setup=args.setup,
-                                  teardown=args.teardown)
+                    r = api.run(fn, _options(args, world))
                 except api.CheckError as e:
                     print(f"python -m collgrad_torch check: {e}", file=sys.stderr)
                     return ExitClass.USAGE
@@ -197,11 +170,7 @@ def _launched(args: argparse.Namespace, fns: List[Optional[str]]) -> int:
     with launched.reporting_aborts(aborted):
         for fn in fns:
             try:
-                r = api.check(fn, world="launched", inputs=args.inputs, backend=args.backend,
-                              semantics=args.semantics, atol=args.atol, rtol=args.rtol, fd=args.fd, seed=args.seed,
-                              timeout=args.timeout, step=args.step, reduction=args.reduction,
-                              replicated=args.replicated, fd_budget=args.fd_budget, name=args.name,
-                              cpu_for_cuda=args.cpu_for_cuda, setup=args.setup, teardown=args.teardown)
+                r = api.run(fn, _options(args, "launched"))
             except api.CheckError as e:
                 print(f"{prog}: {e}", file=sys.stderr)
                 return ExitClass.USAGE
@@ -215,8 +184,6 @@ def _launched(args: argparse.Namespace, fns: List[Optional[str]]) -> int:
 
 def _interrupted(args: argparse.Namespace, fn: Optional[str], world: int, why: str, started: bool) -> Result:
     """The result of a check a signal ended (started) or kept from starting."""
-    r, _ = api.plan(fn, world, args.inputs, args.backend, args.semantics, args.atol, args.rtol, args.fd, args.seed,
-                    args.timeout, step=args.step, reduction=args.reduction, replicated=args.replicated,
-                    fd_budget=args.fd_budget, name=args.name, roots=None, modes=args.modes)
+    r, _ = api.plan(fn, _options(args, world))
     r.error, r.error_class = why if started else f"not run: {why}", ExitClass.INFRA
     return r

@@ -20,13 +20,14 @@ import copy
 import dataclasses
 import json
 import math
+import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Union, cast
 
 from collgrad_core import patterns
-from . import api, warm
-from collgrad_core.options import FdMode, Reduction, Semantics
+from . import api, check_options, warm
 from collgrad_core.result import Result
 from .messages import Spec
 
@@ -160,23 +161,24 @@ class _Search:
                     keep = trial
 
 
-def shrink(fn: Optional[api.Fn] = None, *, world: int = 4, inputs: Optional[api.Fn] = None,
-           step: Optional[api.Fn] = None, budget: float = 60.0, python: Optional[str] = None,
-           backend: str = "gloo", semantics: Semantics = "auto", atol: Optional[float] = None,
-           rtol: Optional[float] = None, fd: FdMode = "auto", seed: int = 0, timeout: float = 60.0,
-           reduction: Reduction = "sum", replicated: Union[bool, Sequence[str]] = (), fd_budget: int = 4096,
-           name: Optional[str] = None, roots: Optional[Sequence[int]] = None) -> Shrunk:
-    """Check fn (check()'s arguments), and when it fails with a gradient
-    pattern, reduce it as this module says within `budget` seconds. A check
-    that passes, or could not run, comes back unshrunk (tried = 0)."""
+def shrink(fn: Optional[api.Fn] = None, *, budget: float = 60.0, **options: Any) -> Shrunk:
+    """Check fn with check()'s keywords (world, inputs, step, ...), and when
+    it fails with a gradient pattern, reduce it as this module says within
+    `budget` seconds. A check that passes, or could not run, comes back
+    unshrunk (tried = 0)."""
+    return shrink_options(fn, check_options.of(**options), budget=budget)
+
+
+def shrink_options(fn: Optional[api.Fn], opts: check_options.CheckOptions, *, budget: float = 60.0) -> Shrunk:
+    """shrink() on options made elsewhere (the CLI's, the pytest marker's)."""
     if not (isinstance(budget, (int, float)) and not isinstance(budget, bool) and 0 <= budget < math.inf):
         raise api.CheckError(f"budget must be a finite number of seconds >= 0, got {budget!r}")
+    refused = sorted(set(opts.changed()) - {f.name for f in check_options.fields("shrink")})
+    if refused:
+        raise api.CheckError(f"shrink() checks eager code as written: it does not take {', '.join(refused)}")
     t0 = time.monotonic()
-    args: Dict[str, Any] = dict(backend=backend, semantics=semantics, atol=atol, rtol=rtol, fd=fd, seed=seed,
-                                replicated=replicated, reduction=reduction)
-    original, spec = api.plan(fn, world, inputs, backend, semantics, atol, rtol, fd, seed, timeout, step=step,
-                              reduction=reduction, replicated=replicated, fd_budget=fd_budget, name=name,
-                              roots=roots)
+    original, spec = api.plan(fn, opts)
+    python = opts.python
     spec["report_inputs"] = True
     pool = warm.active()
     own = warm.warm_worlds() if pool is None else None
@@ -197,7 +199,7 @@ def shrink(fn: Optional[api.Fn] = None, *, world: int = 4, inputs: Optional[api.
             done.out_of_time = True
         done.result, done.steps, done.tried = search.best, search.steps, search.tried
         done.seconds = time.monotonic() - t0
-        done.script = script(done, search.spec, args)
+        done.script = script(done, search.spec, opts.validated())
         return done
     finally:
         if own is not None:
@@ -209,7 +211,17 @@ def _py(text: str) -> str:
     return text.replace("true", "True").replace("false", "False").replace("NaN", "float('nan')")
 
 
-def script(s: Shrunk, spec: Spec, args: Dict[str, Any]) -> str:
+def _absolute(ref: str) -> str:
+    """FILE.py:NAME with FILE absolute, so the script runs from anywhere; MODULE:NAME as it is."""
+    where, _, name = ref.rpartition(":")
+    return f"{os.path.abspath(where)}:{name}" if where.endswith(".py") else ref
+
+
+# what the reproduction states of its check (the rest is its own: world, inputs, roots; or not the check's)
+_NOT_CARRIED = ("world", "inputs", "step", "python", "name", "roots", "setup", "teardown")
+
+
+def script(s: Shrunk, spec: Spec, opts: check_options.CheckOptions) -> str:
     """A standalone reproduction: python FILE.py runs the shrunk check and
     exits 1 while it still fails."""
     r = s.result
@@ -217,9 +229,9 @@ def script(s: Shrunk, spec: Spec, args: Dict[str, Any]) -> str:
     lines = ['"""A reproduction written by collgrad_torch.shrink.',
              "",
              f"{r.ref} fails at {s.size(r)} (shrunk from {s.size(s.original)})",
-             f"with the pattern {s.pattern}. Run: python THIS_FILE.py (exit 1 while it fails).",
+             f"with the pattern {s.pattern}. Run: {sys.executable} THIS_FILE.py (exit 1 while it fails).",
              '"""', "", "import os", "", "import torch", "", "import collgrad_torch as cg", "",
-             f"FN = {r.ref!r}", f"WORLD = {r.world}"]
+             f"FN = {_absolute(r.ref)!r}", f"WORLD = {r.world}"]
     if literal:
         per_rank = [{name: {k: d[k] for k in ("shape", "dtype", "requires_grad", "replicated", "values")}
                      for name, d in ins.items()} for ins in r.rank_inputs]
@@ -237,14 +249,16 @@ def script(s: Shrunk, spec: Spec, args: Dict[str, Any]) -> str:
     else:  # a module among the inputs: the original make_inputs, cut as the shrink cut it
         lines += [f"TRANSFORM = {spec['transform']!r}", "", "",
                   "def make_inputs(rank: int, world: int) -> dict:",
-                  "    from collgrad_torch.checker import inputs, refs",
+                  "    from collgrad_core import refs",
+                  "    from collgrad_torch.checker import inputs",
                   "",
-                  f"    return inputs.transform(refs.resolve({spec['inputs']!r})(rank, world), TRANSFORM)"]
-    kw = {k: args[k] for k in ("backend", "semantics", "reduction", "atol", "rtol", "fd", "seed")
-          if args[k] != {"backend": "gloo", "semantics": "auto", "reduction": "sum", "fd": "auto",
-                         "seed": 0}.get(k)}
-    if args["replicated"]:
-        kw["replicated"] = args["replicated"]
+                  f"    return inputs.transform(refs.resolve({_absolute(spec['inputs'])!r})(rank, world), TRANSFORM)"]
+    kw: Dict[str, Any] = {k: v for k, v in opts.changed().items() if k not in _NOT_CARRIED}
+    if isinstance(kw.get("replicated"), tuple):
+        kw["replicated"] = list(kw["replicated"])
+    for hook in ("setup", "teardown"):  # by reference, as the check passed them to its ranks
+        if spec.get(hook):
+            kw[hook] = spec[hook]  # type: ignore[literal-required]
     if spec.get("roots") is not None:
         kw["roots"] = spec["roots"]
     extra = "".join(f", {k}={v!r}" for k, v in kw.items())
