@@ -18,7 +18,7 @@ lines=$(wc -l < "$README")
 python3 - "$SRC" > "$TMP/links.out" 2>&1 <<'PY' && ok || bad "broken links: $(cat "$TMP/links.out")"
 import os, re, sys
 root = sys.argv[1]
-pages = [os.path.join(root, "README.md")] + [os.path.join(root, "docs", n) for n in os.listdir(os.path.join(root, "docs"))]
+pages = [os.path.join(root, "README.md")] + [os.path.join(root, "docs", n) for n in os.listdir(os.path.join(root, "docs")) if n.endswith(".md")]
 broken = []
 for p in pages:
     for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", open(p).read()):
