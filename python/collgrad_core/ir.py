@@ -8,7 +8,7 @@ plan are lifted into small classes.
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 SCHEMA = "collgrad-check/ir/1"
 
@@ -184,6 +184,22 @@ def parse(text: str) -> Document:
 def load(path: str) -> Document:
     with open(path, encoding="utf-8") as f:
         return parse(f.read())
+
+
+def load_for(path: str, missing: Callable[[Dict[str, "Op"]], List[str]],
+             runner: str) -> Tuple[Optional[Document], str]:
+    """The document at path for a runner whose table of ops `missing` reads
+    (the names it has no entry for): (the document, "") or (None, the one
+    line that says why not, its file named: a usage error of the run)."""
+    try:
+        doc = load(path)
+    except (OSError, IRError) as e:
+        return None, f"{path}: {e}"
+    lacking = missing(doc.ops)
+    if lacking:
+        return None, (f"{path}: {runner} has no entry for the tool's op(s) {', '.join(lacking)}: install the "
+                      "package of the same tool version")
+    return doc, ""
 
 
 def position(case: Case, node: Node) -> str:

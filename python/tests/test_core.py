@@ -69,5 +69,29 @@ class CoreStandsAlone(unittest.TestCase):
         self.assertEqual(out.stdout.strip(), "[]")
 
 
+class OneWalk(unittest.TestCase):
+    """The two interpreters of the case IR (PyTorch's ranks, JAX's shard_map)
+    walk it with collgrad_core/walk.py and supply only their values and
+    operations: neither spells the walk again."""
+
+    WALK = {"run", "stmts", "call_stmt", "eval", "call", "arguments"}
+
+    def classes(self, path: str) -> Dict[str, ast.ClassDef]:
+        with open(os.path.join(PYTHON, path), encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        return {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
+
+    def test_both_interpreters_are_walks(self) -> None:
+        for path, name in (("collgrad_torch/runner/interp.py", "Rank"), ("collgrad_jax/runner/program.py", "Program")):
+            with self.subTest(interpreter=name):
+                cls = self.classes(path)[name]
+                self.assertEqual([ast.unparse(b) for b in cls.bases], ["Walk"])
+                own = {f.name for f in cls.body if isinstance(f, ast.FunctionDef)}
+                self.assertEqual(own & self.WALK, set(), f"{name} walks the IR itself")
+                walk = {f.name for f in self.classes("collgrad_core/walk.py")["Walk"].body
+                        if isinstance(f, ast.FunctionDef)}
+                self.assertTrue(self.WALK <= walk)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -58,16 +58,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     jax.config.update("jax_enable_x64", True)
     from collgrad_core import ir
 
-    try:
-        doc = ir.load(args.ir)
-    except (OSError, ir.IRError) as e:
-        files.everyone({"fatal": f"{args.ir}: {e}"})
-        return ExitClass.USAGE
     from . import job, local_ops
 
-    lacking = local_ops.missing(doc.ops)
-    if lacking:
-        files.everyone({"fatal": f"{args.ir}: collgrad_jax has no entry for the tool's op(s) {', '.join(lacking)}"})
+    doc, why = ir.load_for(args.ir, local_ops.missing, "collgrad_jax")
+    if doc is None:
+        files.everyone({"fatal": why})
         return ExitClass.USAGE
     devices = jax.devices()
     if len(devices) < args.world:

@@ -152,7 +152,7 @@ def communicate(p: Any, e: Node) -> Tensor:
 def _recv(p: Any, e: Node) -> Tensor:
     """recv(src): the oldest pending send, as a ppermute, when every device
     receives from the device that sends to it."""
-    src = p.number(p.eval(e["args"][0]), e["args"][0], "a source rank")
+    src = p.number_of(p.eval(e["args"][0]), e["args"][0], "a source rank")
     if not p.pending:
         raise p.fail(e, "expected a send before this recv, got none")
     dest, t = p.pending.pop(0)

@@ -21,6 +21,7 @@ import numpy as np
 
 from collgrad_core.ir import Case, Node, position
 from collgrad_core.scalar_ops import SCALAR_OPS
+from collgrad_core.walk import Walk
 
 from . import collectives, local_ops
 from .spelling import Spelling, is_varying
@@ -49,15 +50,17 @@ class CaseError(Exception):
     """The program is not valid ("file:line:col: expected ..."): the two interpreters disagree."""
 
 
-class Program:
-    """One SPMD trace of a case. After run(): `slots` (each slot's shape, in
+class Program(Walk):
+    """One SPMD trace of a case: the IR's walk (collgrad_core/walk.py) with
+    JAX's values and operations. After run(): `slots` (each slot's shape, in
     creation order), `roots` (each backward's root, summed to a scalar),
     `events` (("backward", root index, its slots) and ("zero_grad",) in
     program order), `env` (name -> (final tensor, its slot or -1)) and
     `ran` (the JAX primitives its communication used, in first use order)."""
 
     def __init__(self, case: Case, world: int, deltas: Optional[List[Any]], spelling: Spelling = Spelling()):
-        self.case, self.world, self.deltas, self.spelling = case, world, deltas, spelling
+        super().__init__(case, world)
+        self.deltas, self.spelling = deltas, spelling
         self.ran: List[str] = []
         self.dtype = DTYPES[case.dtype]
         self.idx = jax.lax.axis_index("i")
@@ -66,7 +69,6 @@ class Program:
         self.roots: List[Any] = []
         self.events: List[Tuple[Any, ...]] = []
         self.pending: List[Tuple[PerDevice, Tensor]] = []   # sends not yet received: (destinations, value)
-        self.where = case.file   # the statement running, for a refusal's report
         self.only: Any = None    # inside `on r { backward(...) }`: whether this device is one of the r
 
     def note(self, primitive: str) -> None:
@@ -91,7 +93,7 @@ class Program:
             return self.rounded(rows[0])
         return self.rounded(np.stack(rows))[self.idx]
 
-    def number(self, v: Any, node: Node, what: str) -> PerDevice:
+    def number_of(self, v: Any, node: Node, what: str) -> PerDevice:
         """v as a number per device: a number, or a tensor bound from one (cg_val_int accepts those)."""
         if isinstance(v, Tensor):
             if v.numbers is None:
@@ -101,9 +103,9 @@ class Program:
 
     def static_int(self, v: Any, node: Node, what: str) -> int:
         """v as one integer every device agrees on (a shape, an axis, a root)."""
-        u = self.number(v, node, what).uniform
+        u = self.number_of(v, node, what).uniform
         if u is None:
-            values = ", ".join(f"{x:g}" for x in self.number(v, node, what).values)
+            values = ", ".join(f"{x:g}" for x in self.number_of(v, node, what).values)
             raise Unsupported(f"one SPMD program, one shape: {what} differs between devices ({values})")
         if not math.isfinite(u) or u != math.floor(u) or abs(u) > 1e15:
             raise self.fail(node, f"expected {what} (an integer), got {u:g}")
@@ -113,6 +115,27 @@ class Program:
         if isinstance(v, Tensor):
             return v
         return Tensor(self.per_device([np.array(x, dtype=np.float64) for x in v.values]), numbers=v)
+
+    def number(self, value: float) -> PerDevice:
+        return PerDevice((value,) * self.world)
+
+    def rank_number(self) -> PerDevice:
+        return PerDevice(tuple(float(d) for d in range(self.world)))
+
+    def is_tensor(self, v: Any) -> bool:
+        return isinstance(v, Tensor)
+
+    def shape(self, t: Tensor) -> Tuple[int, ...]:
+        return tuple(t.shape)
+
+    def rows(self, t: Tensor, lo: int, hi: int) -> Tensor:
+        return Tensor(t.x[lo:hi], t.grad, t.slots)
+
+    def scalar_map(self, v: PerDevice, fn: Callable[[float], float]) -> PerDevice:
+        return v.map(fn)
+
+    def negate(self, t: Tensor) -> Tensor:
+        return derived(jnp.negative(t.x), t)
 
     def slot(self, t: Tensor) -> Tuple[Tensor, int]:
         """A binding that requires a gradient becomes a slot (its value plus
@@ -128,29 +151,18 @@ class Program:
 
     # ---- statements ----------------------------------------------------------
 
-    def run(self) -> None:
-        self.stmts(self.case.program)
-
-    def stmts(self, stmts: List[Node]) -> None:
-        for st in stmts:
-            self.where = position(self.case, st)
-            kind = st["kind"]
-            if kind == "assign":
-                self.assign(st)
-            elif kind == "call":
-                self.call_stmt(st)
-            else:
-                member = self.members(st)
-                if all(member):
-                    self.stmts(st["body"])
-                elif any(member) and all(_is_backward(b) for b in st["body"]):
-                    self.only = jnp.asarray(member)[self.idx]   # the others' roots are 0: they call no backward
-                    self.stmts(st["body"])
-                    self.only = None
-                elif any(member):
-                    ranks = ", ".join(str(r) for r, m in enumerate(member) if m)
-                    raise Unsupported(f"a block only ranks {ranks} run: SPMD runs every statement on every "
-                                      "device (a block of backward() calls alone is expressed)")
+    def on_block(self, st: Node) -> None:
+        member = self.members(st)
+        if all(member):
+            self.stmts(st["body"])
+        elif any(member) and all(_is_backward(b) for b in st["body"]):
+            self.only = jnp.asarray(member)[self.idx]   # the others' roots are 0: they call no backward
+            self.stmts(st["body"])
+            self.only = None
+        elif any(member):
+            ranks = ", ".join(str(r) for r, m in enumerate(member) if m)
+            raise Unsupported(f"a block only ranks {ranks} run: SPMD runs every statement on every "
+                              "device (a block of backward() calls alone is expressed)")
 
     def members(self, st: Node) -> List[bool]:
         member = [False] * self.world
@@ -158,7 +170,7 @@ class Program:
             v = self.eval(e)
             if isinstance(v, str):
                 raise Unsupported(PROCESS_GROUPS)
-            for d, r in enumerate(self.number(v, e, "a rank").values):
+            for d, r in enumerate(self.number_of(v, e, "a rank").values):
                 member[d] |= r == d
         return member
 
@@ -166,76 +178,37 @@ class Program:
         t, k = self.slot(t)
         self.env[name] = (t, k)   # a rebinding keeps the name's first place, as the PyTorch runner's dict
 
-    def assign(self, st: Node) -> None:
-        names = st["names"]
-        if st["expr"]["kind"] == "call" and st["expr"]["name"] in ("group", "mesh"):
-            raise Unsupported(PROCESS_GROUPS)
-        t = self.tensor(self.eval(st["expr"]))
-        if len(names) == 1:
-            self.bind(names[0], t)
-            return
-        if not t.shape or t.shape[0] % len(names) != 0:
-            raise self.fail(st, f"expected a first dimension that splits into {len(names)} parts")
-        part = t.shape[0] // len(names)
-        for k, name in enumerate(names):
-            self.bind(name, Tensor(t.x[k * part:(k + 1) * part], t.grad, t.slots))
+    def make_groups(self, e: Node, names: List[str]) -> None:
+        raise Unsupported(PROCESS_GROUPS)
 
-    def call_stmt(self, st: Node) -> None:
-        e = st["expr"]
-        name = e["name"]
-        if name == "zero_grad":
-            self.events.append(("zero_grad",))
-            return
-        args = [self.eval(a) for a in e["args"]]
-        if name == "backward":
-            root = self.tensor(args[0])
-            self.events.append(("backward", len(self.roots), root.slots, self.where))
-            total = jnp.sum(root.x).astype(jnp.float64)   # backward seeds ones: the sum's gradient
-            self.roots.append(total if self.only is None else jnp.where(self.only, total, 0.0))
-        elif name == "send":
-            dest = self.number(args[1], e["args"][1], "a destination rank")
-            self.pending.append((dest, self.tensor(args[0])))
-        else:
-            raise self.fail(e, f"expected backward, zero_grad or send, got '{name}'")
+    def group_call(self, e: Node) -> Any:
+        raise Unsupported(PROCESS_GROUPS)
+
+    def zero_grad(self, e: Node) -> None:
+        self.events.append(("zero_grad",))
+
+    def backward(self, e: Node, root: Any) -> None:
+        t = self.tensor(root)
+        self.events.append(("backward", len(self.roots), t.slots, self.where))
+        total = jnp.sum(t.x).astype(jnp.float64)   # backward seeds ones: the sum's gradient
+        self.roots.append(total if self.only is None else jnp.where(self.only, total, 0.0))
+
+    def send(self, e: Node, args: List[Any]) -> None:
+        dest = self.number_of(args[1], e["args"][1], "a destination rank")
+        self.pending.append((dest, self.tensor(args[0])))
 
     # ---- expressions ---------------------------------------------------------
 
-    def eval(self, e: Node) -> Any:
-        kind = e["kind"]
-        if kind == "num":
-            return PerDevice((float(e["value"]),) * self.world)
-        if kind == "rank":
-            return PerDevice(tuple(float(d) for d in range(self.world)))
-        if kind == "world":
-            return PerDevice((float(self.world),) * self.world)
-        if kind == "name":
-            if e["name"] not in self.env:
-                raise self.fail(e, f"expected '{e['name']}' to be defined, got no assignment to it")
-            return self.env[e["name"]][0]
-        if kind == "list":
-            return self.list_literal(e)
-        if kind == "unary":
-            v = self.eval(e["args"][0])
-            if isinstance(v, Tensor):
-                if e["op"] == "!":
-                    raise self.fail(e, "expected a number after '!', got a tensor")
-                return derived(jnp.negative(v.x), v)
-            return v.map(lambda a: float(a == 0)) if e["op"] == "!" else v.map(lambda a: -a)
-        if kind == "binary":
-            return self.binary(e)
-        if kind == "ternary":
-            return self.ternary(e)
-        if kind == "index":
-            return self.index(e)
-        if kind == "call":
-            return self.call(e)
-        raise self.fail(e, f"expected a tensor or a number, got {kind}")
+    def lookup(self, e: Node) -> Any:
+        if e["name"] not in self.env:
+            raise self.fail(e, f"expected '{e['name']}' to be defined, got no assignment to it")
+        return self.env[e["name"]][0]
 
     def ternary(self, e: Node) -> Any:
         """c ? a : b. Where the devices disagree on c, both sides are
         evaluated and each device takes its own: numbers per device, tensors
         of one shape by jnp.where on the device's condition."""
-        c = self.number(self.eval(e["args"][0]), e["args"][0], "a condition")
+        c = self.number_of(self.eval(e["args"][0]), e["args"][0], "a condition")
         if c.uniform is not None:
             return self.eval(e["args"][1] if c.uniform != 0 else e["args"][2])
         a, b = self.eval(e["args"][1]), self.eval(e["args"][2])
@@ -254,7 +227,7 @@ class Program:
             def build(node: Node) -> Any:
                 if node["kind"] == "list":
                     return [build(i) for i in node["items"]]
-                return self.number(self.eval(node), node, "a number in a list literal").values[d]
+                return self.number_of(self.eval(node), node, "a number in a list literal").values[d]
             rows.append(np.array(build(e), dtype=np.float64))
         if any(r.shape != rows[0].shape or r.dtype == object for r in rows):
             raise self.fail(e, "expected a rectangular list, got a ragged one")
@@ -286,7 +259,7 @@ class Program:
             raise self.fail(e, "expected a tensor with at least one dimension to index")
         lo = self.eval(args[1]) if len(args) > 1 and args[1] else PerDevice((0.0,) * self.world)
         if not e.get("slice"):
-            lo = self.number(lo, args[1] or e, "an index")
+            lo = self.number_of(lo, args[1] or e, "an index")
             out = self.slice_rows(t, lo, lo.map(lambda v: v + 1 if v != -1 else t.shape[0]), args[1] or e, 0)
             return Tensor(out.x[0], out.grad, out.slots)
         hi = self.eval(args[2]) if len(args) > 2 and args[2] else PerDevice((float(t.shape[0]),) * self.world)
@@ -295,7 +268,7 @@ class Program:
     def slice_rows(self, t: Tensor, lo: Any, hi: Any, node: Node, axis: int) -> Tensor:
         """t[lo:hi] along axis: static where the devices agree on lo, a
         dynamic slice where they agree on the length only."""
-        lo, hi = self.number(lo, node, "an index"), self.number(hi, node, "an index")
+        lo, hi = self.number_of(lo, node, "an index"), self.number_of(hi, node, "an index")
         n = t.shape[axis]
         los = [int(v) + (n if v < 0 else 0) for v in lo.values]
         his = [int(v) + (n if v < 0 else 0) for v in hi.values]
@@ -310,22 +283,14 @@ class Program:
         start = jnp.asarray(los, dtype=jnp.int32)[self.idx]
         return derived(jax.lax.dynamic_slice_in_dim(t.x, start, size, axis=axis), t)
 
-    def call(self, e: Node) -> Any:
-        name = e["name"]
-        if name in ("backward", "zero_grad", "send"):
-            raise self.fail(e, f"expected an expression, got statement {name}()")
-        if name in ("group", "mesh", "group_rank", "group_size"):
-            raise Unsupported(PROCESS_GROUPS)
-        if "seq" in e:
-            return collectives.communicate(self, e)
-        args = [None if a["kind"] == "word" else self.eval(a) for a in e["args"]]
-        kwargs = {k: (None if a["kind"] == "word" else self.eval(a)) for k, a in e["kwargs"].items()}
-        op = self.case.ops.get(name)
-        if op is None:
-            raise self.fail(e, f"expected a tensor function, got '{name}'")
-        if op.cls == "ctor":
-            return local_ops.construct(self, e, args)
-        if op.cls == "leaf":
-            t = self.tensor(args[0])
-            return Tensor(jax.lax.stop_gradient(t.x).astype(self.dtype), True)
+    def communicate(self, e: Node) -> Tensor:
+        return collectives.communicate(self, e)
+
+    def construct(self, e: Node, args: List[Any]) -> Tensor:
+        return local_ops.construct(self, e, args)
+
+    def leaf(self, v: Any) -> Tensor:
+        return Tensor(jax.lax.stop_gradient(self.tensor(v).x).astype(self.dtype), True)
+
+    def local_op(self, e: Node, op: Any, args: List[Any], kwargs: Dict[str, Any]) -> Tensor:
         return local_ops.local_op(self, e, op, args, kwargs)

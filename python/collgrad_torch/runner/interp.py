@@ -19,10 +19,12 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
-from . import comm, ops
-from collgrad_core.scalar_ops import SCALAR_OPS
-from .comm import Call
 from collgrad_core.ir import Case, Node, position
+from collgrad_core.scalar_ops import SCALAR_OPS
+from collgrad_core.walk import Walk
+
+from . import comm, ops
+from .comm import Call
 
 DTYPES = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "f16": torch.float16}
 
@@ -52,17 +54,17 @@ _TENSOR_OPS: Dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
 }
 
 
-class Rank:
-    """One rank's run of one case. `api` performs its communication calls;
+class Rank(Walk):
+    """One rank's run of one case: the IR's walk (collgrad_core/walk.py) with
+    torch's values and operations. `api` performs its communication calls;
     `on_stmt(phase, where)` is told before each statement runs (the status
     file and the report of where an exception happened use it)."""
 
     def __init__(self, case: Case, rank: int, world: int, api: comm.Api,
                  on_stmt: Optional[Callable[[str, str], None]] = None):
-        self.case = case
+        super().__init__(case, world)
         self.device = api.device  # where every tensor the program makes lives (None: the CPU)
         self.rank = rank
-        self.world = world
         self.api = api
         self.dtype = DTYPES[case.dtype]
         self.env: Dict[str, torch.Tensor] = {}   # final bindings, in first-binding order
@@ -70,7 +72,6 @@ class Rank:
         self.made: List[torch.Tensor] = []       # every named tensor, for zero_grad()
         self.nonroot_outputs: set = set()        # ids of reduce/gather outputs off their root
         self.phase = "forward"
-        self.where = f"{case.file}"
         self.on_stmt = on_stmt or (lambda phase, where: None)
 
     # ---- values ------------------------------------------------------------
@@ -92,6 +93,27 @@ class Rank:
     def tensor(self, v: Value) -> torch.Tensor:
         return v if isinstance(v, torch.Tensor) else self.constant(v)
 
+    def number(self, value: float) -> float:
+        return value
+
+    def rank_number(self) -> float:
+        return float(self.rank)
+
+    def is_tensor(self, v: Value) -> bool:
+        return isinstance(v, torch.Tensor)
+
+    def shape(self, t: torch.Tensor) -> List[int]:
+        return list(t.shape)
+
+    def rows(self, t: torch.Tensor, lo: int, hi: int) -> torch.Tensor:
+        return t[lo:hi]
+
+    def scalar_map(self, v: float, fn: Callable[[float], float]) -> float:
+        return fn(v)
+
+    def negate(self, t: torch.Tensor) -> torch.Tensor:
+        return torch.neg(t)
+
     def integer(self, v: Value, node: Node, what: str) -> int:
         """v as an integer: a number, or a one-element tensor without grad
         (rows = 16 / world), as cg_val_int accepts."""
@@ -105,22 +127,9 @@ class Rank:
 
     # ---- statements ----------------------------------------------------------
 
-    def run(self) -> None:
-        """The program; the caller completes the API's sends (api.finish())."""
-        self.stmts(self.case.program)
-
-    def stmts(self, stmts: List[Node]) -> None:
-        for st in stmts:
-            self.where = position(self.case, st)
-            kind = st["kind"]
-            if kind == "assign":
-                self.phase = "forward"
-                self.on_stmt(self.phase, self.where)
-                self.assign(st)
-            elif kind == "call":
-                self.call_stmt(st)
-            elif self.is_member(st):
-                self.stmts(st["body"])
+    def on_block(self, st: Node) -> None:
+        if self.is_member(st):
+            self.stmts(st["body"])
 
     def is_member(self, st: Node) -> bool:
         """Does this rank run the body of `on r1, r2 { ... }` (or `on g`)?"""
@@ -143,50 +152,34 @@ class Rank:
         self.made.append(t)
 
     def assign(self, st: Node) -> None:
-        names = st["names"]
-        if st["expr"]["kind"] == "call" and st["expr"]["name"] in ("group", "mesh"):
-            self.make_groups(st["expr"], names)
-            return
-        t = self.tensor(self.eval(st["expr"]))
-        if len(names) == 1:
-            self.bind(names[0], t)
-            return
-        if t.dim() == 0 or t.shape[0] % len(names) != 0:
-            raise self.fail(st, f"expected a tensor whose first dimension splits into {len(names)} "
-                                f"equal parts, got shape {list(t.shape)}")
-        part = t.shape[0] // len(names)
-        for k, name in enumerate(names):
-            self.bind(name, t[k * part:(k + 1) * part])
+        self.phase = "forward"
+        self.on_stmt(self.phase, self.where)
+        super().assign(st)
 
-    def call_stmt(self, st: Node) -> None:
-        e = st["expr"]
-        name = e["name"]
-        if name == "zero_grad":
-            self.phase = "forward"
-            self.on_stmt(self.phase, self.where)
-            for t in self.made:
-                t.grad = None
-            return
-        args = [self.eval(a) for a in e["args"]]
-        if name == "backward":
-            self.phase = "backward"
-            self.on_stmt(self.phase, self.where)
-            if not isinstance(args[0], torch.Tensor):
-                raise self.fail(e["args"][0], "expected a tensor to call backward on, got a number")
-            self.api.backward(args[0], self.where)
-            self.phase = "forward"
-        elif name == "send":
-            self.phase = "forward"
-            self.on_stmt(self.phase, self.where)
-            peer = self.integer(args[1], e["args"][1], "destination rank")
-            if peer < 0 or peer >= self.world or peer == self.rank:
-                raise self.fail(e["args"][1], f"expected a destination rank in 0..{self.world - 1} "
-                                              f"other than {self.rank}, got {peer}")
-            call = Call("send", int(e["seq"]), self.rank, self.world, self.case.event(int(e["seq"]), self.rank),
-                        peer=peer)
-            self.api.send(call, self.tensor(args[0]))
-        else:
-            raise self.fail(e, f"expected backward, zero_grad or send, got '{name}'")
+    def zero_grad(self, e: Node) -> None:
+        self.phase = "forward"
+        self.on_stmt(self.phase, self.where)
+        for t in self.made:
+            t.grad = None
+
+    def backward(self, e: Node, root: Value) -> None:
+        self.phase = "backward"
+        self.on_stmt(self.phase, self.where)
+        if not isinstance(root, torch.Tensor):
+            raise self.fail(e["args"][0], "expected a tensor to call backward on, got a number")
+        self.api.backward(root, self.where)
+        self.phase = "forward"
+
+    def send(self, e: Node, args: List[Value]) -> None:
+        self.phase = "forward"
+        self.on_stmt(self.phase, self.where)
+        peer = self.integer(args[1], e["args"][1], "destination rank")
+        if peer < 0 or peer >= self.world or peer == self.rank:
+            raise self.fail(e["args"][1], f"expected a destination rank in 0..{self.world - 1} "
+                                          f"other than {self.rank}, got {peer}")
+        call = Call("send", int(e["seq"]), self.rank, self.world, self.case.event(int(e["seq"]), self.rank),
+                    peer=peer)
+        self.api.send(call, self.tensor(args[0]))
 
     # ---- process groups --------------------------------------------------------
 
@@ -212,42 +205,18 @@ class Rank:
 
     # ---- expressions ---------------------------------------------------------
 
-    def eval(self, e: Node) -> Value:
-        kind = e["kind"]
-        if kind == "num":
-            return float(e["value"])
-        if kind == "rank":
-            return float(self.rank)
-        if kind == "world":
-            return float(self.world)
-        if kind == "name":
-            if e["name"] in self.groups:
-                return self.groups[e["name"]]
-            if e["name"] not in self.env:
-                raise self.fail(e, f"expected '{e['name']}' to be defined on this rank, got no "
-                                   "assignment to it here")
-            return self.env[e["name"]]
-        if kind == "list":
-            return self.list_literal(e)
-        if kind == "unary":
-            v = self.eval(e["args"][0])
-            if not isinstance(v, torch.Tensor):
-                return float(v == 0) if e["op"] == "!" else -v
-            if e["op"] == "!":
-                raise self.fail(e, "expected a number after '!', got a tensor")
-            return torch.neg(v)
-        if kind == "binary":
-            return self.binary(e)
-        if kind == "ternary":
-            c = self.eval(e["args"][0])
-            if isinstance(c, torch.Tensor):
-                raise self.fail(e["args"][0], "expected a number as condition, got a tensor")
-            return self.eval(e["args"][1] if c != 0 else e["args"][2])
-        if kind == "index":
-            return self.index(e)
-        if kind == "call":
-            return self.call(e)
-        raise self.fail(e, f"expected a tensor or a number, got {kind} '{e.get('name', '')}'")
+    def lookup(self, e: Node) -> Value:
+        if e["name"] in self.groups:
+            return self.groups[e["name"]]
+        if e["name"] not in self.env:
+            raise self.fail(e, f"expected '{e['name']}' to be defined on this rank, got no assignment to it here")
+        return self.env[e["name"]]
+
+    def ternary(self, e: Node) -> Value:
+        c = self.eval(e["args"][0])
+        if isinstance(c, torch.Tensor):
+            raise self.fail(e["args"][0], "expected a number as condition, got a tensor")
+        return self.eval(e["args"][1] if c != 0 else e["args"][2])
 
     def list_literal(self, e: Node) -> torch.Tensor:
         def collect(node: Node, depth: int, shape: List[int], leaves: List[float]) -> None:
@@ -304,33 +273,30 @@ class Rank:
 
     # ---- calls -----------------------------------------------------------------
 
-    def call(self, e: Node) -> Value:
+    def group_call(self, e: Node) -> float:
         name = e["name"]
-        if name in ("backward", "zero_grad", "send"):
-            raise self.fail(e, f"expected an expression, got statement {name}()")
-        args = [None if a["kind"] == "word" else self.eval(a) for a in e["args"]]
-        kwargs = {k: (None if a["kind"] == "word" else self.eval(a)) for k, a in e["kwargs"].items()}
-        if name in ("group_rank", "group_size"):
-            g = args[0]
-            if not isinstance(g, Group):
-                raise self.fail(e, f"expected a group in {name}(), got a value")
-            return float(g.index(self.rank) if name == "group_rank" else len(g.members))
-        if "seq" in e:
-            groups = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Group)]
-            return self.communicate(e, args, groups[0] if groups else None)
-        op = self.case.ops.get(name)
-        if op is None:
+        if name in ("group", "mesh"):  # a group is made by an assignment only
             raise self.fail(e, f"expected a tensor function, got '{name}'")
-        if op.cls == "ctor":
-            return ops.construct(self, e, args)
-        if op.cls == "leaf":
-            t = self.tensor(args[0]).detach().clone().to(self.dtype)
-            return t.requires_grad_(True)
+        g = self.eval(e["args"][0])
+        if not isinstance(g, Group):
+            raise self.fail(e, f"expected a group in {name}(), got a value")
+        return float(g.index(self.rank) if name == "group_rank" else len(g.members))
+
+    def construct(self, e: Node, args: List[Value]) -> torch.Tensor:
+        return ops.construct(self, e, args)
+
+    def leaf(self, v: Value) -> torch.Tensor:
+        return self.tensor(v).detach().clone().to(self.dtype).requires_grad_(True)
+
+    def local_op(self, e: Node, op: Any, args: List[Value], kwargs: Dict[str, Value]) -> torch.Tensor:
         return ops.local_op(self, e, op, args, kwargs)
 
     # ---- communication -----------------------------------------------------------
 
-    def communicate(self, e: Node, args: List[Value], group: Optional[Group] = None) -> torch.Tensor:
+    def communicate(self, e: Node) -> torch.Tensor:
+        args, kwargs = self.arguments(e)
+        groups = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Group)]
+        group = groups[0] if groups else None
         kind = e["name"]
         seq = int(e["seq"])
         if group is None:

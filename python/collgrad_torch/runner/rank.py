@@ -174,17 +174,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     except Exception as e:
         writer.line({"fatal": f"{sys.executable} cannot import torch: {type(e).__name__}: {e}"})
         return ExitClass.INFRA
-    try:
-        doc = ir.load(args.ir)
-    except (OSError, ir.IRError) as e:
-        writer.line({"fatal": f"{args.ir}: {e}"})
-        return ExitClass.USAGE
     from . import ops
 
-    lacking = ops.missing(doc.ops)
-    if lacking:
-        writer.line({"fatal": f"{args.ir}: this collgrad_torch has no entry for the tool's op(s) "
-                              f"{', '.join(lacking)}: install the package of the same tool version"})
+    doc, why = ir.load_for(args.ir, ops.missing, "collgrad_torch")
+    if doc is None:
+        writer.line({"fatal": why})
         return ExitClass.USAGE
     from . import apis, comm
     from .. import backend as pg
