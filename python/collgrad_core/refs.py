@@ -41,6 +41,14 @@ def ref_of(fn: Union[str, Callable[..., Any]], what: str) -> str:
     return f"{mod}:{qual}"
 
 
+def absolute(ref: str) -> str:
+    """FILE.py:NAME with FILE made absolute (from this process's directory),
+    so a rank started elsewhere, or a warm one started before a chdir, finds
+    the same file; MODULE:NAME as it is."""
+    where, _, name = ref.rpartition(":")
+    return f"{os.path.abspath(where)}:{name}" if where.endswith(".py") else ref
+
+
 def _module_of_file(path: str) -> Any:
     # one module per file, named by its path too: a warm rank imports files of one
     # basename from several directories (pytest's tests/a/test_x.py, tests/b/test_x.py)

@@ -5,11 +5,16 @@ throughout, autograd in one process, no collectives, no code of the check's nor 
 forward). ctest: python_usercode_frameworks, in the venv of scripts/torch2-venv.sh, which installs
 the frameworks; without them the test fails under CG_REQUIRE_TORCH2=1 (CI) and skips elsewhere."""
 
+import contextlib
 import importlib.util
+import io
+import json
 import math
 import os
 import re
+import shlex
 import sys
+import tempfile
 import unittest
 from typing import Any, Dict, List, Tuple
 
@@ -115,6 +120,23 @@ def directional(r: cg.Result, grads: Dict[str, torch.Tensor], world: int, shard_
     return out
 
 
+def docs_commands() -> Dict[str, Tuple[str, List[str]]]:
+    """docs/frameworks.md's commands, by the example file they check: (the folder the command
+    changes to, the arguments after `python -m collgrad_torch check`), each taken as written."""
+    with open(os.path.join(FRAMEWORKS, "..", "..", "docs", "frameworks.md"), encoding="utf-8") as f:
+        text = f.read()
+    out: Dict[str, Tuple[str, List[str]]] = {}
+    for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, re.S):
+        if lang != "bash":
+            continue
+        line = body.replace("\\\n", " ")
+        m = re.fullmatch(r"cd (\S+) && python -m collgrad_torch check (.+)", line.strip())
+        assert m, f"docs/frameworks.md: a command this test cannot run as written: {body}"
+        args = shlex.split(m.group(2))
+        out[args[1 if args[0] == "--step" else 0].split(":")[0]] = (m.group(1), args)
+    return out
+
+
 class WarmCase(unittest.TestCase):
     """One warm world per size for every check of the class: a framework's import (seconds per
     rank) is paid once per world, not once per check."""
@@ -129,6 +151,30 @@ class WarmCase(unittest.TestCase):
     @classmethod
     def tearDownClass(cls) -> None:
         cls.warm.__exit__(None, None, None)
+
+    def run_docs_command(self, example: str, worlds: List[int]) -> None:
+        """docs/frameworks.md's command for the example, as written: its folder, then the CLI's own
+        parse and main, in this process (the `python` the page means: this venv's) and in the class's
+        warm world; every check it runs passes, one per world the command names."""
+        from collgrad_torch.checker import cli
+
+        folder, args = docs_commands()[example]
+        root = os.path.dirname(os.path.dirname(FRAMEWORKS))
+        here = os.getcwd()
+        with tempfile.TemporaryDirectory() as tmp:
+            report = os.path.join(tmp, "report.json")
+            out = io.StringIO()
+            os.chdir(os.path.join(root, folder))
+            try:
+                with contextlib.redirect_stdout(out):
+                    code = cli.main(args + ["--json", report])
+            finally:
+                os.chdir(here)
+            self.assertEqual(code, 0, out.getvalue())
+            with open(report, encoding="utf-8") as f:
+                cases = json.load(f)["cases"]
+        self.assertEqual(sorted(c["world"] for c in cases), worlds, out.getvalue())
+        self.assertEqual({c["status"] for c in cases}, {"pass"}, out.getvalue())
 
 
 class Transformers(WarmCase):
@@ -160,6 +206,11 @@ class Transformers(WarmCase):
                     self.assertLess(abs(c.truth[0] - truth), 1e-8, f"W={world} rank {c.rank} {c.tensor}")
                     self.assertTrue(math.isclose(c.observed[0], truth, rel_tol=1e-3, abs_tol=1e-5),
                                     f"W={world} rank {c.rank} {c.tensor}: {c.observed[0]} vs {truth}")
+
+    def test_the_docs_command(self) -> None:
+        # every command block of docs/frameworks.md is one of the three these tests run
+        self.assertEqual(sorted(docs_commands()), ["megatron_mlp.py", "torchtitan_llama.py", "transformers_llama.py"])
+        self.run_docs_command("transformers_llama.py", [2])
 
     def test_norm_gradient_summed_again(self) -> None:
         # the post-attention norm's gradient all-reduced over the TP mesh: x W on it, nothing else
@@ -216,6 +267,9 @@ class Megatron(WarmCase):
         return cg.check(f"{self.path}:{fn}", inputs=f"{self.path}:{inputs}", world=world, fd="fast",
                         cpu_for_cuda=True, setup=f"{self.path}:setup", teardown=f"{self.path}:teardown",
                         timeout=300)
+
+    def test_the_docs_command(self) -> None:
+        self.run_docs_command("megatron_mlp.py", [2, 4])
 
     def test_warm_is_cold(self) -> None:
         # the same check as the third in this class's warm world and as the first on fresh ranks
@@ -339,6 +393,9 @@ class Torchtitan(WarmCase):
         self.assertEqual({c.tensor for c, _ in out}, set(ref))
         self.result = r
         return out
+
+    def test_the_docs_command(self) -> None:
+        self.run_docs_command("torchtitan_llama.py", [2])
 
     def test_tensor_parallel(self) -> None:
         # its TP plan over every rank: one logical loss by the "tp" placements, every gradient right

@@ -126,13 +126,15 @@ def plan(fn: Optional[Fn], opts: CheckOptions) -> Tuple[Result, Spec]:
                     kind="step" if step is not None else "fn", semantics=opts.semantics, reduction=opts.reduction,
                     seed=opts.seed, atol=options.DEFAULT_ATOL if atol is None else atol,
                     rtol=options.DEFAULT_RTOL if rtol is None else rtol)
-    spec: Spec = {"fn": ref, "inputs": inputs_ref, "step": step is not None, "world": world, "backend": opts.backend,
+    spec: Spec = {"fn": refs.absolute(ref), "inputs": refs.absolute(inputs_ref) if inputs_ref else "",
+                  "step": step is not None, "world": world, "backend": opts.backend,
                   "seed": opts.seed, "fd": opts.fd, "fd_budget": opts.fd_budget, "step_size": fdmod.STEP,
                   "atol": result.atol, "rtol": result.rtol, "tolerance_given": atol is not None or rtol is not None,
                   "replicated": replicated if isinstance(replicated, bool) else list(replicated),
                   "timeout": opts.timeout, "transform": {}, "roots": None if roots is None else [int(i) for i in roots],
                   "report_inputs": False, "modes": list(opts.modes) if opts.modes else [],
-                  "cpu_for_cuda": bool(opts.cpu_for_cuda), "setup": hooks["setup"], "teardown": hooks["teardown"],
+                  "cpu_for_cuda": bool(opts.cpu_for_cuda), "setup": refs.absolute(hooks["setup"]) if hooks["setup"] else "",
+                  "teardown": refs.absolute(hooks["teardown"]) if hooks["teardown"] else "",
                   "launched": launched}
     return result, spec
 

@@ -122,7 +122,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     jobs = [(fn, world) for fn in fns for world in args.world]
     results: List[Result] = []
     t0 = time.monotonic()
-    warm: Any = None if args.cold or len(jobs) == 1 and not args.shrink else warm_mod.warm_worlds()
+    # warm worlds of its own, unless it runs inside someone's (main() called in a warm_worlds() block)
+    own = not args.cold and (len(jobs) > 1 or args.shrink) and warm_mod.active() is None
+    warm: Any = warm_mod.warm_worlds() if own else None
     try:
         with interrupt.raising(), warm if warm is not None else contextlib.nullcontext():
             for fn, world in jobs:

@@ -20,13 +20,12 @@ import copy
 import dataclasses
 import json
 import math
-import os
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Union, cast
 
-from collgrad_core import patterns
+from collgrad_core import patterns, refs
 from . import api, check_options, warm
 from collgrad_core.result import Result
 from .messages import Spec
@@ -211,12 +210,6 @@ def _py(text: str) -> str:
     return text.replace("true", "True").replace("false", "False").replace("NaN", "float('nan')")
 
 
-def _absolute(ref: str) -> str:
-    """FILE.py:NAME with FILE absolute, so the script runs from anywhere; MODULE:NAME as it is."""
-    where, _, name = ref.rpartition(":")
-    return f"{os.path.abspath(where)}:{name}" if where.endswith(".py") else ref
-
-
 # what the reproduction states of its check (the rest is its own: world, inputs, roots; or not the check's)
 _NOT_CARRIED = ("world", "inputs", "step", "python", "name", "roots", "setup", "teardown")
 
@@ -231,7 +224,7 @@ def script(s: Shrunk, spec: Spec, opts: check_options.CheckOptions) -> str:
              f"{r.ref} fails at {s.size(r)} (shrunk from {s.size(s.original)})",
              f"with the pattern {s.pattern}. Run: {sys.executable} THIS_FILE.py (exit 1 while it fails).",
              '"""', "", "import os", "", "import torch", "", "import collgrad_torch as cg", "",
-             f"FN = {_absolute(r.ref)!r}", f"WORLD = {r.world}"]
+             f"FN = {refs.absolute(r.ref)!r}", f"WORLD = {r.world}"]
     if literal:
         per_rank = [{name: {k: d[k] for k in ("shape", "dtype", "requires_grad", "replicated", "values")}
                      for name, d in ins.items()} for ins in r.rank_inputs]
@@ -252,7 +245,7 @@ def script(s: Shrunk, spec: Spec, opts: check_options.CheckOptions) -> str:
                   "    from collgrad_core import refs",
                   "    from collgrad_torch.checker import inputs",
                   "",
-                  f"    return inputs.transform(refs.resolve({_absolute(spec['inputs'])!r})(rank, world), TRANSFORM)"]
+                  f"    return inputs.transform(refs.resolve({spec['inputs']!r})(rank, world), TRANSFORM)"]
     kw: Dict[str, Any] = {k: v for k, v in opts.changed().items() if k not in _NOT_CARRIED}
     if isinstance(kw.get("replicated"), tuple):
         kw["replicated"] = list(kw["replicated"])
