@@ -680,6 +680,38 @@ START_TEST(test_root_without_grad_fails)
 }
 END_TEST
 
+/* One replicated tensor named as the root of W ranks (the oracle's shared
+ * runs, sim_comm.c): its seed is the sum of the W weights added in order,
+ * exactly what seeding it with the first and adding each later one gives
+ * (float64, bit for bit); a float32 root still takes them weight by weight. */
+START_TEST(test_root_named_many_times)
+{
+    const double w[] = {0.1, 0.2, 5.0, 0.3};
+    for (int f32 = 0; f32 <= 1; f32++) {
+        cg_graph *g = cg_graph_new();
+        int64_t n = 2;
+        cg_tensor *x = as_param(cg_tensor_new(g, f32 ? CG_F32 : CG_F64, 1, &n));
+        cg_tensor *three = cg_tensor_new(g, x->dtype, 1, &n), *seven = cg_tensor_new(g, x->dtype, 1, &n);
+        for (int i = 0; i < 2; i++) {
+            cg_set(x, i, i + 1.0);
+            cg_set(three, i, 3.0);
+            cg_set(seven, i, 7.0);
+        }
+        cg_tensor *y = cg_mul(g, x, three), *z = cg_mul(g, x, seven);
+        ck_assert_int_eq(cg_backward_weighted(g, (cg_tensor *[]){y, y, NULL, z, y},
+                                              (double[]){w[0], w[1], 9.0, w[2], w[3]}, 5), 0);
+        double want = ((w[0] + w[1]) + w[3]) * 3.0 + w[2] * 7.0;
+        for (int i = 0; i < 2; i++) {
+            if (f32)
+                ck_assert(fabs(cg_get(x->grad, i) - want) <= 1e-5 * want);
+            else
+                ck_assert_double_eq(cg_get(x->grad, i), want); /* bit for bit */
+        }
+        cg_graph_free(g);
+    }
+}
+END_TEST
+
 static int always_calls, plain_calls;
 static double pgrad_seen;
 
@@ -860,6 +892,7 @@ static Suite *ops_suite(void)
     tcase_add_test(ag, test_grad_accumulates_over_passes);
     tcase_add_test(ag, test_retain_intermediate);
     tcase_add_test(ag, test_root_without_grad_fails);
+    tcase_add_test(ag, test_root_named_many_times);
     tcase_add_test(ag, test_backward_with_given_gradient);
     tcase_add_test(ag, test_fill);
     tcase_add_test(ag, test_always_run_gets_zero_gradient);

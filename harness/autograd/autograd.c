@@ -8,6 +8,7 @@
  * pass leaves .grad exactly as it was. */
 #include "autograd.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 cg_node *cg_record(cg_graph *g, const char *op, cg_tensor *out, cg_tensor *const *in,
@@ -143,26 +144,60 @@ static int check_roots(cg_graph *g, cg_tensor *const *roots, int nroots)
 /* d(w root)/d(root) = w for every element (w = 1 without weights); a root
  * named k times gets the sum of its k weights, added in order (the oracle
  * names one replicated tensor as the root of each rank that shares it,
- * sim_comm.c, W times). One pass over the roots: a program of many backward
- * calls seeds in linear time. A numel-0 root still gets a pgrad, so its node
- * runs like any other. */
+ * sim_comm.c, W times). The weights of a root are summed first and the root
+ * seeded once: each element gets the very additions, in the same order, that
+ * seeding it with the first weight and adding each later one made, but a
+ * root named W times costs one pass over its elements, not W (an all_gather's
+ * output, W N elements, named by W ranks: W^2 N before, bench --oracle's
+ * exponent 1.7 at W = 1024). Only float64 roots (the oracle's) are summed
+ * so: a narrower root rounds after every addition, and one that already
+ * holds a gradient (none does in the passes the tool runs) sums onto it, so
+ * those get each weight in turn, as before. A numel-0 root still gets a
+ * pgrad, so its node runs like any other. */
 static int seed_roots(cg_graph *g, cg_tensor *const *roots, const double *weights, int nroots)
 {
+    cg_tensor **distinct = nroots > 0 ? malloc((size_t)nroots * sizeof *distinct) : NULL;
+    double *sum = nroots > 0 ? malloc((size_t)nroots * sizeof *sum) : NULL;
+    int n = 0, rc = 0;
+    if (nroots > 0 && (!distinct || !sum)) {
+        rc = cg_error_infra(cg_graph_status(g), "out of memory (the backward pass's %d roots)", nroots);
+        goto done;
+    }
     for (int r = 0; r < nroots; r++) {
         cg_tensor *t = roots[r];
         if (!t)
             continue;
         double w = weights ? weights[r] : 1.0;
-        if (!t->pgrad) { /* the seed at once, not zeros then + w */
-            cg_tensor *seed = cg_full(g, t->dtype, t->ndim, t->shape, w);
-            if (!seed || cg_set_pgrad(g, t, seed) < 0)
-                return -1;
+        if (t->pgrad || t->dtype != CG_F64) { /* weight by weight: see above */
+            cg_tensor *seed = t->pgrad ? NULL : cg_full(g, t->dtype, t->ndim, t->shape, w);
+            if (t->pgrad ? cg_tensor_add_scalar(g, t->pgrad, w) < 0 : !seed || cg_set_pgrad(g, t, seed) < 0) {
+                rc = -1;
+                goto done;
+            }
             continue;
         }
-        if (cg_tensor_add_scalar(g, t->pgrad, w) < 0)
-            return -1;
+        int k = 0;
+        while (k < n && distinct[k] != t)
+            k++;
+        if (k == n) {
+            distinct[n] = t;
+            sum[n++] = w;
+        } else {
+            sum[k] += w;
+        }
     }
-    return 0;
+    for (int k = 0; k < n; k++) {
+        cg_tensor *t = distinct[k];
+        cg_tensor *seed = cg_full(g, t->dtype, t->ndim, t->shape, sum[k]);
+        if (!seed || cg_set_pgrad(g, t, seed) < 0) {
+            rc = -1;
+            goto done;
+        }
+    }
+done:
+    free(distinct);
+    free(sum);
+    return rc < 0 ? -1 : 0;
 }
 
 /* Newest to oldest, and no further than needed: once no tensor waits for its

@@ -64,6 +64,29 @@ while IFS= read -r cmd; do
   n=$((n + 1))
   small=$(printf '%s\n' "$cmd" | sed -E 's/-b ([0-9]+[KMG]?) -e [0-9]+[KMG]?/-b \1 -e \1/; s/-n [0-9]+/-n 1/; s/--oracle-max-world [0-9]+/--oracle-max-world 4/')
   expect_exit 0 -- $T bash -c "$small" < /dev/null
+  # the page's output of this command is the tool's: every header line, numbers masked, and every
+  # row's fields (numbers masked) as the tool prints them (issue 63 item 6)
+  python3 - "$DOCS" "$cmd" "$TMP/out" > "$TMP/shape" 2>&1 <<'PY' && ok || { bad "docs/bench.md's output of '$cmd' is not the tool's:"; cat "$TMP/shape"; }
+import re, sys
+docs, cmd = open(sys.argv[1]).read().splitlines(), sys.argv[2]
+live = [l for l in open(sys.argv[3]).read().splitlines() if l.strip()]
+shown = []
+for line in docs[docs.index(cmd) + 1:]:
+    if line.startswith(("collgrad-check", "```")):
+        break
+    shown.append(line)
+mask = lambda l: " ".join(re.sub(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?", "N", l).split())
+live_heads = {mask(l) for l in live if l.startswith("#")}
+live_rows = {mask(l) for l in live if not l.startswith("#")}
+assert shown, "no output shown"
+for line in shown:
+    if line.startswith("# fitted growth:"):  # a small run has too few points to fit: the words only
+        assert any(h.startswith("# fitted growth:") for h in live_heads), line
+    elif line.startswith("#"):
+        assert mask(line) in live_heads, f"header not the tool's: {line}\n  the tool's: {sorted(live_heads)}"
+    else:
+        assert mask(line) in live_rows, f"row not the tool's: {line}\n  the tool's: {sorted(live_rows)}"
+PY
 done < <(blocks bench)
 [ "$n" -ge 3 ] && ok || bad "found $n bench examples in docs/, wanted 3"
 
