@@ -63,6 +63,12 @@ for ex in "$TMP"/ex*.sh "$TMP"/ex*_script.py "$TMP"/test_ex*.py; do
             case "$cmd" in scripts/*) continue ;; esac # scripts/test.sh runs this test; scripts/run.sh: e2e_readme_commands
             case "$line" in *"# on a GPU"*)
               grep -qF -- "--transport nccl" "$SRC/scripts/gpu-check.sh" && ok || bad "gpu-check.sh does not run: $cmd"
+              if ! command -v nvidia-smi > /dev/null 2>&1; then # here: refused in one line, exit 3
+                (cd "$TMP" && $T bash -c "$cmd") < /dev/null > "$TMP/gpu.out" 2>&1
+                rc=$?
+                [ "$rc" = 3 ] && [ "$(wc -l < "$TMP/gpu.out")" = 1 ] && grep -q "^collgrad-check: nccl: " "$TMP/gpu.out" \
+                  && ok || { bad "without a GPU, '$cmd' exits $rc (wanted 3, one line): $(cat "$TMP/gpu.out")"; }
+              fi
               continue ;;
             esac
             want=$(printf '%s\n' "$line" | sed -nE 's/.*# exit ([0-9]).*/\1/p')
