@@ -17,8 +17,28 @@
 #include "preflight.h"
 #include "report_file.h"
 
+/* The collectives bench times, from the table (collectives.h `benched`):
+ * "all_reduce, all_gather, ... or all_to_all" with `last` before the last. */
+static const char *benched_names(char *buf, size_t len, const char *last)
+{
+    int n = 0, total = 0;
+    for (int k = 0; k < CG_C_COUNT; k++)
+        total += cg_collective_of((cg_coll_kind)k)->benched;
+    buf[0] = '\0';
+    for (int k = 0; k < CG_C_COUNT; k++) {
+        if (!cg_collective_of((cg_coll_kind)k)->benched)
+            continue;
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", n == 0 ? "" : n == total - 1 ? last : ", ",
+                 cg_coll_name((cg_coll_kind)k));
+        n++;
+    }
+    return buf;
+}
+
 static void usage(FILE *f)
 {
+    char names[256];
     fprintf(f,
             "usage: collgrad-check bench [options]\n"
             "Times a collective's forward and backward through a rule set over a transport,\n"
@@ -28,7 +48,7 @@ static void usage(FILE *f)
             "  -f, --stepfactor F       multiply the size by F each step (default 4)\n"
             "  -n, --iters N            timed iterations per size (default 5)\n"
             "  -w, --warmup_iters N     untimed iterations first (default 1)\n"
-            "  -c, --collective NAME    all_reduce, all_gather, reduce_scatter, broadcast, all_to_all\n"
+            "  -c, --collective NAME    %s\n"
             "                           (default all_reduce)\n"
             "  -o, --op OP              sum, avg, prod, max, min (default sum)\n"
             "  -d, --datatype T         f32, f64, f16, bf16 (default f32)\n"
@@ -42,7 +62,8 @@ static void usage(FILE *f)
             "      --no-check           skip the oracle + diff after each size\n"
             "      --oracle             time the oracle alone, W = 2..--oracle-max-world (default 1024)\n"
             "Sizes follow nccl-tests: the larger buffer (all_gather's output, reduce_scatter's input).\n"
-            "Environment: CG_MPIEXEC, the mpiexec to launch the ranks with.\n");
+            "Environment: CG_MPIEXEC, the mpiexec to launch the ranks with.\n",
+            benched_names(names, sizeof names, ", "));
 }
 
 /* "64M" -> 67108864. -1 when not a size. */
@@ -114,9 +135,10 @@ int cg_bench_parse(int argc, char **argv, cg_bench_opts *o)
         case 'w': if (parse_int(optarg, 0, 1000000, &o->warmup)) return bad("-w", optarg, "0..1e6"); break;
         case 'W': if (parse_int(optarg, 1, CG_MAX_WORLD, &o->world)) return bad("-W", optarg, "1..64"); break;
         case 'c':
-            if ((k = cg_coll_from_name(optarg)) != CG_C_ALL_REDUCE && k != CG_C_ALL_GATHER &&
-                k != CG_C_REDUCE_SCATTER && k != CG_C_BROADCAST && k != CG_C_ALL_TO_ALL)
-                return bad("-c", optarg, "all_reduce, all_gather, reduce_scatter, broadcast or all_to_all");
+            if ((k = cg_coll_from_name(optarg)) < 0 || !cg_collective_of((cg_coll_kind)k)->benched) {
+                char names[256];
+                return bad("-c", optarg, benched_names(names, sizeof names, " or "));
+            }
             o->coll = (cg_coll_kind)k;
             break;
         case 'o':

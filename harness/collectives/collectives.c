@@ -10,16 +10,16 @@ static double busbw_all_reduce(int world) { return 2.0 * (world - 1) / world; }
  * reference backward (design.md section 3); `simulate` the oracle's forward. */
 static const cg_collective table[CG_C_COUNT] = {
     [CG_C_ALL_REDUCE] = {
-        CG_C_ALL_REDUCE, .same_shape = true, .shape = CG_SHAPE_SAME,
+        CG_C_ALL_REDUCE, .benched = true, .same_shape = true, .shape = CG_SHAPE_SAME,
         .transpose = CG_C_ALL_REDUCE, .busbw_factor = busbw_all_reduce, .simulate = cg_simulate_reduce},
     [CG_C_ALL_GATHER] = {
-        CG_C_ALL_GATHER, .shape = CG_SHAPE_CAT,
+        CG_C_ALL_GATHER, .benched = true, .shape = CG_SHAPE_CAT,
         .transpose = CG_C_REDUCE_SCATTER, .busbw_factor = busbw_ring, .simulate = cg_simulate_concat},
     [CG_C_REDUCE_SCATTER] = {
-        CG_C_REDUCE_SCATTER, .same_shape = true, .shape = CG_SHAPE_BLOCK,
+        CG_C_REDUCE_SCATTER, .benched = true, .same_shape = true, .shape = CG_SHAPE_BLOCK,
         .transpose = CG_C_ALL_GATHER, .busbw_factor = busbw_ring, .simulate = cg_simulate_reduce_scatter},
     [CG_C_BROADCAST] = {
-        CG_C_BROADCAST, .same_shape = true, .in_place = true, .shape = CG_SHAPE_SAME,
+        CG_C_BROADCAST, .benched = true, .same_shape = true, .in_place = true, .shape = CG_SHAPE_SAME,
         .transpose = CG_C_REDUCE, .busbw_factor = busbw_one, .simulate = cg_simulate_broadcast},
     [CG_C_REDUCE] = {
         CG_C_REDUCE, .same_shape = true, .root_only_output = true, .shape = CG_SHAPE_SAME,
@@ -31,7 +31,7 @@ static const cg_collective table[CG_C_COUNT] = {
         CG_C_SCATTER, .shape = CG_SHAPE_BLOCK,
         .transpose = CG_C_GATHER, .busbw_factor = busbw_ring, .simulate = cg_simulate_scatter},
     [CG_C_ALL_TO_ALL] = {
-        CG_C_ALL_TO_ALL, .shape = CG_SHAPE_BLOCKS,
+        CG_C_ALL_TO_ALL, .benched = true, .shape = CG_SHAPE_BLOCKS,
         .transpose = CG_C_ALL_TO_ALL, .busbw_factor = busbw_ring, .simulate = cg_simulate_all_to_all},
     [CG_C_SEND] = {
         CG_C_SEND, .p2p = true, .shape = CG_SHAPE_P2P,

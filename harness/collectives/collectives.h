@@ -71,6 +71,7 @@ typedef struct cg_collective {
     bool same_shape;         /* every rank's input must have the same shape */
     bool root_only_output;   /* only the root's output is meaningful (reduce, gather) */
     bool in_place;           /* the transport entry works on one buffer (broadcast) */
+    bool benched;            /* `collgrad-check bench -c` times it (nccl-tests' five) */
     cg_shape_rule shape;
     cg_coll_kind transpose;  /* the collective its reference backward moves g with */
     /* nccl-tests' bus bandwidth factor at `world` ranks (doc/PERFORMANCE.md) */
