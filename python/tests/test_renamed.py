@@ -16,7 +16,7 @@ class RenamedTest(unittest.TestCase):
     def test_the_mapping(self):
         self.assertEqual(_renamed.new_name("collgrad_torch.usercode"), "collgrad_torch.checker")
         self.assertEqual(_renamed.new_name("collgrad_torch.usercode.judge"), "collgrad_torch.checker.judge")
-        self.assertEqual(_renamed.new_name("collgrad_torch.pytest_plugin"), "collgrad_core.pytest_plugin")
+        self.assertEqual(_renamed.new_name("collgrad_torch.pytest_plugin"), "collgrad_torch.checker.pytest_plugin")
         self.assertEqual(_renamed.new_name("collgrad_torch.rank"), "collgrad_torch.runner.rank")
         self.assertEqual(_renamed.new_name("collgrad_torch.api_nn"), "collgrad_torch.runner.api_nn")
         self.assertEqual(_renamed.new_name("collgrad_torch.checker.patterns"), "collgrad_core.patterns")

@@ -175,6 +175,27 @@ class Plugin(unittest.TestCase):
         got = [(k["observed"][0], round(k["expected"][0], 6)) for k in cases[("test_blog_gatherlayer", 2)]["checks"]]
         self.assertEqual(got, [(6.0, 12.0), (9.0, 18.0)])
 
+    def test_the_old_plugin_name_still_loads_it_once(self) -> None:
+        # -p collgrad_torch.checker.pytest_plugin (the name before collgrad_core), with the entry point
+        # autoloaded beside it and without: one plugin, one check per marked test, a DeprecationWarning
+        for autoload in ("1", ""):
+            with self.subTest(entry_point_too=bool(autoload)), tempfile.TemporaryDirectory() as tmp:
+                with open(os.path.join(tmp, "test_old.py"), "w", encoding="utf-8") as f:
+                    f.write("import pytest, torch\n\n\ndef make_inputs(rank, world):\n"
+                            "    return {'x': torch.ones(2, dtype=torch.float64, requires_grad=True)}\n\n\n"
+                            "@pytest.mark.collgrad(world=[2], inputs=make_inputs)\n"
+                            "def test_square(rank, world, x):\n    return (x * x).sum()\n")
+                env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+                env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+                if not autoload:
+                    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+                out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W",
+                                      "always::DeprecationWarning", "-p", "collgrad_torch.checker.pytest_plugin",
+                                      "test_old.py"], cwd=tmp, env=env, capture_output=True, text=True, timeout=300)
+                self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+                self.assertIn("collgrad: 1 check(s)", out.stdout)
+                self.assertIn("1 passed", out.stdout)
+
     def test_entry_point(self) -> None:
         from importlib import metadata
 
