@@ -35,7 +35,7 @@ function(cg_add_cuda_emu)
   add_library(cgcuda MODULE ${cuda_sources} ${cuda_c_sources} ${CG_NCCL_SOURCES}
               ${PROJECT_SOURCE_DIR}/harness/lang/status.c)
   target_include_directories(cgcuda BEFORE PRIVATE ${emu}/include)
-  target_include_directories(cgcuda PRIVATE ${PROJECT_SOURCE_DIR}/harness/lang
+  target_include_directories(cgcuda PRIVATE ${PROJECT_SOURCE_DIR}/harness/lang ${CG_GENERATED_INCLUDE}
                                             ${PROJECT_SOURCE_DIR}/harness/autograd
                                             ${PROJECT_SOURCE_DIR}/harness/collectives
                                             ${PROJECT_SOURCE_DIR}/harness/interp

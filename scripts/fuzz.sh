@@ -42,6 +42,11 @@ for layer in "${layers[@]}"; do
   sources+=("$layer"/*.c)
   includes+=("-I$layer")
 done
+# the collective kinds, one file each, and the header the build makes of their words
+mkdir -p "$build/generated"
+cmake -DCG_KINDS_OUT="$build/generated" -P "$root/harness/collectives/kinds/kinds.cmake"
+sources+=(harness/collectives/kinds/*.c)
+includes+=("-I$build/generated")
 read -r -a mpi_cflags <<<"$(pkg-config --cflags mpich)"
 read -r -a mpi_libs <<<"$(pkg-config --libs mpich)"
 mkdir -p "$build"

@@ -65,6 +65,35 @@ typedef struct cg_coll {
 typedef int (*cg_simulate_fn)(cg_graph *g, const cg_coll *c, int w, cg_tensor **in, cg_tensor **out,
                               bool replicate);
 
+/* One collective's buffers on one rank, as a transport entry takes them
+ * (collgrad_transport.h): n the elements of a same-shape kind, counts the
+ * per-rank counts the plan made (plan.h); op and root where the kind has
+ * them (root: a rank of the call's group). */
+struct cg_coll_counts;
+typedef struct cg_coll_io {
+    cg_redop op;
+    int root;
+    const void *send;
+    void *recv;
+    size_t n;
+    const struct cg_coll_counts *counts;
+    cg_dtype dt;
+} cg_coll_io;
+
+/* What a kind's `run` issues its transport calls through (the transport
+ * layer hands it one: transport.h cg_tp_collective): call() runs one call of
+ * a kind whose row has no run of its own, on the same handle and for the
+ * same program call, and returns 0 or -1 with the handle's error. */
+typedef struct cg_coll_via {
+    void *self;
+    int rank, world;
+    int (*call)(const struct cg_coll_via *via, cg_coll_kind k, const cg_coll_io *io);
+} cg_coll_via;
+
+/* A kind carried out as other kinds' transport calls (its file composes
+ * them); 0, or -1 as the failing call left it. */
+typedef int (*cg_coll_run_fn)(const cg_coll_via *via, const cg_coll_io *io);
+
 typedef struct cg_collective {
     cg_coll_kind kind;       /* its name and syntax: coll_words.h */
     bool p2p;                /* send and recv: a matched pair, not every rank */
@@ -77,7 +106,21 @@ typedef struct cg_collective {
     /* nccl-tests' bus bandwidth factor at `world` ranks (doc/PERFORMANCE.md) */
     double (*busbw_factor)(int world);
     cg_simulate_fn simulate; /* NULL for send and recv (the oracle pairs them itself) */
+    /* NULL: the transport's own entry of this name carries it (every
+     * built-in kind); else the kind's calls on other kinds' entries. */
+    cg_coll_run_fn run;
 } cg_collective;
+
+/* A kind's file (kinds/NAME.c) begins with its words, one line the build
+ * reads into the language's table (kinds/kinds.cmake, coll_words.h):
+ *     CG_KIND_WORDS(KIND, "name", min args, max args, kw1, kw2, kw3, index of kw1, statement)
+ * and defines its row, `const cg_collective cg_kind_NAME`. In C the words
+ * line says nothing more. */
+#define CG_KIND_WORDS(...)
+
+/* nccl-tests' bus bandwidth factors (doc/PERFORMANCE.md) the rows share */
+double cg_busbw_one(int world);  /* broadcast, reduce, send, recv: 1 */
+double cg_busbw_ring(int world); /* gathers, scatters, all_to_all: (W-1)/W */
 
 /* The descriptor of kind k; NULL when k is not a kind. */
 const cg_collective *cg_collective_of(cg_coll_kind k);

@@ -4,6 +4,10 @@
  * is only what the parser must know to read a call, so the language knows
  * the words and nothing above has to be told them again.
  *
+ * The rows are the kinds' own (each kind's file in harness/collectives/kinds
+ * says its words in one line, which the build gathers into cg_kinds.h:
+ * kinds/kinds.cmake), in the order of the enum below.
+ *
  * Rows: X(KIND, "name", min args, max args, keywords 1..3, positional
  * index of keyword 1 (-1: keyword-only; the others follow it), statement).
  * Arity counts positional and keyword arguments together (ir.c's built-in
@@ -13,17 +17,7 @@
 #ifndef CG_COLL_WORDS_H
 #define CG_COLL_WORDS_H
 
-#define CG_COLLECTIVE_WORDS(X)                                                                     \
-    X(ALL_REDUCE, "all_reduce", 1, 3, "op", "group", NULL, 1, false)                               \
-    X(ALL_GATHER, "all_gather", 1, 2, "group", NULL, NULL, 1, false)                               \
-    X(REDUCE_SCATTER, "reduce_scatter", 1, 4, "op", "send_splits", "group", 1, false)              \
-    X(BROADCAST, "broadcast", 1, 3, "root", "group", NULL, 1, false)                               \
-    X(REDUCE, "reduce", 1, 4, "root", "op", "group", 1, false)                                     \
-    X(GATHER, "gather", 1, 3, "root", "group", NULL, 1, false)                                     \
-    X(SCATTER, "scatter", 1, 3, "root", "group", NULL, 1, false)                                   \
-    X(ALL_TO_ALL, "all_to_all", 1, 4, "send_splits", "recv_splits", "group", 1, false)             \
-    X(SEND, "send", 2, 2, NULL, NULL, NULL, -1, true)                                              \
-    X(RECV, "recv", 1, 1, NULL, NULL, NULL, -1, false)
+#include "cg_kinds.h" /* generated: CG_COLLECTIVE_WORDS(X), one row per kind */
 
 typedef enum {
 #define CG_COLL_WORD_KIND(kind, name, lo, hi, kw1, kw2, kw3, first, stmt) CG_C_##kind,

@@ -48,7 +48,7 @@ static const cg_rules r = {.abi_version = 99, .name = "abi99"};
 const cg_rules *collgrad_rules(void);
 const cg_rules *collgrad_rules(void) { return &r; }
 C
-if "${CG_CC:-cc}" -std=c11 -shared -fPIC -I "$SRC/harness/rules" -I "$SRC/harness/lang" -I "$SRC/harness/autograd" -I "$SRC/harness/collectives" -I "$SRC/harness/transports" -o "$TMP/libabi99.so" "$TMP/abi99.c"; then ok; else bad "cannot compile abi99.c"; fi
+if "${CG_CC:-cc}" -std=c11 -shared -fPIC -I "$SRC/harness/rules" -I "$SRC/harness/lang" -I "$(dirname "$BIN")/generated" -I "$SRC/harness/autograd" -I "$SRC/harness/collectives" -I "$SRC/harness/transports" -o "$TMP/libabi99.so" "$TMP/abi99.c"; then ok; else bad "cannot compile abi99.c"; fi
 expect_exit 2 -- "$BIN" --rules "$TMP/libabi99.so" --world 2 "$SRC/cases/allgather-zh"
 expect_grep "libabi99.so: rule set ABI version 99, this collgrad-check needs 6 \(rebuild the plugin against this version's rules.h: version 3 replaced cg_rule_call.in_counts with counts.*version 4 replaced cg_rules_fail\(call, ...\) with cg_error\(call->st, ...\).*version 5 added measured, refuses and nonmember_backward, version 6 refuses_at" "$TMP/out"
 cp "$EXAMPLES/libbad_abi.so" "$TMP/libbad_abi.so"
