@@ -377,21 +377,3 @@ int cg_tp_barrier(cg_tp *tp, cg_tp_site site)
         return -1;
     return leave(tp, &fp, tp->ops->barrier(tp->inst));
 }
-
-int cg_tp_collective(cg_tp *tp, cg_tp_site site, cg_coll_kind k, cgt_redop op, int root, const void *send, void *recv,
-                     size_t n, const cg_coll_counts *c, cg_dtype dt)
-{
-    switch (k) {
-    case CG_C_ALL_REDUCE: return cg_tp_all_reduce(tp, site, send, recv, n, dt, op);
-    case CG_C_ALL_GATHER: return cg_tp_all_gather(tp, site, send, recv, c->inputs, dt);
-    case CG_C_REDUCE_SCATTER: return cg_tp_reduce_scatter(tp, site, send, recv, c->blocks, dt, op);
-    case CG_C_BROADCAST: return cg_tp_broadcast(tp, site, recv, n, dt, root);
-    case CG_C_REDUCE: return cg_tp_reduce(tp, site, send, recv, n, dt, op, root);
-    case CG_C_GATHER: return cg_tp_gather(tp, site, send, recv, c->inputs, dt, root);
-    case CG_C_SCATTER: return cg_tp_scatter(tp, site, send, recv, c->blocks, dt, root);
-    case CG_C_ALL_TO_ALL: return cg_tp_all_to_all(tp, site, send, c->blocks, recv, c->recv, dt);
-    default: break;
-    }
-    cg_error(&tp->st, "%s is not a collective the transport runs", cg_coll_name(k));
-    return -1;
-}

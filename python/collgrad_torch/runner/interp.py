@@ -23,7 +23,7 @@ from collgrad_core.ir import Case, Node, position
 from collgrad_core.scalar_ops import SCALAR_OPS
 from collgrad_core.walk import Walk
 
-from . import comm, ops
+from . import comm, kinds, ops
 from .comm import Call
 
 DTYPES = {"f32": torch.float32, "f64": torch.float64, "bf16": torch.bfloat16, "f16": torch.float16}
@@ -327,7 +327,7 @@ class Rank(Walk):
             call.root = call.src if group is None else group.index(call.src)
         if call.rank < 0:  # off the group: the API's own non-member call
             return self.api.nonmember(call, self.tensor(args[0]))
-        y = getattr(self.api, kind)(call, self.tensor(args[0]))
+        y = kinds.method(self.api, kind)(call, self.tensor(args[0]))
         if row.root_only_output and call.rank != call.root:
             self.nonroot_outputs.add(id(y))
         return y

@@ -105,7 +105,7 @@ def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str
             rank: int, world: int, device: Any = None) -> None:
     import torch.distributed as dist
 
-    from . import apis, comm, interp, rpc_job
+    from . import apis, comm, interp, kinds, rpc_job
 
     writer.state(k, "waiting for the other ranks at the job's barrier")
     _barrier(store, f"job{k}", rank, world)
@@ -120,7 +120,7 @@ def run_job(k: int, case: ir.Case, args: argparse.Namespace, store, backend: str
         api = apis.make(args.api, group, backend)
         api.timeout = datetime.timedelta(seconds=args.collective_timeout)
         api.device = device
-        reason = api.unsupported(case.kinds())
+        reason = api.unsupported(kinds.expand(case.kinds()))
         if not reason and case.makes_groups() and not api.groups:
             reason = f"process groups (group(), mesh()) are not in pytorch:{args.api} yet (pytorch:nn has them)"
         if not reason and args.api == "rpc":
