@@ -19,28 +19,12 @@ enum { MAX_EVENTS = CG_DRY_MAX_EVENTS };
 
 /* ---- a transport that moves nothing -------------------------------------- */
 
-/* Every entry returns 0 and leaves its buffers alone: only shapes matter. */
-static int dry_all_reduce(cg_transport *t, const void *s, void *r, size_t n, cgt_dtype d, cgt_redop o) { return 0; }
-static int dry_all_gather(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d) { return 0; }
-static int dry_reduce_scatter(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d,
-                              cgt_redop o) { return 0; }
-static int dry_broadcast(cg_transport *t, void *b, size_t n, cgt_dtype d, int root) { return 0; }
-static int dry_reduce(cg_transport *t, const void *s, void *r, size_t n, cgt_dtype d, cgt_redop o,
-                      int root) { return 0; }
-static int dry_gather(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d, int root) { return 0; }
-static int dry_scatter(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d, int root) { return 0; }
-static int dry_all_to_all(cg_transport *t, const void *s, const size_t *sc, void *r, const size_t *rc,
-                          cgt_dtype d) { return 0; }
-static int dry_send(cg_transport *t, const void *b, size_t n, cgt_dtype d, int peer, int tag) { return 0; }
-static int dry_recv(cg_transport *t, void *b, size_t n, cgt_dtype d, int peer, int tag) { return 0; }
-static int dry_barrier(cg_transport *t) { return 0; }
+/* Every call returns 0 and leaves its buffers alone: only shapes matter. */
+static int dry_call(cg_transport *t, const cgt_call *c) { return 0; }
 
 static const cg_transport_ops dry_ops = {
     .abi_version = CG_TRANSPORT_ABI_VERSION, .name = "dry", .version = "",
-    .caps = CGT_CAP_HOST | CGT_CAP_HALF, .all_reduce = dry_all_reduce, .all_gather = dry_all_gather,
-    .reduce_scatter = dry_reduce_scatter, .broadcast = dry_broadcast, .reduce = dry_reduce,
-    .gather = dry_gather, .scatter = dry_scatter, .all_to_all = dry_all_to_all, .send = dry_send,
-    .recv = dry_recv, .barrier = dry_barrier,
+    .caps = CGT_CAP_HOST | CGT_CAP_HALF, .call = dry_call,
 };
 
 /* ---- one rank's graph and its backward events ---------------------------- */

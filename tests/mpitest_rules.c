@@ -333,10 +333,9 @@ static void test_registry(void)
     CHECK(off[0] == 0 && off[1] == 3 && off[2] == 3 && off[3] == 5, "cg_counts_offsets");
 }
 
-static int fail_all_reduce(cg_transport *t, const void *send, void *recv, size_t n, cgt_dtype dt,
-                           cgt_redop op)
+static int fail_every_call(cg_transport *t, const cgt_call *c)
 {
-    (void)t, (void)send, (void)recv, (void)n, (void)dt, (void)op;
+    (void)t, (void)c;
     return -1;
 }
 
@@ -346,10 +345,10 @@ static const char *injected_error(const cg_transport *t)
     return "injected failure";
 }
 
-/* A transport whose all_reduce fails on every rank, so no rank waits. */
+/* A transport whose every call fails on every rank, so no rank waits. */
 static const cg_transport_ops failing_ops = {
     .abi_version = CG_TRANSPORT_ABI_VERSION, .name = "failing", .caps = CGT_CAP_HOST,
-    .last_error = injected_error, .all_reduce = fail_all_reduce,
+    .last_error = injected_error, .call = fail_every_call,
 };
 
 /* One backward that must fail with `needle` in its message, refused before
@@ -363,7 +362,7 @@ static void expect_failure(const cg_rules *rules, cg_tp *over, cg_coll_kind kind
     cg_rule_call call = {.tp = over, .coll = &c, .rank = my_rank, .world = world_size,
                          .counts = counts_of(&c, &k), .x = k.x, .y = k.y, .gy = k.gy,
                          .gx = cg_tensor_like(k.g, k.x), .st = &st};
-    uint64_t before[CG_TP_NENTRY];
+    uint64_t before[CGT_NCALLS];
     memcpy(before, tp.calls, sizeof before);
     int rc = cg_rules_backward(rules, &call);
     CHECK(rc == -1 && strstr(st.msg, needle) && strncmp(st.msg, "backward of ", 12) == 0,

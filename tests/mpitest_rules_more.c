@@ -22,7 +22,7 @@
 static uint64_t transport_calls(void)
 {
     uint64_t n = 0;
-    for (int e = 0; e < CG_TP_NENTRY; e++)
+    for (int e = 0; e < CGT_NCALLS; e++)
         n += tp.calls[e];
     return n;
 }

@@ -497,21 +497,21 @@ static void test_counters(void)
     run_known_sequence(&tp, counts, twos);
     tp.nwatchers = 0;
     uint64_t p2p = g_world > 1 ? 2 : 0;
-    const uint64_t want_calls[CG_TP_NENTRY] = {1, 1, 1, 1, 1, 1, 1, 1, p2p, p2p, 2};
-    const uint64_t want_bytes[CG_TP_NENTRY] = {
-        [CG_C_ALL_REDUCE] = (5 + 5) * 4,
-        [CG_C_ALL_GATHER] = (me + t) * 8,
-        [CG_C_REDUCE_SCATTER] = (t + me) * 2,
-        [CG_C_BROADCAST] = 3 * 2,
-        [CG_C_REDUCE] = (4 + (g_rank == 0 ? 4 : 0)) * 4,
-        [CG_C_GATHER] = (me + (g_rank == g_world - 1 ? t : 0)) * 8,
-        [CG_C_SCATTER] = ((g_rank == 0 ? t : 0) + me) * 4,
-        [CG_C_ALL_TO_ALL] = (2 * w + 2 * w) * 4,
-        [CG_C_SEND] = p2p ? (3 + 5) * 8 : 0,
-        [CG_C_RECV] = p2p ? (5 + 3) * 8 : 0,
-        [CG_TP_BARRIER] = 0,
+    const uint64_t want_calls[CGT_NCALLS] = {1, 1, 1, 1, 1, 1, 1, 1, p2p, p2p, 2};
+    const uint64_t want_bytes[CGT_NCALLS] = {
+        [CGT_ALL_REDUCE] = (5 + 5) * 4,
+        [CGT_ALL_GATHER] = (me + t) * 8,
+        [CGT_REDUCE_SCATTER] = (t + me) * 2,
+        [CGT_BROADCAST] = 3 * 2,
+        [CGT_REDUCE] = (4 + (g_rank == 0 ? 4 : 0)) * 4,
+        [CGT_GATHER] = (me + (g_rank == g_world - 1 ? t : 0)) * 8,
+        [CGT_SCATTER] = ((g_rank == 0 ? t : 0) + me) * 4,
+        [CGT_ALL_TO_ALL] = (2 * w + 2 * w) * 4,
+        [CGT_SEND] = p2p ? (3 + 5) * 8 : 0,
+        [CGT_RECV] = p2p ? (5 + 3) * 8 : 0,
+        [CGT_BARRIER] = 0,
     };
-    for (int e = 0; e < CG_TP_NENTRY; e++) {
+    for (int e = 0; e < CGT_NCALLS; e++) {
         CHECK(tp.calls[e] == want_calls[e], "calls[%s] = %llu, want %llu",
               cg_tp_entry_name((cg_tp_entry)e), (unsigned long long)tp.calls[e],
               (unsigned long long)want_calls[e]);
@@ -592,8 +592,8 @@ static void test_identity(const cg_tp *tp)
           tp->ops->caps == (CGT_CAP_HOST | CGT_CAP_HALF),
           "identity: name '%s' version '%s' caps %#x", tp->ops->name, tp->ops->version,
           tp->ops->caps);
-    CHECK(strcmp(cg_tp_entry_name(CG_C_REDUCE_SCATTER), "reduce_scatter") == 0 &&
-          strcmp(cg_tp_entry_name(CG_TP_BARRIER), "barrier") == 0, "entry names");
+    CHECK(strcmp(cg_tp_entry_name(CGT_REDUCE_SCATTER), "reduce_scatter") == 0 &&
+          strcmp(cg_tp_entry_name(CGT_BARRIER), "barrier") == 0, "entry names");
 }
 
 int main(int argc, char **argv)

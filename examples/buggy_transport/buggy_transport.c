@@ -1,6 +1,6 @@
 /* buggy_transport.c — an example transport plugin for collgrad-check with one
  * deliberate bug: reduce_scatter hands rank r the block that belongs to rank
- * W-1-r (the slices come out in the wrong rank order). Every other entry is
+ * W-1-r (the slices come out in the wrong rank order). Every other call is
  * the tool's own MPI transport, reached through the public plugin ABI
  * (collgrad_builtin_transport), so the tool must catch exactly the cases
  * whose forward or backward goes through reduce_scatter.
@@ -12,7 +12,9 @@
  * Only f32 and f64: the table leaves CGT_CAP_HALF unset, so the tool refuses
  * bf16/f16 cases with a message before calling in.
  *
- * Process groups: split wraps the built-in's split (ABI 2), bug included.
+ * One entry takes every call (ABI 3), so the wrapper intercepts the one it
+ * breaks and hands the rest on. Process groups: split wraps the built-in's
+ * split (ABI 2), bug included.
  *
  * Ownership: an instance owns the MPI transport instance it wraps and
  * destroys it with itself. */
@@ -23,7 +25,7 @@
 
 struct cg_transport {
     const cg_transport_ops *mpi; /* the built-in table, never NULL once created */
-    cg_transport *inner;         /* its instance: every correct entry goes there */
+    cg_transport *inner;         /* its instance: every correct call goes there */
     const char *err;             /* this wrapper's own failure, or NULL */
 };
 
@@ -61,73 +63,41 @@ static const char *b_last_error(const cg_transport *t)
  * buffer), but rank r copies out the block of rank W-1-r instead of its own
  * (as much of it as fits; the rest is zero). At W = 1, and for the middle
  * rank of an odd world, it happens to be right. */
-static int b_reduce_scatter(cg_transport *t, const void *send, void *recv, const size_t *counts,
-                            cgt_dtype dt, cgt_redop op)
+static int b_reduce_scatter(cg_transport *t, const cgt_call *c)
 {
     int rank = b_rank(t), world = b_world(t), wrong = world - 1 - rank;
-    size_t esz = dt == CGT_F64 ? sizeof(double) : sizeof(float), total = 0, offset = 0;
+    size_t esz = c->dtype == CGT_F64 ? sizeof(double) : sizeof(float), total = 0, offset = 0;
     t->err = NULL;
-    if (dt != CGT_F32 && dt != CGT_F64)
+    if (c->dtype != CGT_F32 && c->dtype != CGT_F64)
         return t->err = "buggy-mpi: f32 and f64 only", -1;
     for (int k = 0; k < world; k++) {
         offset = k == wrong ? total : offset;
-        total += counts[k];
+        total += c->counts[k];
     }
     char *all = malloc(total * esz + 1);
     if (!all)
         return t->err = "buggy-mpi: out of memory for the reduced buffer", -1;
-    memcpy(all, send, total * esz);
-    int rc = t->mpi->all_reduce(t->inner, all, all, total, dt, op);
+    memcpy(all, c->send, total * esz);
+    const cgt_call whole = {.kind = CGT_ALL_REDUCE, .send = all, .recv = all, .count = total, .dtype = c->dtype, .op = c->op};
+    int rc = t->mpi->call(t->inner, &whole);
     if (rc == 0) {
-        size_t mine = counts[rank], n = mine < counts[wrong] ? mine : counts[wrong];
-        memcpy(recv, all + offset * esz, n * esz);
-        memset((char *)recv + n * esz, 0, (mine - n) * esz);
+        size_t mine = c->counts[rank], n = mine < c->counts[wrong] ? mine : c->counts[wrong];
+        memcpy(c->recv, all + offset * esz, n * esz);
+        memset((char *)c->recv + n * esz, 0, (mine - n) * esz);
     }
     free(all);
     return rc;
 }
 
-/* ---- every other entry: the built-in MPI transport, unchanged ------------- */
-
-static int b_all_reduce(cg_transport *t, const void *s, void *r, size_t n, cgt_dtype d, cgt_redop o)
+/* The table's one entry: the broken reduce_scatter, every other call the
+ * built-in MPI transport's, unchanged. */
+static int b_call(cg_transport *t, const cgt_call *c)
 {
-    return t->mpi->all_reduce(t->inner, s, r, n, d, o);
+    t->err = NULL;
+    if (c->kind == CGT_REDUCE_SCATTER)
+        return b_reduce_scatter(t, c);
+    return t->mpi->call(t->inner, c);
 }
-static int b_all_gather(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d)
-{
-    return t->mpi->all_gather(t->inner, s, r, c, d);
-}
-static int b_broadcast(cg_transport *t, void *b, size_t n, cgt_dtype d, int root)
-{
-    return t->mpi->broadcast(t->inner, b, n, d, root);
-}
-static int b_reduce(cg_transport *t, const void *s, void *r, size_t n, cgt_dtype d, cgt_redop o,
-                    int root)
-{
-    return t->mpi->reduce(t->inner, s, r, n, d, o, root);
-}
-static int b_gather(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d, int root)
-{
-    return t->mpi->gather(t->inner, s, r, c, d, root);
-}
-static int b_scatter(cg_transport *t, const void *s, void *r, const size_t *c, cgt_dtype d, int root)
-{
-    return t->mpi->scatter(t->inner, s, r, c, d, root);
-}
-static int b_all_to_all(cg_transport *t, const void *s, const size_t *sc, void *r, const size_t *rc,
-                        cgt_dtype d)
-{
-    return t->mpi->all_to_all(t->inner, s, sc, r, rc, d);
-}
-static int b_send(cg_transport *t, const void *b, size_t n, cgt_dtype d, int peer, int tag)
-{
-    return t->mpi->send(t->inner, b, n, d, peer, tag);
-}
-static int b_recv(cg_transport *t, void *b, size_t n, cgt_dtype d, int peer, int tag)
-{
-    return t->mpi->recv(t->inner, b, n, d, peer, tag);
-}
-static int b_barrier(cg_transport *t) { return t->mpi->barrier(t->inner); }
 
 /* Process groups (ABI 2): the built-in's split of the inner instance, wrapped
  * like the world's, so a group's reduce_scatter has the same bug. */
@@ -158,17 +128,7 @@ static const cg_transport_ops buggy_ops = {
     .rank = b_rank,
     .world = b_world,
     .last_error = b_last_error,
-    .all_reduce = b_all_reduce,
-    .all_gather = b_all_gather,
-    .reduce_scatter = b_reduce_scatter,
-    .broadcast = b_broadcast,
-    .reduce = b_reduce,
-    .gather = b_gather,
-    .scatter = b_scatter,
-    .all_to_all = b_all_to_all,
-    .send = b_send,
-    .recv = b_recv,
-    .barrier = b_barrier,
+    .call = b_call,
     .split = b_split,
 };
 

@@ -62,7 +62,7 @@ static shape shape_for(const cg_bench_opts *o, int64_t bytes, int world)
 uint64_t cg_bench_bytes_moved(const cg_tp *tp)
 {
     uint64_t sum = 0;
-    for (int e = 0; e < CG_TP_NENTRY; e++)
+    for (int e = 0; e < CGT_NCALLS; e++)
         sum += tp->bytes[e];
     return sum;
 }

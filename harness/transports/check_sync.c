@@ -94,7 +94,7 @@ static int round_compare(sync_round *rd, cg_status *st)
  * agree on; the barrier carries nothing. */
 static int check_sync(void *self, cg_tp *tp, const cg_tp_fingerprint *fp)
 {
-    if (fp->entry == CG_C_SEND || fp->entry == CG_C_RECV || fp->entry == CG_TP_BARRIER)
+    if (fp->entry == CGT_SEND || fp->entry == CGT_RECV || fp->entry == CGT_BARRIER)
         return 0;
     sync_round rd;
     int rc = round_post(&rd, self, fp) == 0 && MPI_Wait(&rd.req, MPI_STATUS_IGNORE) == MPI_SUCCESS

@@ -8,10 +8,8 @@
  * and may call collgrad_builtin_transport (below) to wrap a built-in one.
  * The tool checks ops->abi_version == CG_TRANSPORT_ABI_VERSION before use.
  *
- * Conventions for every entry:
+ * Conventions for every call:
  *  - counts are numbers of elements of `dtype`, not bytes;
- *  - "per-rank counts" arrays have `world` entries (ragged gathers/scatters),
- *    the same on every rank (a transport may choose its call from them);
  *  - send == recv is allowed where noted (in place);
  *  - returns 0, or -1 after recording a message readable with last_error();
  *  - calls are collective over all ranks unless noted (send/recv are not),
@@ -22,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CG_TRANSPORT_ABI_VERSION 2 /* 2: split (process groups) */
+#define CG_TRANSPORT_ABI_VERSION 3 /* 2: split (process groups); 3: one entry, call, for every call */
 
 typedef enum { CGT_F32 = 0, CGT_F64 = 1, CGT_BF16 = 2, CGT_F16 = 3 } cgt_dtype;
 typedef enum { CGT_SUM = 0, CGT_AVG = 1, CGT_PROD = 2, CGT_MAX = 3, CGT_MIN = 4 } cgt_redop;
@@ -31,6 +29,43 @@ typedef enum { CGT_SUM = 0, CGT_AVG = 1, CGT_PROD = 2, CGT_MAX = 3, CGT_MIN = 4 
 #define CGT_CAP_HOST 0x1u   /* buffers in host memory */
 #define CGT_CAP_CUDA 0x2u   /* buffers in CUDA device memory */
 #define CGT_CAP_HALF 0x4u   /* bf16 and f16 */
+
+/* The calls a transport carries, and what each computes on rank r of W
+ * (the fields of cgt_call it reads in brackets):
+ *   ALL_REDUCE      recv[i] = op_k send_k[i]; in place when send == recv    [send recv count op]
+ *   ALL_GATHER      recv = cat_k send_k, send_k has counts[k] elements      [send recv counts]
+ *   REDUCE_SCATTER  recv = (op_k send_k)[offset of r : + counts[r]];
+ *                   send has sum(counts)                                    [send recv counts op]
+ *   BROADCAST       recv = recv_root, in place                              [recv count root]
+ *   REDUCE          recv (significant at the root only) = op_k send_k       [send recv count op root]
+ *   GATHER          recv at the root = cat_k send_k (counts[k] each);
+ *                   recv ignored elsewhere                                  [send recv counts root]
+ *   SCATTER         recv = send_root[offset r : + counts[r]]; send
+ *                   significant at the root only                            [send recv counts root]
+ *   ALL_TO_ALL      recv = cat_j (send_j's block for me); counts[j]
+ *                   elements go to rank j, recvcounts[j] come from rank j   [send recv counts recvcounts]
+ *   SEND, RECV      point to point, matched by (peer, tag); tag < 32768;
+ *                   not collective                                          [send or recv, count peer tag]
+ *   BARRIER         every rank has reached it                               []
+ * A transport that does not carry a call fails it with a message. */
+typedef enum {
+    CGT_ALL_REDUCE, CGT_ALL_GATHER, CGT_REDUCE_SCATTER, CGT_BROADCAST, CGT_REDUCE, CGT_GATHER,
+    CGT_SCATTER, CGT_ALL_TO_ALL, CGT_SEND, CGT_RECV, CGT_BARRIER, CGT_NCALLS
+} cgt_kind;
+
+typedef struct cgt_call {
+    cgt_kind kind;
+    const void *send;
+    void *recv;
+    size_t count;              /* the elements of a call of one count */
+    const size_t *counts;      /* per-rank counts: world entries, the same on every rank
+                                  (a transport may choose its call from them) */
+    const size_t *recvcounts;  /* ALL_TO_ALL */
+    cgt_dtype dtype;
+    cgt_redop op;
+    int root;
+    int peer, tag;
+} cgt_call;
 
 typedef struct cg_transport cg_transport; /* an initialized instance (opaque) */
 
@@ -48,34 +83,9 @@ typedef struct cg_transport_ops {
     int (*world)(const cg_transport *t);
     const char *(*last_error)(const cg_transport *t);
 
-    /* recv[i] = op_k send_k[i]; in place when send == recv */
-    int (*all_reduce)(cg_transport *t, const void *send, void *recv, size_t count, cgt_dtype dt,
-                      cgt_redop op);
-    /* recv = cat_k send_k, send_k has counts[k] elements */
-    int (*all_gather)(cg_transport *t, const void *send, void *recv, const size_t *counts,
-                      cgt_dtype dt);
-    /* recv = (op_k send_k)[offset of rank r : + counts[r]]; send has sum(counts) */
-    int (*reduce_scatter)(cg_transport *t, const void *send, void *recv, const size_t *counts,
-                          cgt_dtype dt, cgt_redop op);
-    /* buf = buf_root (in place) */
-    int (*broadcast)(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int root);
-    /* recv (significant at root only) = op_k send_k */
-    int (*reduce)(cg_transport *t, const void *send, void *recv, size_t count, cgt_dtype dt,
-                  cgt_redop op, int root);
-    /* recv at root = cat_k send_k (counts[k] elements each); recv ignored elsewhere */
-    int (*gather)(cg_transport *t, const void *send, void *recv, const size_t *counts, cgt_dtype dt,
-                  int root);
-    /* recv_r = send_root[offset r : + counts[r]]; send significant at root only */
-    int (*scatter)(cg_transport *t, const void *send, void *recv, const size_t *counts,
-                   cgt_dtype dt, int root);
-    /* recv = cat_j (send_j's block for me); sendcounts[j] elements go to rank j,
-     * recvcounts[j] elements come from rank j */
-    int (*all_to_all)(cg_transport *t, const void *send, const size_t *sendcounts, void *recv,
-                      const size_t *recvcounts, cgt_dtype dt);
-    /* point to point, matched by (peer, tag); tag < 32768 */
-    int (*send)(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag);
-    int (*recv)(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag);
-    int (*barrier)(cg_transport *t);
+    /* ABI 3. Every call, as cgt_call says (one entry: a transport adds a
+     * kind of call in one place, a wrapper intercepts the calls it wants). */
+    int (*call)(cg_transport *t, const cgt_call *c);
 
     /* ABI 2. A process group: a new instance over the ranks of t that pass
      * the same color (MPI_Comm_split's contract): collective over t, every

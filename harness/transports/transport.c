@@ -37,7 +37,7 @@ int cg_tp_watch(cg_tp *tp, cg_tp_watcher w)
     return 0;
 }
 
-static bool is_collective(cg_tp_entry e) { return e != CG_C_SEND && e != CG_C_RECV && e != CG_TP_BARRIER; }
+static bool is_collective(cg_tp_entry e) { return e != CGT_SEND && e != CGT_RECV && e != CGT_BARRIER; }
 
 /* The call as the watchers see it: `count` is the elements over every
  * rank's blocks (ragged gathers: their sum), what every rank must agree on. */
@@ -49,7 +49,10 @@ static cg_tp_fingerprint fingerprint(cg_tp *tp, cg_tp_site site, cg_tp_entry e, 
 
 const char *cg_tp_entry_name(cg_tp_entry e)
 {
-    return e == CG_TP_BARRIER ? "barrier" : cg_coll_name((cg_coll_kind)e);
+    static const char *const names[CGT_NCALLS] = {
+        "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "gather",
+        "scatter",    "all_to_all", "send",           "recv",      "barrier"};
+    return (unsigned)e < CGT_NCALLS ? names[e] : "?";
 }
 
 cgt_dtype cg_tp_dtype(cg_dtype dt)
@@ -71,9 +74,7 @@ static const char *missing_entry(const cg_transport_ops *o)
 #define NEED(f)                                                                                   \
     if (!o->f)                                                                                    \
         return #f;
-    NEED(name) NEED(create) NEED(destroy) NEED(rank) NEED(world) NEED(last_error)
-    NEED(all_reduce) NEED(all_gather) NEED(reduce_scatter) NEED(broadcast) NEED(reduce)
-    NEED(gather) NEED(scatter) NEED(all_to_all) NEED(send) NEED(recv) NEED(barrier)
+    NEED(name) NEED(create) NEED(destroy) NEED(rank) NEED(world) NEED(last_error) NEED(call)
 #undef NEED
     return NULL;
 }
@@ -94,9 +95,9 @@ const cg_transport_ops *cg_transport_load(const char *path, cg_status *st)
         cg_error(
             st,
             "%s: transport ABI version %d, this collgrad-check needs %d: rebuild it against this "
-            "collgrad_transport.h (ABI 2 adds the entry split, for process groups: "
-            "MPI_Comm_split's "
-            "contract, or NULL for a transport without groups)",
+            "collgrad_transport.h (ABI 3 replaces the entry per collective with one entry, call, "
+            "taking a cgt_call; ABI 2 added split, for process groups: MPI_Comm_split's contract, "
+            "or NULL for a transport without groups)",
             path, ops->abi_version, CG_TRANSPORT_ABI_VERSION);
     else if ((missing = missing_entry(ops)) != NULL)
         cg_error(st, "%s: transport table has no '%s'", path, missing);
@@ -241,10 +242,36 @@ void cg_tp_free_split(cg_tp *g)
 static uint64_t sum_counts(const size_t *counts, int world)
 {
     uint64_t s = 0;
-    for (int k = 0; k < world; k++)
+    for (int k = 0; counts && k < world; k++)
         s += counts[k];
     return s;
 }
+
+/* What every rank must agree on (the elements over every rank's blocks:
+ * ragged gathers, their sum) and what this rank hands to or takes from the
+ * call (bytes[], the rule at the top), in elements. */
+static void sizes(const cg_tp *tp, const cgt_call *c, uint64_t *agreed, uint64_t *mine)
+{
+    uint64_t all = sum_counts(c->counts, tp->world), own = c->counts ? c->counts[tp->rank] : 0;
+    bool root = tp->rank == c->root;
+    switch (c->kind) {
+    case CGT_ALL_REDUCE: *agreed = c->count, *mine = 2 * (uint64_t)c->count; return;
+    case CGT_ALL_GATHER:
+    case CGT_REDUCE_SCATTER: *agreed = all, *mine = own + all; return;
+    case CGT_REDUCE: *agreed = c->count, *mine = (uint64_t)c->count * (root ? 2 : 1); return;
+    case CGT_GATHER:
+    case CGT_SCATTER: *agreed = all, *mine = own + (root ? all : 0); return;
+    case CGT_ALL_TO_ALL: /* send counts are local: ragged ranks differ */
+        *agreed = 0, *mine = all + sum_counts(c->recvcounts, tp->world);
+        return;
+    case CGT_BROADCAST:
+    case CGT_SEND:
+    case CGT_RECV: *agreed = *mine = c->count; return;
+    default: *agreed = *mine = 0; return; /* the barrier */
+    }
+}
+
+static bool has_root(cgt_kind k) { return k == CGT_BROADCAST || k == CGT_REDUCE || k == CGT_GATHER || k == CGT_SCATTER; }
 
 /* Refuses a half dtype the transport does not carry; else counts the call
  * and shows it to the watchers, any of which may refuse it (the ones that saw
@@ -282,98 +309,74 @@ static int leave(cg_tp *tp, const cg_tp_fingerprint *fp, int rc)
                     why && why[0] ? why : "failed (the transport gave no message)");
 }
 
+/* Every call: counted, watched, then handed to the transport's one entry. */
+static int issue(cg_tp *tp, cg_tp_site site, cg_dtype dt, cgt_call c)
+{
+    uint64_t agreed, mine;
+    c.dtype = cg_tp_dtype(dt);
+    sizes(tp, &c, &agreed, &mine);
+    cg_tp_fingerprint fp = fingerprint(tp, site, c.kind, dt, agreed, has_root(c.kind) ? c.root : -1);
+    if (enter(tp, &fp, mine))
+        return -1;
+    return leave(tp, &fp, tp->ops->call(tp->inst, &c));
+}
+
 int cg_tp_all_reduce(cg_tp *tp, cg_tp_site site, const void *send, void *recv, size_t count, cg_dtype dt,
                      cgt_redop op)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_ALL_REDUCE, dt, count, -1);
-    if (enter(tp, &fp, 2 * (uint64_t)count))
-        return -1;
-    return leave(tp, &fp, tp->ops->all_reduce(tp->inst, send, recv, count, cg_tp_dtype(dt), op));
+    return issue(tp, site, dt, (cgt_call){.kind = CGT_ALL_REDUCE, .send = send, .recv = recv, .count = count, .op = op});
 }
 
 int cg_tp_all_gather(cg_tp *tp, cg_tp_site site, const void *send, void *recv, const size_t *counts, cg_dtype dt)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_ALL_GATHER, dt, sum_counts(counts, tp->world), -1);
-    if (enter(tp, &fp, counts[tp->rank] + sum_counts(counts, tp->world)))
-        return -1;
-    return leave(tp, &fp, tp->ops->all_gather(tp->inst, send, recv, counts, cg_tp_dtype(dt)));
+    return issue(tp, site, dt, (cgt_call){.kind = CGT_ALL_GATHER, .send = send, .recv = recv, .counts = counts});
 }
 
 int cg_tp_reduce_scatter(cg_tp *tp, cg_tp_site site, const void *send, void *recv, const size_t *counts, cg_dtype dt,
                          cgt_redop op)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_REDUCE_SCATTER, dt, sum_counts(counts, tp->world), -1);
-    if (enter(tp, &fp, sum_counts(counts, tp->world) + counts[tp->rank]))
-        return -1;
-    return leave(tp, &fp,
-                 tp->ops->reduce_scatter(tp->inst, send, recv, counts, cg_tp_dtype(dt), op));
+    return issue(tp, site, dt,
+                 (cgt_call){.kind = CGT_REDUCE_SCATTER, .send = send, .recv = recv, .counts = counts, .op = op});
 }
 
 int cg_tp_broadcast(cg_tp *tp, cg_tp_site site, void *buf, size_t count, cg_dtype dt, int root)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_BROADCAST, dt, count, root);
-    if (enter(tp, &fp, count))
-        return -1;
-    return leave(tp, &fp, tp->ops->broadcast(tp->inst, buf, count, cg_tp_dtype(dt), root));
+    return issue(tp, site, dt, (cgt_call){.kind = CGT_BROADCAST, .recv = buf, .count = count, .root = root});
 }
 
 int cg_tp_reduce(cg_tp *tp, cg_tp_site site, const void *send, void *recv, size_t count, cg_dtype dt, cgt_redop op,
                  int root)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_REDUCE, dt, count, root);
-    if (enter(tp, &fp, (uint64_t)count * (tp->rank == root ? 2 : 1)))
-        return -1;
-    return leave(tp, &fp, tp->ops->reduce(tp->inst, send, recv, count, cg_tp_dtype(dt), op, root));
+    return issue(tp, site, dt,
+                 (cgt_call){.kind = CGT_REDUCE, .send = send, .recv = recv, .count = count, .op = op, .root = root});
 }
 
 int cg_tp_gather(cg_tp *tp, cg_tp_site site, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root)
 {
-    uint64_t at_root = tp->rank == root ? sum_counts(counts, tp->world) : 0;
-    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_GATHER, dt, sum_counts(counts, tp->world), root);
-    if (enter(tp, &fp, counts[tp->rank] + at_root))
-        return -1;
-    return leave(tp, &fp, tp->ops->gather(tp->inst, send, recv, counts, cg_tp_dtype(dt), root));
+    return issue(tp, site, dt, (cgt_call){.kind = CGT_GATHER, .send = send, .recv = recv, .counts = counts, .root = root});
 }
 
 int cg_tp_scatter(cg_tp *tp, cg_tp_site site, const void *send, void *recv, const size_t *counts, cg_dtype dt, int root)
 {
-    uint64_t at_root = tp->rank == root ? sum_counts(counts, tp->world) : 0;
-    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_SCATTER, dt, sum_counts(counts, tp->world), root);
-    if (enter(tp, &fp, at_root + counts[tp->rank]))
-        return -1;
-    return leave(tp, &fp, tp->ops->scatter(tp->inst, send, recv, counts, cg_tp_dtype(dt), root));
+    return issue(tp, site, dt, (cgt_call){.kind = CGT_SCATTER, .send = send, .recv = recv, .counts = counts, .root = root});
 }
 
 int cg_tp_all_to_all(cg_tp *tp, cg_tp_site site, const void *send, const size_t *sendcounts, void *recv,
                      const size_t *recvcounts, cg_dtype dt)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_ALL_TO_ALL, dt, 0, -1); /* sendcounts are local: ragged ranks differ */
-    if (enter(tp, &fp, sum_counts(sendcounts, tp->world) + sum_counts(recvcounts, tp->world)))
-        return -1;
-    return leave(tp, &fp, tp->ops->all_to_all(tp->inst, send, sendcounts, recv, recvcounts,
-                                            cg_tp_dtype(dt)));
+    return issue(tp, site, dt,
+                 (cgt_call){.kind = CGT_ALL_TO_ALL, .send = send, .recv = recv, .counts = sendcounts,
+                            .recvcounts = recvcounts});
 }
 
 int cg_tp_send(cg_tp *tp, cg_tp_site site, const void *buf, size_t count, cg_dtype dt, int peer, int tag)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_SEND, dt, count, -1);
-    if (enter(tp, &fp, count))
-        return -1;
-    return leave(tp, &fp, tp->ops->send(tp->inst, buf, count, cg_tp_dtype(dt), peer, tag));
+    return issue(tp, site, dt, (cgt_call){.kind = CGT_SEND, .send = buf, .count = count, .peer = peer, .tag = tag});
 }
 
 int cg_tp_recv(cg_tp *tp, cg_tp_site site, void *buf, size_t count, cg_dtype dt, int peer, int tag)
 {
-    cg_tp_fingerprint fp = fingerprint(tp, site, CG_C_RECV, dt, count, -1);
-    if (enter(tp, &fp, count))
-        return -1;
-    return leave(tp, &fp, tp->ops->recv(tp->inst, buf, count, cg_tp_dtype(dt), peer, tag));
+    return issue(tp, site, dt, (cgt_call){.kind = CGT_RECV, .recv = buf, .count = count, .peer = peer, .tag = tag});
 }
 
-int cg_tp_barrier(cg_tp *tp, cg_tp_site site)
-{
-    cg_tp_fingerprint fp = fingerprint(tp, site, CG_TP_BARRIER, CG_F32, 0, -1);
-    if (enter(tp, &fp, 0))
-        return -1;
-    return leave(tp, &fp, tp->ops->barrier(tp->inst));
-}
+int cg_tp_barrier(cg_tp *tp, cg_tp_site site) { return issue(tp, site, CG_F32, (cgt_call){.kind = CGT_BARRIER}); }

@@ -19,12 +19,12 @@
 #include "status.h"
 #include "tensor.h"
 
-/* A transport entry: a collective's kind (the table of collectives.h), or
- * the barrier, which no program calls but the tool does. */
-typedef int cg_tp_entry;
-enum { CG_TP_BARRIER = CG_C_COUNT, CG_TP_NENTRY };
+/* A call of the transport table (collgrad_transport.h's cgt_kind): what
+ * the tool counts and watches. A collective kind is carried by one or more
+ * (transport_collective.c); the barrier no program calls, but the tool does. */
+typedef cgt_kind cg_tp_entry;
 
-const char *cg_tp_entry_name(cg_tp_entry e); /* the collective's name, or "barrier" */
+const char *cg_tp_entry_name(cg_tp_entry e); /* "all_reduce", ..., "barrier" */
 
 /* What every rank must agree on before a collective (--check-sync). */
 typedef struct cg_tp_fingerprint {
@@ -71,8 +71,8 @@ struct cg_tp {
     const cg_transport_ops *ops;
     cg_transport *inst;
     int rank, world;
-    uint64_t calls[CG_TP_NENTRY];
-    uint64_t bytes[CG_TP_NENTRY];   /* bytes this rank handed to or received from the entry
+    uint64_t calls[CGT_NCALLS];
+    uint64_t bytes[CGT_NCALLS];   /* bytes this rank handed to or received from the entry
                                        (the rule per entry: transport.c) */
     int ncoll;                      /* collectives issued in this job (reset per job) */
     cg_tp_watcher watchers[CG_TP_MAX_WATCHERS]; /* cg_tp_watch; a private replay has none */

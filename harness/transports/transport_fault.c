@@ -109,119 +109,143 @@ static int f_rank(const cg_transport *t) { return INST(t)->rank; }
 static int f_world(const cg_transport *t) { return INST(t)->world; }
 static const char *f_last_error(const cg_transport *t) { return INST(t)->inner->last_error(INST(t)->in); }
 
-static int f_all_reduce(cg_transport *t, const void *send, void *recv, size_t count, cgt_dtype dt, cgt_redop op)
+/* Each call as the fault changes it: its buffers and counts on the way in
+ * (`in`, handed to the inner transport's entry), then what came back. */
+static int inner_call(fault_inst *fi, const cgt_call *in) { return fi->inner->call(fi->in, in); }
+
+static int f_all_reduce(fault_inst *fi, const cgt_call *c)
 {
-    fault_inst *fi = INST(t);
-    const void *s = send;
+    cgt_call in = *c;
     if (cg_fault_active(fi, CG_FAULT_DROP_RANK, false)) { /* the rank contributes zeros */
-        if (send == recv) {
-            cg_fault_count_if(fi, !cg_fault_all_zero(recv, count * cg_fault_esize(dt)));
-            memset(recv, 0, count * cg_fault_esize(dt));
+        if (c->send == c->recv) {
+            cg_fault_count_if(fi, !cg_fault_all_zero(c->recv, c->count * cg_fault_esize(c->dtype)));
+            memset(c->recv, 0, c->count * cg_fault_esize(c->dtype));
         } else
-            s = cg_fault_maybe_dropped(fi, send, count, dt);
+            in.send = cg_fault_maybe_dropped(fi, c->send, c->count, c->dtype);
     }
-    int rc = fi->inner->all_reduce(fi->in, s, recv, cg_fault_sized(fi, count), dt, op);
-    cg_fault_corrupt_reduction(fi, recv, count, dt);
+    in.count = cg_fault_sized(fi, c->count);
+    int rc = inner_call(fi, &in);
+    cg_fault_corrupt_reduction(fi, c->recv, c->count, c->dtype);
     return rc;
 }
 
-static int f_all_gather(cg_transport *t, const void *send, void *recv, const size_t *counts, cgt_dtype dt)
+static int f_all_gather(fault_inst *fi, const cgt_call *c)
 {
-    fault_inst *fi = INST(t);
     size_t buf[64];
-    int rc = fi->inner->all_gather(fi->in, cg_fault_maybe_dropped(fi, send, counts[fi->rank], dt), recv,
-                                   cg_fault_counts_of(fi, counts, buf), dt);
-    cg_fault_swap_blocks(fi, recv, counts, dt);
+    cgt_call in = *c;
+    in.send = cg_fault_maybe_dropped(fi, c->send, c->counts[fi->rank], c->dtype);
+    in.counts = cg_fault_counts_of(fi, c->counts, buf);
+    int rc = inner_call(fi, &in);
+    cg_fault_swap_blocks(fi, c->recv, c->counts, c->dtype);
     if (cg_fault_active(fi, CG_FAULT_BIT_FLIP, false))
-        cg_fault_flip(fi, recv, cg_fault_total(counts, fi->world), dt);
+        cg_fault_flip(fi, c->recv, cg_fault_total(c->counts, fi->world), c->dtype);
     return rc;
 }
 
-static int f_reduce_scatter(cg_transport *t, const void *send, void *recv, const size_t *counts, cgt_dtype dt,
-                            cgt_redop op)
+static int f_reduce_scatter(fault_inst *fi, const cgt_call *c)
 {
-    fault_inst *fi = INST(t);
     size_t buf[64];
-    int rc = fi->inner->reduce_scatter(fi->in, cg_fault_maybe_dropped(fi, send, cg_fault_total(counts, fi->world), dt), recv,
-                                       cg_fault_counts_of(fi, counts, buf), dt, op);
-    cg_fault_corrupt_reduction(fi, recv, counts[fi->rank], dt);
+    cgt_call in = *c;
+    in.send = cg_fault_maybe_dropped(fi, c->send, cg_fault_total(c->counts, fi->world), c->dtype);
+    in.counts = cg_fault_counts_of(fi, c->counts, buf);
+    int rc = inner_call(fi, &in);
+    cg_fault_corrupt_reduction(fi, c->recv, c->counts[fi->rank], c->dtype);
     return rc;
 }
 
-static int f_broadcast(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int root)
+static int f_broadcast(fault_inst *fi, const cgt_call *c)
 {
-    fault_inst *fi = INST(t);
-    int rc = fi->inner->broadcast(fi->in, buf, cg_fault_sized(fi, count), dt, cg_fault_root_of(fi, root));
+    cgt_call in = *c;
+    in.count = cg_fault_sized(fi, c->count);
+    in.root = cg_fault_root_of(fi, c->root);
+    int rc = inner_call(fi, &in);
     if (cg_fault_active(fi, CG_FAULT_BIT_FLIP, false))
-        cg_fault_flip(fi, buf, count, dt);
+        cg_fault_flip(fi, c->recv, c->count, c->dtype);
     return rc;
 }
 
-static int f_reduce(cg_transport *t, const void *send, void *recv, size_t count, cgt_dtype dt, cgt_redop op,
-                    int root)
+static int f_reduce(fault_inst *fi, const cgt_call *c)
 {
-    fault_inst *fi = INST(t);
-    int r = cg_fault_root_of(fi, root);
-    int rc = fi->inner->reduce(fi->in, cg_fault_maybe_dropped(fi, send, count, dt), recv, cg_fault_sized(fi, count), dt, op, r);
-    if (fi->rank == r)
-        cg_fault_corrupt_reduction(fi, recv, count, dt);
+    cgt_call in = *c;
+    in.root = cg_fault_root_of(fi, c->root);
+    in.send = cg_fault_maybe_dropped(fi, c->send, c->count, c->dtype);
+    in.count = cg_fault_sized(fi, c->count);
+    int rc = inner_call(fi, &in);
+    if (fi->rank == in.root)
+        cg_fault_corrupt_reduction(fi, c->recv, c->count, c->dtype);
     return rc;
 }
 
-static int f_gather(cg_transport *t, const void *send, void *recv, const size_t *counts, cgt_dtype dt, int root)
+static int f_gather(fault_inst *fi, const cgt_call *c)
 {
-    fault_inst *fi = INST(t);
     size_t buf[64];
-    int r = cg_fault_root_of(fi, root);
-    int rc = fi->inner->gather(fi->in, cg_fault_maybe_dropped(fi, send, counts[fi->rank], dt), recv,
-                               cg_fault_counts_of(fi, counts, buf), dt, r);
-    if (fi->rank == r) {
-        cg_fault_swap_blocks(fi, recv, counts, dt);
+    cgt_call in = *c;
+    in.root = cg_fault_root_of(fi, c->root);
+    in.send = cg_fault_maybe_dropped(fi, c->send, c->counts[fi->rank], c->dtype);
+    in.counts = cg_fault_counts_of(fi, c->counts, buf);
+    int rc = inner_call(fi, &in);
+    if (fi->rank == in.root) {
+        cg_fault_swap_blocks(fi, c->recv, c->counts, c->dtype);
         if (cg_fault_active(fi, CG_FAULT_BIT_FLIP, false))
-            cg_fault_flip(fi, recv, cg_fault_total(counts, fi->world), dt);
+            cg_fault_flip(fi, c->recv, cg_fault_total(c->counts, fi->world), c->dtype);
     }
     return rc;
 }
 
-static int f_scatter(cg_transport *t, const void *send, void *recv, const size_t *counts, cgt_dtype dt, int root)
+static int f_scatter(fault_inst *fi, const cgt_call *c)
 {
-    fault_inst *fi = INST(t);
     size_t buf[64];
-    int rc = fi->inner->scatter(fi->in, send, recv, cg_fault_counts_of(fi, counts, buf), dt, cg_fault_root_of(fi, root));
+    cgt_call in = *c;
+    in.counts = cg_fault_counts_of(fi, c->counts, buf);
+    in.root = cg_fault_root_of(fi, c->root);
+    int rc = inner_call(fi, &in);
     if (cg_fault_active(fi, CG_FAULT_BIT_FLIP, false))
-        cg_fault_flip(fi, recv, counts[fi->rank], dt);
+        cg_fault_flip(fi, c->recv, c->counts[fi->rank], c->dtype);
     return rc;
 }
 
-static int f_all_to_all(cg_transport *t, const void *send, const size_t *sendcounts, void *recv,
-                        const size_t *recvcounts, cgt_dtype dt)
+static int f_all_to_all(fault_inst *fi, const cgt_call *c)
 {
-    fault_inst *fi = INST(t);
     size_t sbuf[64], rbuf[64];
-    int rc = fi->inner->all_to_all(fi->in, cg_fault_maybe_dropped(fi, send, cg_fault_total(sendcounts, fi->world), dt),
-                                   cg_fault_counts_of(fi, sendcounts, sbuf), recv, cg_fault_counts_of(fi, recvcounts, rbuf), dt);
-    cg_fault_swap_blocks(fi, recv, recvcounts, dt);
+    cgt_call in = *c;
+    in.send = cg_fault_maybe_dropped(fi, c->send, cg_fault_total(c->counts, fi->world), c->dtype);
+    in.counts = cg_fault_counts_of(fi, c->counts, sbuf);
+    in.recvcounts = cg_fault_counts_of(fi, c->recvcounts, rbuf);
+    int rc = inner_call(fi, &in);
+    cg_fault_swap_blocks(fi, c->recv, c->recvcounts, c->dtype);
     if (cg_fault_active(fi, CG_FAULT_BIT_FLIP, false))
-        cg_fault_flip(fi, recv, cg_fault_total(recvcounts, fi->world), dt);
+        cg_fault_flip(fi, c->recv, cg_fault_total(c->recvcounts, fi->world), c->dtype);
     return rc;
 }
 
-static int f_send(cg_transport *t, const void *buf, size_t count, cgt_dtype dt, int peer, int tag)
+static int f_send(fault_inst *fi, const cgt_call *c)
 {
-    fault_inst *fi = INST(t);
-    return fi->inner->send(fi->in, cg_fault_maybe_dropped(fi, buf, count, dt), count, dt, peer, tag);
+    cgt_call in = *c;
+    in.send = cg_fault_maybe_dropped(fi, c->send, c->count, c->dtype);
+    return inner_call(fi, &in);
 }
 
-static int f_recv(cg_transport *t, void *buf, size_t count, cgt_dtype dt, int peer, int tag)
+static int f_recv(fault_inst *fi, const cgt_call *c)
 {
-    fault_inst *fi = INST(t);
-    int rc = fi->inner->recv(fi->in, buf, count, dt, peer, tag);
+    int rc = inner_call(fi, c);
     if (cg_fault_active(fi, CG_FAULT_BIT_FLIP, false))
-        cg_fault_flip(fi, buf, count, dt);
+        cg_fault_flip(fi, c->recv, c->count, c->dtype);
     return rc;
 }
 
-static int f_barrier(cg_transport *t) { return INST(t)->inner->barrier(INST(t)->in); }
+/* The table's one entry (ABI 3). */
+static int f_call(cg_transport *t, const cgt_call *c)
+{
+    static int (*const by_kind[CGT_NCALLS])(fault_inst *, const cgt_call *) = {
+        [CGT_ALL_REDUCE] = f_all_reduce, [CGT_ALL_GATHER] = f_all_gather, [CGT_REDUCE_SCATTER] = f_reduce_scatter,
+        [CGT_BROADCAST] = f_broadcast,   [CGT_REDUCE] = f_reduce,         [CGT_GATHER] = f_gather,
+        [CGT_SCATTER] = f_scatter,       [CGT_ALL_TO_ALL] = f_all_to_all, [CGT_SEND] = f_send,
+        [CGT_RECV] = f_recv};
+    fault_inst *fi = INST(t);
+    if ((unsigned)c->kind < CGT_NCALLS && by_kind[c->kind])
+        return by_kind[c->kind](fi, c);
+    return inner_call(fi, c); /* the barrier, and what this wrapper does not know: untouched */
+}
 
 static const cg_transport_ops fault_ops = {
     .abi_version = CG_TRANSPORT_ABI_VERSION,
@@ -231,17 +255,7 @@ static const cg_transport_ops fault_ops = {
     .rank = f_rank,
     .world = f_world,
     .last_error = f_last_error,
-    .all_reduce = f_all_reduce,
-    .all_gather = f_all_gather,
-    .reduce_scatter = f_reduce_scatter,
-    .broadcast = f_broadcast,
-    .reduce = f_reduce,
-    .gather = f_gather,
-    .scatter = f_scatter,
-    .all_to_all = f_all_to_all,
-    .send = f_send,
-    .recv = f_recv,
-    .barrier = f_barrier,
+    .call = f_call,
     .split = f_split,
 };
 

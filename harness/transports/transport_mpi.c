@@ -301,6 +301,26 @@ static int mpi_rank(const cg_transport *t) { return t->rank; }
 static int mpi_world(const cg_transport *t) { return t->world; }
 static const char *mpi_last_error(const cg_transport *t) { return t->st.msg; }
 
+/* The table's one entry (ABI 3): each call to its function above. */
+static int mpi_call(cg_transport *t, const cgt_call *c)
+{
+    switch (c->kind) {
+    case CGT_ALL_REDUCE: return mpi_all_reduce(t, c->send, c->recv, c->count, c->dtype, c->op);
+    case CGT_ALL_GATHER: return mpi_all_gather(t, c->send, c->recv, c->counts, c->dtype);
+    case CGT_REDUCE_SCATTER: return mpi_reduce_scatter(t, c->send, c->recv, c->counts, c->dtype, c->op);
+    case CGT_BROADCAST: return mpi_broadcast(t, c->recv, c->count, c->dtype, c->root);
+    case CGT_REDUCE: return mpi_reduce(t, c->send, c->recv, c->count, c->dtype, c->op, c->root);
+    case CGT_GATHER: return mpi_gather(t, c->send, c->recv, c->counts, c->dtype, c->root);
+    case CGT_SCATTER: return mpi_scatter(t, c->send, c->recv, c->counts, c->dtype, c->root);
+    case CGT_ALL_TO_ALL: return mpi_all_to_all(t, c->send, c->counts, c->recv, c->recvcounts, c->dtype);
+    case CGT_SEND: return cgm_send(t, c->send, c->count, c->dtype, c->peer, c->tag);
+    case CGT_RECV: return cgm_recv(t, c->recv, c->count, c->dtype, c->peer, c->tag);
+    case CGT_BARRIER: return mpi_barrier(t);
+    default: break;
+    }
+    return cg_error(&t->st, "unknown call %d", (int)c->kind);
+}
+
 static cg_transport_ops mpi_ops = {
     .abi_version = CG_TRANSPORT_ABI_VERSION,
     .name = "mpi",
@@ -311,17 +331,7 @@ static cg_transport_ops mpi_ops = {
     .rank = mpi_rank,
     .world = mpi_world,
     .last_error = mpi_last_error,
-    .all_reduce = mpi_all_reduce,
-    .all_gather = mpi_all_gather,
-    .reduce_scatter = mpi_reduce_scatter,
-    .broadcast = mpi_broadcast,
-    .reduce = mpi_reduce,
-    .gather = mpi_gather,
-    .scatter = mpi_scatter,
-    .all_to_all = mpi_all_to_all,
-    .send = cgm_send,
-    .recv = cgm_recv,
-    .barrier = mpi_barrier,
+    .call = mpi_call,
     .split = cgm_split,
 };
 

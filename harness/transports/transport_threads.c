@@ -228,6 +228,26 @@ static void th_destroy(cg_transport *t)
     free(t);
 }
 
+/* The table's one entry (ABI 3): each call to its function above. */
+static int th_call(cg_transport *t, const cgt_call *c)
+{
+    switch (c->kind) {
+    case CGT_ALL_REDUCE: return th_all_reduce(t, c->send, c->recv, c->count, c->dtype, c->op);
+    case CGT_ALL_GATHER: return th_all_gather(t, c->send, c->recv, c->counts, c->dtype);
+    case CGT_REDUCE_SCATTER: return th_reduce_scatter(t, c->send, c->recv, c->counts, c->dtype, c->op);
+    case CGT_BROADCAST: return th_broadcast(t, c->recv, c->count, c->dtype, c->root);
+    case CGT_REDUCE: return th_reduce(t, c->send, c->recv, c->count, c->dtype, c->op, c->root);
+    case CGT_GATHER: return th_gather(t, c->send, c->recv, c->counts, c->dtype, c->root);
+    case CGT_SCATTER: return th_scatter(t, c->send, c->recv, c->counts, c->dtype, c->root);
+    case CGT_ALL_TO_ALL: return th_all_to_all(t, c->send, c->counts, c->recv, c->recvcounts, c->dtype);
+    case CGT_SEND: return cg_threads_send(t, c->send, c->count, c->dtype, c->peer, c->tag);
+    case CGT_RECV: return cg_threads_recv(t, c->recv, c->count, c->dtype, c->peer, c->tag);
+    case CGT_BARRIER: return th_barrier(t);
+    default: break;
+    }
+    return cg_error(&t->st, "unknown call %d", (int)c->kind);
+}
+
 static const cg_transport_ops threads_ops = {
     .abi_version = CG_TRANSPORT_ABI_VERSION,
     .name = "threads",
@@ -238,17 +258,7 @@ static const cg_transport_ops threads_ops = {
     .rank = th_rank,
     .world = th_world,
     .last_error = th_last_error,
-    .all_reduce = th_all_reduce,
-    .all_gather = th_all_gather,
-    .reduce_scatter = th_reduce_scatter,
-    .broadcast = th_broadcast,
-    .reduce = th_reduce,
-    .gather = th_gather,
-    .scatter = th_scatter,
-    .all_to_all = th_all_to_all,
-    .send = cg_threads_send,
-    .recv = cg_threads_recv,
-    .barrier = th_barrier,
+    .call = th_call,
     .split = cg_threads_split,
 };
 

@@ -64,7 +64,7 @@ expect_grep "100% cases passed" "$TMP/out"
 
 # a table of another ABI version: refused once, exit 3, nothing launched
 expect_exit 3 -- "$BIN" --transport "$BAD_ABI" "$COLL/all_reduce_sum.case"
-expect_grep "libbad_abi.so: transport ABI version 1, this collgrad-check needs 2: rebuild it against this collgrad_transport.h \(ABI 2 adds the entry split, for process groups" "$TMP/out"
+expect_grep "libbad_abi.so: transport ABI version 1, this collgrad-check needs 3: rebuild it against this collgrad_transport.h \(ABI 3 replaces the entry per collective with one entry, call, taking a cgt_call; ABI 2 added split, for process groups" "$TMP/out"
 if grep -q "Passed\|Failed\|Error " "$TMP/out"; then bad "no job should run with a refused transport"; else ok; fi
 # a file that is not there: the same refusal, with the loader's reason
 # a plugin path that cannot be read is a usage error, found before any launch (preflight.c)

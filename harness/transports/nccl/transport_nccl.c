@@ -307,6 +307,26 @@ static int nccl_rank(const cg_transport *t) { return t->rank; }
 static int nccl_world(const cg_transport *t) { return t->world; }
 static const char *nccl_last_error(const cg_transport *t) { return t->st.msg; }
 
+/* The table's one entry (ABI 3): each call to its function above. */
+static int nccl_call(cg_transport *t, const cgt_call *c)
+{
+    switch (c->kind) {
+    case CGT_ALL_REDUCE: return nccl_all_reduce(t, c->send, c->recv, c->count, c->dtype, c->op);
+    case CGT_ALL_GATHER: return nccl_all_gather(t, c->send, c->recv, c->counts, c->dtype);
+    case CGT_REDUCE_SCATTER: return nccl_reduce_scatter(t, c->send, c->recv, c->counts, c->dtype, c->op);
+    case CGT_BROADCAST: return nccl_broadcast(t, c->recv, c->count, c->dtype, c->root);
+    case CGT_REDUCE: return nccl_reduce(t, c->send, c->recv, c->count, c->dtype, c->op, c->root);
+    case CGT_GATHER: return nccl_gather(t, c->send, c->recv, c->counts, c->dtype, c->root);
+    case CGT_SCATTER: return nccl_scatter(t, c->send, c->recv, c->counts, c->dtype, c->root);
+    case CGT_ALL_TO_ALL: return nccl_all_to_all(t, c->send, c->counts, c->recv, c->recvcounts, c->dtype);
+    case CGT_SEND: return cgn_send(t, c->send, c->count, c->dtype, c->peer, c->tag);
+    case CGT_RECV: return cgn_recv(t, c->recv, c->count, c->dtype, c->peer, c->tag);
+    case CGT_BARRIER: return nccl_barrier(t);
+    default: break;
+    }
+    return cg_error(&t->st, "unknown call %d", (int)c->kind);
+}
+
 static cg_transport_ops nccl_ops = {
     .abi_version = CG_TRANSPORT_ABI_VERSION,
     .name = "nccl",
@@ -317,17 +337,7 @@ static cg_transport_ops nccl_ops = {
     .rank = nccl_rank,
     .world = nccl_world,
     .last_error = nccl_last_error,
-    .all_reduce = nccl_all_reduce,
-    .all_gather = nccl_all_gather,
-    .reduce_scatter = nccl_reduce_scatter,
-    .broadcast = nccl_broadcast,
-    .reduce = nccl_reduce,
-    .gather = nccl_gather,
-    .scatter = nccl_scatter,
-    .all_to_all = nccl_all_to_all,
-    .send = cgn_send,
-    .recv = cgn_recv,
-    .barrier = nccl_barrier,
+    .call = nccl_call,
     .split = cgn_split,
 };
 
