@@ -48,23 +48,9 @@ def _reduce(p: Any, x: Any, op: str) -> Any:
     return _REDUCE[op](x, AXIS)
 
 
-def _all_gather(p: Any, x: Any) -> Any:
-    to = p.spelling.all_gather_to
-    p.note("all_gather" if to == "varying" else f"all_gather(to='{to}')")
-    return jax.lax.all_gather(x, AXIS, tiled=True, to=to)
-
-
 def _root_block(p: Any, x: Any, root: int) -> Any:
     """The root's x, zeros on the others: what a psum or psum_scatter sends from the root alone."""
     return jnp.where(p.idx == root, x, jnp.zeros_like(x))
-
-
-def _broadcast(p: Any, x: Any, root: int) -> Any:
-    if p.spelling.pbroadcast:
-        p.note("pbroadcast")
-        return jax.lax.pbroadcast(x, AXIS, root)
-    p.note("psum(root's block)")  # pbroadcast's documented equivalent
-    return jax.lax.psum(_root_block(p, x, root), AXIS)
 
 
 def _root(p: Any, e: Node, row: Any) -> int:
@@ -103,6 +89,63 @@ def _own_block(p: Any, e: Node, x: Any) -> Any:
     return jax.lax.dynamic_slice_in_dim(x, p.idx * size, size, axis=0)
 
 
+# ---- one function per kind: (program, call, x as the kind takes it, its row) -> y ------------
+
+def _all_reduce(p: Any, e: Node, x: Any, row: Any) -> Any:
+    return _reduce(p, x, _op(p, e, row))
+
+
+def _all_gather(p: Any, e: Node, x: Any, row: Any) -> Any:
+    to = p.spelling.all_gather_to
+    p.note("all_gather" if to == "varying" else f"all_gather(to='{to}')")
+    return jax.lax.all_gather(x, AXIS, tiled=True, to=to)
+
+
+def _reduce_scatter(p: Any, e: Node, x: Any, row: Any) -> Any:
+    op = _op(p, e, row)
+    if op not in ("sum", "avg"):
+        return _own_block(p, e, _reduce(p, x, op))
+    _even_rows(e, x, p.world)
+    p.note("psum_scatter" if op == "sum" else "psum_scatter/W")
+    y = jax.lax.psum_scatter(x, AXIS, scatter_dimension=0, tiled=True)
+    return y / p.world if op == "avg" else y
+
+
+def _broadcast(p: Any, e: Node, x: Any, row: Any) -> Any:
+    root = _root(p, e, row)
+    if p.spelling.pbroadcast:
+        p.note("pbroadcast")
+        return jax.lax.pbroadcast(x, AXIS, root)
+    p.note("psum(root's block)")  # pbroadcast's documented equivalent
+    return jax.lax.psum(_root_block(p, x, root), AXIS)
+
+
+def _scatter(p: Any, e: Node, x: Any, row: Any) -> Any:
+    _even_rows(e, x, p.world)
+    p.note("psum_scatter(root's block)")
+    return jax.lax.psum_scatter(_root_block(p, x, _root(p, e, row)), AXIS, scatter_dimension=0, tiled=True)
+
+
+def _all_to_all(p: Any, e: Node, x: Any, row: Any) -> Any:
+    _even_rows(e, x, p.world)
+    p.note("all_to_all")
+    return jax.lax.all_to_all(x, AXIS, 0, 0, tiled=True)
+
+
+# kind -> (whether it works on rows, so a 0-d input is one row; its function). reduce and
+# gather are all_reduce and all_gather kept on the root (communicate, by the row's root_only_output).
+KINDS = {
+    "all_reduce": (False, _all_reduce),
+    "reduce": (False, _all_reduce),
+    "all_gather": (True, _all_gather),
+    "gather": (True, _all_gather),
+    "reduce_scatter": (True, _reduce_scatter),
+    "broadcast": (False, _broadcast),
+    "scatter": (True, _scatter),
+    "all_to_all": (True, _all_to_all),
+}
+
+
 def communicate(p: Any, e: Node) -> Tensor:
     kind, seq = e["name"], int(e["seq"])
     if kind == "recv":
@@ -112,33 +155,11 @@ def communicate(p: Any, e: Node) -> Tensor:
     for a in e["args"][1:] + list(e["kwargs"].values()):
         if a["kind"] == "name" and a["name"] not in p.env:   # a process group's name
             raise Unsupported(f"process groups (group(), mesh()): not expressed in the 1-D mesh yet ({kind})")
-    _even(p, e, seq)
-    x = _rows(t.x) if kind in ("all_gather", "gather", "reduce_scatter", "scatter", "all_to_all") else t.x
-    if kind in ("all_reduce", "reduce"):
-        y = _reduce(p, x, _op(p, e, row))
-    elif kind in ("all_gather", "gather"):
-        y = _all_gather(p, x)
-    elif kind == "reduce_scatter":
-        op = _op(p, e, row)
-        if op in ("sum", "avg"):
-            _even_rows(e, x, p.world)
-            p.note("psum_scatter" if op == "sum" else "psum_scatter/W")
-            y = jax.lax.psum_scatter(x, AXIS, scatter_dimension=0, tiled=True)
-            y = y / p.world if op == "avg" else y
-        else:
-            y = _own_block(p, e, _reduce(p, x, op))
-    elif kind == "broadcast":
-        y = _broadcast(p, x, _root(p, e, row))
-    elif kind == "scatter":
-        _even_rows(e, x, p.world)
-        p.note("psum_scatter(root's block)")
-        y = jax.lax.psum_scatter(_root_block(p, x, _root(p, e, row)), AXIS, scatter_dimension=0, tiled=True)
-    elif kind == "all_to_all":
-        _even_rows(e, x, p.world)
-        p.note("all_to_all")
-        y = jax.lax.all_to_all(x, AXIS, 0, 0, tiled=True)
-    else:
+    if kind not in KINDS:
         raise Unsupported(f"{kind}: no JAX collective here")
+    _even(p, e, seq)
+    by_rows, fn = KINDS[kind]
+    y = fn(p, e, _rows(t.x) if by_rows else t.x, row)
     if row.root_only_output:  # JAX has no reduce or gather: the root keeps the all-reduced or gathered value
         root = _root(p, e, row)
         p.note("where(root)")
