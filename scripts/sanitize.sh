@@ -34,5 +34,6 @@ cd "$build"
 # the user-code check's tests run Python only (collgrad_torch.check: torch, no C of
 # this tree), so they gain nothing under the sanitizers and cost CI minutes; so does
 # e2e_pip_install (pip and pytest alone: it ran past its 300 s here, 50 s without); and so do the
-# checks of the tree itself (house plan, include graph, layering probes), which run none of it
-ctest --output-on-failure -j 2 -E '^(python_(usercode_|types|jax_)|e2e_jax_|e2e_(pip_install|house_plan|include_graph|layers)$)' "$@"
+# checks of the tree itself (house plan, include graph, layering probes), which run none of it,
+# and e2e_toy_kind, which tests a build of its own (with the toy kind), not this one
+ctest --output-on-failure -j 2 -E '^(python_(usercode_|types|jax_)|e2e_jax_|e2e_(pip_install|house_plan|include_graph|layers|toy_kind)$)' "$@"
