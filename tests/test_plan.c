@@ -1,6 +1,8 @@
-/* test_plan.c — explicit row splits through the collectives layer: the
- * shapes and counts a rank's transport call takes (plan.c) and the oracle's
- * forward (simulate.c), against numbers worked out by hand below.
+/* test_plan.c — the collectives layer: the table its kinds' files make
+ * (every row its own kind, named by its words, its transpose's transpose
+ * itself, as a linear map's is), and explicit row splits: the shapes and
+ * counts a rank's transport call takes (plan.c) and the oracle's forward
+ * (simulate.c), against numbers worked out by hand below.
  *
  * The all_to_all at W=3: rank 0 has 3 rows and splits them [0, 2, 1],
  * rank 1 has 1 row split [1, 0, 0], rank 2 has 2 rows split [1, 1, 0].
@@ -35,6 +37,27 @@ static cg_plan_event a2a_event(int64_t cols, int64_t *splits)
     ev.splits = splits;
     return ev;
 }
+
+START_TEST(every_row_is_its_own_kind)
+{
+    ck_assert_int_ge(CG_C_COUNT, 10);
+    for (int k = 0; k < CG_C_COUNT; k++) {
+        const cg_collective *d = cg_collective_of((cg_coll_kind)k);
+        ck_assert_msg(d && (int)d->kind == k, "kind %d: row of kind %d", k, d ? (int)d->kind : -1);
+        ck_assert_ptr_eq(cg_collective_named(cg_coll_name((cg_coll_kind)k)), d);
+        const cg_collective *t = cg_collective_of(d->transpose);
+        ck_assert_msg(t && t->transpose == d->kind, "%s: the transpose of its transpose %s is %s",
+                      cg_coll_name(d->kind), t ? cg_coll_name(t->kind) : "?",
+                      t ? cg_coll_name(t->transpose) : "?");
+        ck_assert_msg(d->p2p == (d->simulate == NULL), "%s: the oracle simulates every collective, pairs p2p",
+                      cg_coll_name(d->kind));
+        ck_assert_msg(!(d->p2p && d->run), "%s: a p2p half has no run", cg_coll_name(d->kind));
+        ck_assert_msg(d->busbw_factor && d->busbw_factor(4) > 0, "%s: busbw", cg_coll_name(d->kind));
+    }
+    ck_assert_ptr_null(cg_collective_of(CG_C_COUNT));
+    ck_assert_ptr_null(cg_collective_named("no_such_kind"));
+}
+END_TEST
 
 START_TEST(all_to_all_shapes_follow_the_splits)
 {
@@ -145,6 +168,7 @@ int main(void)
 {
     Suite *s = suite_create("plan");
     TCase *tc = tcase_create("splits");
+    tcase_add_test(tc, every_row_is_its_own_kind);
     tcase_add_test(tc, all_to_all_shapes_follow_the_splits);
     tcase_add_test(tc, all_to_all_counts_follow_the_splits);
     tcase_add_test(tc, without_splits_the_split_is_balanced);

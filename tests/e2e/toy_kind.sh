@@ -20,8 +20,11 @@ expect_grep "COLLGRAD_KINDS" "$SRC/docs/architecture.md"
 tree_before=$(git -C "$SRC" status --porcelain 2>/dev/null || true)
 
 expect_exit 0 -- "$CMAKE" -S "$SRC" -B "$TMP/build" -DCG_EXTRA_KINDS="$TOY/reduce_bcast.c" -DCG_WERROR=ON -DCMAKE_BUILD_TYPE=None  # unoptimised: it builds faster
-expect_exit 0 -- "$CMAKE" --build "$TMP/build" -j2 --target collgrad-check test_threads_run
+expect_exit 0 -- "$CMAKE" --build "$TMP/build" -j2 --target collgrad-check test_threads_run test_plan
 TBIN="$TMP/build/collgrad-check"
+
+# its row in the table: its own kind, named by its words, its transpose's transpose itself
+expect_exit 0 -- "$TMP/build/tests/test_plan"
 CASE="$TOY/reduce_bcast.case"
 
 # the language knows its word; a built-in tool does not
