@@ -89,6 +89,8 @@ void cg_print_usage(FILE *f)
             "  CG_MPIEXEC        the mpiexec that starts the ranks (default: mpiexec)\n"
             "  TMPDIR            where the launcher keeps its job files (default /tmp)\n"
             "  COLLGRAD_PYTHON   the interpreter of --backend ranks (see --python)\n"
+            "  COLLGRAD_KINDS    Python files of collective kinds from outside the tree, for\n"
+            "                    --backend pytorch ranks (docs/architecture.md)\n"
             "\n"
             "exit status: 0 all pass, 1 a check failed, 2 bad usage or case file,\n"
             "3 infrastructure error (MPI, a lost rank, out of memory, a deadline, a signal)\n"

@@ -91,7 +91,7 @@ expect_exit 0 -- env COLLGRAD_CASES_DIR="$TMP/sel" "$BIN" --help
 for opt in --oracle-only --world -R --include -E --exclude --repeat --rules --transport --device --backend \
            --torch-backend --python --timeout --check-sync --no-fd --inject --max-case-bytes --max-elements \
            --max-case-elements --json --junit --list --explain --verbose --help --version \
-           COLLGRAD_CASES_DIR CG_MPIEXEC TMPDIR COLLGRAD_PYTHON; do
+           COLLGRAD_CASES_DIR CG_MPIEXEC TMPDIR COLLGRAD_PYTHON COLLGRAD_KINDS; do
   grep -qe "$opt" "$TMP/out" && ok || bad "--help does not mention $opt"
 done
 expect_grep "^  $TMP/sel$" "$TMP/out"
