@@ -101,6 +101,10 @@ typedef struct cg_collective {
     bool root_only_output;   /* only the root's output is meaningful (reduce, gather) */
     bool in_place;           /* the transport entry works on one buffer (broadcast) */
     bool benched;            /* `collgrad-check bench -c` times it (nccl-tests' five) */
+    /* It adds the members' inputs though it takes no op= (a composed sum,
+     * like the toy kind of tests/toy_kind): explore bounds its values as a
+     * SUM's. A kind that takes op= says so in its words instead. */
+    bool sums;
     cg_shape_rule shape;
     cg_coll_kind transpose;  /* the collective its reference backward moves g with */
     /* nccl-tests' bus bandwidth factor at `world` ranks (doc/PERFORMANCE.md) */

@@ -23,7 +23,8 @@ typedef struct kind_info {
     cg_coll_kind k;
     const char *name;
     cg_shape_rule shape;  /* a member's output: SAME, CAT (xW rows), BLOCK (/W), BLOCKS (rows) */
-    bool reduces;         /* takes op= */
+    bool takes_op;        /* takes op= (its words) */
+    bool reduces;         /* its value is a reduction over the members: takes op=, or sums */
     bool rooted;          /* takes root= */
     bool root_only;       /* only the root's output means anything: a backward on the root reads it */
     bool p2p;             /* half of a send/recv pair */
@@ -40,6 +41,7 @@ static kind_info info_of(cg_coll_kind k)
                        cg_coll_name(k),
                        d->shape,
                        cg_coll_has_op(k),
+                       cg_coll_has_op(k) || d->sums,
                        cg_coll_has_root(k),
                        d->root_only_output,
                        d->p2p,
@@ -70,18 +72,21 @@ static cg_coll_kind plain_reduction(void)
 {
     for (int k = 0; k < CG_C_COUNT; k++) {
         kind_info i = info_of((cg_coll_kind)k);
-        if (i.reduces && i.shape == CG_SHAPE_SAME && !i.root_only && !i.rooted)
+        if (i.takes_op && i.shape == CG_SHAPE_SAME && !i.root_only && !i.rooted)
             return (cg_coll_kind)k;
     }
     return (cg_coll_kind)0;
 }
 
 /* The largest |value| of kind i's result with op over `size` ranks: a
- * reduction's (SUM adds, PROD multiplies), else its input's. */
+ * reduction's (SUM adds, PROD multiplies; a kind that sums without op=
+ * adds), else its input's. */
 static double reduced_mag(const var *a, const kind_info *i, int op, int size)
 {
     if (!i->reduces)
         return a->mag;
+    if (!i->takes_op)
+        op = CG_RED_SUM;
     return op == CG_RED_PROD ? pow(a->mag, size) : op == CG_RED_SUM ? a->mag * size : a->mag;
 }
 
@@ -106,7 +111,7 @@ static void emit_call(gen *g, const var *y, const kind_info *i, const var *a, in
                       const char *group)
 {
     const char *pos[4] = {NULL, NULL, NULL, NULL};
-    if (i->reduces && i->op_at > 0 && i->op_at < 4)
+    if (i->takes_op && i->op_at > 0 && i->op_at < 4)
         pos[i->op_at] = cg_redop_name((cg_redop)op);
     if (i->rooted && i->root_at > 0 && i->root_at < 4)
         pos[i->root_at] = root;
@@ -223,7 +228,7 @@ static void uneven_call(gen *g, const kind_info *i, const var *a, const var *y, 
         }
     }
     cgg_emit(g, "%s = %s(%s", y->name, i->name, a->name);
-    if (i->reduces)
+    if (i->takes_op)
         cgg_emit(g, ", %s", cg_redop_name((cg_redop)op));
     if (!i->uneven_matrix) {
         cgg_emit(g, ", send_splits=[");
@@ -304,7 +309,7 @@ bool cgg_collective(gen *g)
         g->ncoll++;
         return true;
     }
-    bool uneven = i.uneven && g->world > 1 && !(i.reduces && op == CG_RED_PROD) && chance(g, 25);
+    bool uneven = i.uneven && g->world > 1 && !(i.takes_op && op == CG_RED_PROD) && chance(g, 25);
     if (uneven) { /* a rank's output rows differ */
         uneven_call(g, &i, a, y, op);
         y->ragged = true;

@@ -40,6 +40,14 @@ done
 expect_exit 1 -- "$TBIN" --world 2 --inject wrong_sum "$CASE"
 expect_grep "the transport's reduce_bcast computes a wrong forward value of y" "$TMP/out"
 
+# explore's generator draws it from its row and words: programs the language
+# takes (none rejected: no op= on a kind whose words have none), in f16 too,
+# where the oracle and finite differences agree on every one
+expect_exit 0 -- "$TBIN" explore --halves --no-mpi --count 150 --seed 3 --out "$TMP/explore"
+expect_grep ": 0 disagreements of the tool \(oracle, finite differences\), 0 rejected programs" "$TMP/out"
+expect_exit 0 -- sh -c "grep -l 'reduce_bcast(' '$TMP/explore/programs/'*.case | wc -l"
+expect_grep "^([1-9][0-9]+)$" "$TMP/out"
+
 # the threads transport: test_threads_run's reference-against-oracle check
 # over the built-in cases and the toy's
 mkdir -p "$TMP/cases/toy_kind" && cp -r "$SRC/cases/." "$TMP/cases/" && cp "$CASE" "$TMP/cases/toy_kind/"

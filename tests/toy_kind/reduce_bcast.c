@@ -30,5 +30,5 @@ static int run(const cg_coll_via *via, const cg_coll_io *io)
 }
 
 const cg_collective cg_kind_reduce_bcast = {
-    CG_C_REDUCE_BCAST, .same_shape = true, .shape = CG_SHAPE_SAME, .transpose = CG_C_REDUCE_BCAST,
+    CG_C_REDUCE_BCAST, .sums = true, .same_shape = true, .shape = CG_SHAPE_SAME, .transpose = CG_C_REDUCE_BCAST,
     .busbw_factor = busbw, .simulate = cg_simulate_reduce, .run = run};
