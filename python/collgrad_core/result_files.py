@@ -13,13 +13,25 @@ import json
 import math
 import os
 import time
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 
 def number(v: float) -> Any:
     if math.isfinite(v):
         return v
     return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
+
+def read_or_none(path: str) -> Optional[str]:
+    """A file a rank or device process leaves (status, log, stack dump), as
+    it stands now; None where it left none (yet). Undecodable bytes are
+    replaced: a watcher reads what a dying process wrote, whatever it was."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 class Writer:

@@ -25,6 +25,7 @@ from typing import Any, List, Optional, TypedDict
 
 from collgrad_core.stacks import waiting_call
 from collgrad_core.exit_class import ExitClass
+from collgrad_core.result_files import read_or_none
 
 TAIL = 4000  # characters of the process's output an error quotes
 
@@ -202,7 +203,7 @@ def _watch(procs: "List[subprocess.Popen[bytes]]", status_paths: List[str], time
             first_end = now
         if first_end is not None and now - first_end > ERROR_GRACE_S:
             return rcs
-        statuses = [_read(s) for s in status_paths]
+        statuses = [read_or_none(s) for s in status_paths]
         if statuses != last:
             moved, last = now, statuses
         limit = timeout if all(st is not None for st in last) else max(timeout, STARTUP_S)
@@ -219,10 +220,10 @@ def _where(p: "subprocess.Popen[bytes]", stack_path: str) -> str:
         return "could not be asked where it waits"
     for _ in range(20):
         time.sleep(0.05)
-        if _read(stack_path):
+        if read_or_none(stack_path):
             time.sleep(0.1)   # the rest of the dump
             break
-    return waiting_call(_read(stack_path) or "", main="collgrad_jax/", library="site-packages/jax/",
+    return waiting_call(read_or_none(stack_path) or "", main="collgrad_jax/", library="site-packages/jax/",
                         own=("site-packages/jax/", "site-packages/jaxlib/", "site-packages/numpy/", "collgrad_jax/",
                              "collgrad_torch/", "<frozen "))
 
@@ -237,16 +238,8 @@ def _end(p: "subprocess.Popen[bytes]") -> None:
     p.wait()
 
 
-def _read(path: str) -> Optional[str]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError:
-        return None
-
-
 def _phase(status_path: str) -> str:
-    status = _read(status_path)
+    status = read_or_none(status_path)
     return status.strip().partition("\t")[2] if status else "start-up (importing jax)"
 
 

@@ -24,6 +24,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from collgrad_core.exit_class import ExitClass
+from collgrad_core.result_files import read_or_none
 from . import preload
 from .messages import RankError, RankResult, Spec
 from collgrad_core.stacks import waiting_call
@@ -73,14 +74,6 @@ def isolation() -> Tuple[List[str], str]:
         return (["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" "$@"'],
                 "a private network namespace with only loopback (root: unshare -n)")
     return [], "loopback only (GLOO_SOCKET_IFNAME=lo, FileStore); not root, so no private namespace"
-
-
-def _read(path: str) -> Optional[str]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError:
-        return None
 
 
 class World:
@@ -151,7 +144,7 @@ class World:
             time.sleep(0.02)
             now = time.monotonic()
             for r in range(world):
-                s = _read(self.path(r, "status"))
+                s = read_or_none(self.path(r, "status"))
                 if s != statuses[r]:
                     statuses[r], moved = s, now
             if all(self._phase(st)[1] == "finished" for st in statuses):
@@ -175,7 +168,7 @@ class World:
         without writing its result or its error: killed, crashed, or an exit
         from inside the user's code; else None. The exit file is read first,
         and a rank writes its files before it exits, so no race."""
-        text = _read(os.path.join(self.log_dir, f"rank{r}.exit"))
+        text = read_or_none(os.path.join(self.log_dir, f"rank{r}.exit"))
         if text is None or os.path.exists(self.path(r, "json")) or os.path.exists(self.path(r, "error.json")):
             return None
         try:
@@ -200,11 +193,11 @@ class World:
         for r in range(world):
             how = self.died(r)
             if how is not None:
-                phase = self._phase(_read(self.path(r, "status")))[1]
-                tail = (_read(os.path.join(self.log_dir, f"rank{r}.log")) or "")[-2000:].rstrip()
+                phase = self._phase(read_or_none(self.path(r, "status")))[1]
+                tail = (read_or_none(os.path.join(self.log_dir, f"rank{r}.log")) or "")[-2000:].rstrip()
                 deaths.append(f"rank {r}'s process ended during {phase} without a result or an error: {how}"
                               + (f"; its output ends:\n{tail}" if tail else ""))
-        errors = [json.loads(_read(self.path(r, "error.json")) or "{}") for r in range(world)
+        errors = [json.loads(read_or_none(self.path(r, "error.json")) or "{}") for r in range(world)
                   if os.path.exists(self.path(r, "error.json"))]
         errors.sort(key=lambda e: (e.get("class", ExitClass.INFRA), e.get("rank", 0)))
         if deaths or errors:
@@ -213,10 +206,10 @@ class World:
                              else min(e.get("class", ExitClass.INFRA) for e in errors))
         results = []
         for r in range(world):
-            text = _read(self.path(r, "json"))
+            text = read_or_none(self.path(r, "json"))
             if text is None:
-                tail = (_read(os.path.join(self.log_dir, f"rank{r}.log"))
-                        or _read(os.path.join(self.log_dir, "spawn.log")) or "")[-2000:]
+                tail = (read_or_none(os.path.join(self.log_dir, f"rank{r}.log"))
+                        or read_or_none(os.path.join(self.log_dir, "spawn.log")) or "")[-2000:]
                 raise WorldError(f"rank {r} ended without a result (exit status {returncode}); "
                                  f"its output ends:\n{tail}", ExitClass.INFRA)
             results.append(json.loads(text))
@@ -241,7 +234,7 @@ class World:
         lines = [f"no rank moved on for {limit:g} s ({what}): a hang"]
         for r, s in enumerate(statuses):
             _, phase = self._phase(s)
-            stack = _read(os.path.join(self.log_dir, f"rank{r}.stack")) or ""
+            stack = read_or_none(os.path.join(self.log_dir, f"rank{r}.stack")) or ""
             where = "" if phase == "finished" else " and " + waiting_call(stack)
             lines.append(f"  rank {r}: {phase}{where}")
         return "\n".join(lines)
