@@ -184,13 +184,14 @@ void cg_pt_judge_job(cg_pt_run *R, cg_pt_job *job, int world)
     progress(R, c);
 }
 
-static void record_error(cg_pt_run *R, const cg_pt_job *job, int world, const char *why, double seconds)
+static void record_error(cg_pt_run *R, const cg_pt_job *job, int world, const char *why, double seconds,
+                         int error_class)
 {
     cg_case_result *c = add_result(R, R->set->cases[job->case_index], world);
     if (!c)
         return;
     c->status = CG_ERROR;
-    c->error_class = CG_EXIT_INFRA;
+    c->error_class = error_class;
     c->duration_s = seconds;
     c->message = strdup(why);
     cg_check_hazards(R->set->cases[job->case_index], job->plan, c);
@@ -288,11 +289,12 @@ static int run_world(cg_pt_run *R, int w)
         double t0 = cg_now();
         cg_pt_launch_end end = cg_pt_follow_launch(R, &L, jobs, n, &next, why, sizeof why);
         if (end == CG_PT_LAUNCH_LOST_JOB && next < n && !cg_stop_signal()) {
-            record_error(R, &jobs[next], w, why, cg_now() - t0);
+            record_error(R, &jobs[next], w, why, cg_now() - t0, CG_EXIT_INFRA);
             next++;
-        } else if (end == CG_PT_LAUNCH_FATAL) {
+        } else if (end == CG_PT_LAUNCH_FATAL || end == CG_PT_LAUNCH_REFUSED) {
             for (; next < n; next++) /* nothing will run: every job says why */
-                record_error(R, &jobs[next], w, why, 0.0);
+                record_error(R, &jobs[next], w, why, 0.0,
+                             end == CG_PT_LAUNCH_REFUSED ? CG_EXIT_USAGE : CG_EXIT_INFRA);
         }
     }
     for (; next < n; next++)

@@ -51,12 +51,20 @@ typedef struct cg_pt_reader {
     long offset;          /* bytes of complete lines consumed */
 } cg_pt_reader;
 
+/* A rank's "fatal" line: why no job can run, and whether it is the user's
+ * input the rank refused ("class": 2, a usage error: a COLLGRAD_KINDS file
+ * that does not load) rather than the machinery failing. */
+typedef struct cg_pt_fatal {
+    char *why; /* malloc'd; NULL while no rank wrote one */
+    bool usage;
+} cg_pt_fatal;
+
 /* Consume the complete new lines of rank `rank`'s file into hello and jobs
  * (njobs entries, indexed by the job number of the line). A "fatal" line
- * sets *fatal (malloc'd, first one kept). Returns the number of job lines
- * read, or -1 with st when a line is not what the ranks write. */
+ * fills *fatal (the first one kept). Returns the number of job lines read,
+ * or -1 with st when a line is not what the ranks write. */
 int cg_pt_read_rank(cg_pt_reader *rd, int rank, cg_pt_job *jobs, int njobs, cg_pt_hello *hello,
-                    char **fatal, cg_status *st);
+                    cg_pt_fatal *fatal, cg_status *st);
 
 /* Everything a judgment needs besides the job. */
 typedef struct cg_pt_context {
@@ -135,14 +143,14 @@ void cg_pt_announce(cg_pt_run *R, const cg_pt_hello *h, int world);
 /* Judge a job every rank reported, add it to the report, print its line. */
 void cg_pt_judge_job(cg_pt_run *R, cg_pt_job *job, int world);
 
-typedef enum { CG_PT_LAUNCH_DONE, CG_PT_LAUNCH_LOST_JOB, CG_PT_LAUNCH_FATAL } cg_pt_launch_end;
+typedef enum { CG_PT_LAUNCH_DONE, CG_PT_LAUNCH_LOST_JOB, CG_PT_LAUNCH_FATAL, CG_PT_LAUNCH_REFUSED } cg_pt_launch_end;
 
 /* Start L's ranks and follow them from jobs[*next] (n jobs), judging each
  * job as it completes and advancing *next. DONE when every job was judged;
  * LOST_JOB when the ranks stopped short of jobs[*next] (why says how and
  * where each rank was; the caller records it and relaunches after it);
  * FATAL when no job can run (a rank's fatal line, or ranks that never
- * started). The ranks are gone and the launch's files removed on return. */
+ * started); REFUSED when that fatal line is a usage error. The ranks are gone and the launch's files removed on return. */
 cg_pt_launch_end cg_pt_follow_launch(cg_pt_run *R, const cg_pt_launch *L, cg_pt_job *jobs, int n, int *next,
                                      char *why, size_t whylen);
 

@@ -174,7 +174,7 @@ cg_pt_launch_end cg_pt_follow_launch(cg_pt_run *R, const cg_pt_launch *L, cg_pt_
         cg_pt_rank_file(L, "results", r, rd[r].path, sizeof rd[r].path);
         rd[r].offset = 0;
     }
-    char *fatal = NULL;
+    cg_pt_fatal fatal = {NULL, false};
     cg_status st = CG_STATUS_OK;
     pid_t pid = cg_pt_spawn(L);
     if (pid < 0) {
@@ -184,7 +184,7 @@ cg_pt_launch_end cg_pt_follow_launch(cg_pt_run *R, const cg_pt_launch *L, cg_pt_
     double began = cg_now(), last = began;
     bool all_hello = false, exited = false, bad = false;
     cg_pt_launch_end end = CG_PT_LAUNCH_DONE;
-    while (!bad && !fatal && *next < n) {
+    while (!bad && !fatal.why && *next < n) {
         sleep_ms(20);
         exited = exited || waitpid(pid, NULL, WNOHANG) == pid;
         for (int r = 0; r < W && !bad; r++)
@@ -202,7 +202,7 @@ cg_pt_launch_end cg_pt_follow_launch(cg_pt_run *R, const cg_pt_launch *L, cg_pt_
             cg_pt_judge_job(R, &jobs[*next], W);
             last = cg_now();
         }
-        if (bad || fatal || *next >= n)
+        if (bad || fatal.why || *next >= n)
             break;
         double now = cg_now();
         if (cg_stop_signal()) {
@@ -240,13 +240,13 @@ cg_pt_launch_end cg_pt_follow_launch(cg_pt_run *R, const cg_pt_launch *L, cg_pt_
         bool started = false;
         for (int r = 0; r < W; r++)
             started |= hello[r].seen;
-        if (fatal || !started) {
+        if (fatal.why || !started) {
             char head[512]; /* why itself may be the head: snprintf may not read what it writes */
-            snprintf(head, sizeof head, "%s", fatal ? fatal : (why[0] ? why : "the ranks did not start"));
+            snprintf(head, sizeof head, "%s", fatal.why ? fatal.why : (why[0] ? why : "the ranks did not start"));
             snprintf(why, whylen, "%s", head);
-            if (!fatal && ranks[0])
+            if (!fatal.why && ranks[0])
                 snprintf(why + strlen(why), whylen - strlen(why), ": %s", ranks);
-            end = CG_PT_LAUNCH_FATAL;
+            end = fatal.why && fatal.usage ? CG_PT_LAUNCH_REFUSED : CG_PT_LAUNCH_FATAL;
         } else {
             char head[512];
             snprintf(head, sizeof head, "%s", bad ? st.msg : why);
@@ -254,7 +254,7 @@ cg_pt_launch_end cg_pt_follow_launch(cg_pt_run *R, const cg_pt_launch *L, cg_pt_
             end = CG_PT_LAUNCH_LOST_JOB;
         }
     }
-    free(fatal);
+    free(fatal.why);
     for (int r = 0; r < W; r++)
         cg_pt_hello_free(&hello[r]);
     remove_launch_files(L);

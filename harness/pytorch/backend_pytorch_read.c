@@ -202,7 +202,7 @@ static void hello_line(const cJSON *h, cg_pt_hello *hello)
 }
 
 int cg_pt_read_rank(cg_pt_reader *rd, int rank, cg_pt_job *jobs, int njobs, cg_pt_hello *hello,
-                    char **fatal, cg_status *st)
+                    cg_pt_fatal *fatal, cg_status *st)
 {
     FILE *f = fopen(rd->path, "r");
     if (!f)
@@ -221,8 +221,10 @@ int cg_pt_read_rank(cg_pt_reader *rd, int rank, cg_pt_job *jobs, int njobs, cg_p
         if (cJSON_IsObject(h)) {
             hello_line(h, hello);
         } else if (why) {
-            if (!*fatal)
-                *fatal = strdup(why);
+            if (!fatal->why) {
+                fatal->why = strdup(why);
+                fatal->usage = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "class")) == CG_EXIT_USAGE;
+            }
         } else if (!o || job_line(o, rank, jobs, njobs, st) != 0) {
             if (!o)
                 cg_error(st, "rank %d wrote a line that is not JSON", rank);

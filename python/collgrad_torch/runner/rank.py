@@ -180,8 +180,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     if doc is None:
         writer.line({"fatal": why})
         return ExitClass.USAGE
-    from . import apis, comm
+    from . import apis, comm, kinds
     from .. import backend as pg
+
+    try:  # a kind's file from outside the tree that does not load is the user's input, refused once
+        kinds.modules()
+    except kinds.KindError as e:
+        writer.line({"fatal": str(e), "class": int(ExitClass.USAGE)})
+        return ExitClass.USAGE
 
     if args.api not in apis.APIS:
         writer.line({"fatal": f"unknown API '{args.api}' (expected one of {', '.join(apis.APIS)})"})

@@ -45,8 +45,11 @@ def _load_file(path: str) -> ModuleType:
     if spec is None or spec.loader is None or not os.path.isfile(path):
         raise KindError(f"{ENV}: {path}: no such Python file")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return _check(module, path)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # the user's file: whatever it raises is its own error, named by its path
+        raise KindError(f"{ENV}: {path}: {type(e).__name__}: {e}") from e
+    return _check(module, f"{ENV}: {path}")
 
 
 def modules() -> Dict[str, ModuleType]:
