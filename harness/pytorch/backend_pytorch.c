@@ -278,6 +278,8 @@ static int run_world(cg_pt_run *R, int w)
     if (n > 0 && write_ir(R, jobs, n, w, ir) != 0)
         rc = -1;
     int next = 0;
+    for (; R->refused[0] && next < n; next++)
+        record_error(R, &jobs[next], w, R->refused, 0.0, CG_EXIT_USAGE);
     for (int launch = 0; rc == 0 && next < n && !cg_stop_signal(); launch++) {
         snprintf(store, sizeof store, "%s/store-w%d-l%d", R->dir, w, launch);
         cg_pt_launch L = {.jax = R->ctx.jax, .world = w, .first_job = next, .python = R->python,
@@ -292,6 +294,8 @@ static int run_world(cg_pt_run *R, int w)
             record_error(R, &jobs[next], w, why, cg_now() - t0, CG_EXIT_INFRA);
             next++;
         } else if (end == CG_PT_LAUNCH_FATAL || end == CG_PT_LAUNCH_REFUSED) {
+            if (end == CG_PT_LAUNCH_REFUSED)
+                snprintf(R->refused, sizeof R->refused, "%s", why);
             for (; next < n; next++) /* nothing will run: every job says why */
                 record_error(R, &jobs[next], w, why, 0.0,
                              end == CG_PT_LAUNCH_REFUSED ? CG_EXIT_USAGE : CG_EXIT_INFRA);

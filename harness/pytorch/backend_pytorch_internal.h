@@ -136,6 +136,10 @@ typedef struct cg_pt_run {
     char python[PATH_MAX], python_why[600], package[PATH_MAX], isolation[256];
     bool isolate, announced;
     int index, total, worst;
+    /* A launch the ranks refused (the user's input: a COLLGRAD_KINDS file that
+     * does not load) is not tried again at the next world size: its jobs get
+     * the same refusal. "" while none was. */
+    char refused[3000];
 } cg_pt_run;
 
 /* Every rank's first line arrived: say once what is measured; record it. */
@@ -150,7 +154,8 @@ typedef enum { CG_PT_LAUNCH_DONE, CG_PT_LAUNCH_LOST_JOB, CG_PT_LAUNCH_FATAL, CG_
  * LOST_JOB when the ranks stopped short of jobs[*next] (why says how and
  * where each rank was; the caller records it and relaunches after it);
  * FATAL when no job can run (a rank's fatal line, or ranks that never
- * started); REFUSED when that fatal line is a usage error. The ranks are gone and the launch's files removed on return. */
+ * started); REFUSED when that fatal line is a usage error. The ranks are
+ * gone and the launch's files removed on return. */
 cg_pt_launch_end cg_pt_follow_launch(cg_pt_run *R, const cg_pt_launch *L, cg_pt_job *jobs, int n, int *next,
                                      char *why, size_t whylen);
 
