@@ -4,9 +4,9 @@ Two files per rank, both in the run's private directory:
 - results: JSON lines, appended and fsync'd one at a time, so a line is
   either whole or absent when the rank is killed: first a "hello" line
   (versions, what the API can do), then one line per job in job order, or a
-  "fatal" line when the rank cannot run at all (with "class": 2 where that
-  is the user's input, a COLLGRAD_KINDS file that does not load: the tool
-  exits 2, not 3);
+  "fatal" line when the rank cannot run at all (its "class" ExitClass.USAGE
+  where that is the user's input, a COLLGRAD_KINDS file that does not load:
+  the tool then exits with that class, not INFRA);
 - status: one line, "JOB<TAB>UNIX_TIME<TAB>WHAT", replaced atomically before
   every statement, so a watchdog that kills a hung rank can say where it was
   ("job 3: backward at cases/x.case:7:1").
